@@ -1,0 +1,18 @@
+// @ts-check
+import tseslint from 'typescript-eslint'
+
+export default tseslint.config(
+  { ignores: ['lib/**', 'docs/**', 'coverage/**', 'node_modules/**'] },
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+      'no-console': 'error'
+    }
+  },
+  {
+    files: ['demo/**', 'bench/**', 'scripts/**'],
+    rules: { 'no-console': 'off' }
+  }
+)

@@ -1,0 +1,404 @@
+/**
+ * The runner: interprets a `Schedule` over an fp-ts `TaskEither`.
+ *
+ * `retrying` retries a failing `TaskEither` as the schedule says; `retryingWithStatus` gives the action the
+ * retry status; `retryingReaderTaskEither` takes its clock and random from a `ReaderTaskEither` environment;
+ * `repeating` runs again after each success while a schedule fed with the success value continues. One loop
+ * serves them all.
+ *
+ * @since 0.1.0
+ */
+import type { Either } from 'fp-ts/Either'
+import type { ReaderTaskEither } from 'fp-ts/ReaderTaskEither'
+import type { TaskEither } from 'fp-ts/TaskEither'
+import type { Clock } from './Clock'
+import * as LiveClock from './Clock'
+import { Progress } from './internal/Progress'
+import * as validate from './internal/validate'
+import type { Random } from './Random'
+import * as LiveRandom from './Random'
+import * as RetryStatus from './RetryStatus'
+import type { Schedule } from './Schedule'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * Why a run ended: its last attempt succeeded (for `repeating`: failed), the schedule stopped, or the signal
+ * aborted.
+ *
+ * @example
+ * import type { StopReason } from 'fp-ts-retry/Retry'
+ *
+ * const reason: StopReason = 'schedule'
+ *
+ * @category model
+ * @since 0.1.0
+ */
+export type StopReason = 'completed' | 'schedule' | 'aborted'
+
+/**
+ * Hooks into a run, for logging and metrics. They see every decision; they cannot change one.
+ *
+ * **Details**
+ *
+ * - `onRetry(input, status, delay)` is called before each sleep, with the input the schedule saw (for
+ *   `retrying`, the error), the status it decided with, and the chosen delay.
+ * - `onDone(result, status, reason)` is called once, with the run's final `Either` and why it ended.
+ * - A hook that throws makes the run reject with that error.
+ *
+ * @example
+ * import type { Hooks } from 'fp-ts-retry/Retry'
+ *
+ * const log: Array<string> = []
+ * const hooks: Hooks<Error> = {
+ *   onRetry: (error, status, delay) => log.push(`attempt ${status.iterNumber + 1} failed (${error.message}), waiting ${delay} ms`),
+ *   onDone: (result, status, reason) => log.push(`${result._tag} after ${status.iterNumber + 1} attempts: ${reason}`)
+ * }
+ *
+ * @category model
+ * @since 0.1.0
+ */
+export interface Hooks<In> {
+  readonly onRetry?: (input: In, status: RetryStatus.RetryStatus, delay: number) => void
+  readonly onDone?: (result: Either<unknown, unknown>, status: RetryStatus.RetryStatus, reason: StopReason) => void
+}
+
+/**
+ * Options of {@link retrying}, {@link retryingWithStatus} and {@link repeating}.
+ *
+ * **Details**
+ *
+ * - `clock` (default `Clock.live`) gives the time and the sleeps; `random` (default `Random.live`) the jitter.
+ * - `signal`: once it aborts, no attempt starts and a sleep in progress ends at once; the run returns the last
+ *   error. A signal already aborted before the first attempt makes the task reject with `signal.reason`, as
+ *   `fetch` does: there is no error to return yet.
+ *
+ * @example
+ * import type { RetryOptions } from 'fp-ts-retry/Retry'
+ * import * as TestClock from 'fp-ts-retry/TestClock'
+ * import * as Random from 'fp-ts-retry/Random'
+ *
+ * const options: RetryOptions<Error> = { clock: TestClock.make(), random: Random.seeded(1), signal: AbortSignal.timeout(10_000) }
+ *
+ * @category model
+ * @since 0.1.0
+ */
+export interface RetryOptions<In> extends Hooks<In> {
+  readonly clock?: Clock
+  readonly random?: Random
+  readonly signal?: AbortSignal
+}
+
+/**
+ * The environment of {@link retryingReaderTaskEither}: where a Reader-based service layer keeps its clock, its
+ * random source and, per request, an abort signal.
+ *
+ * @example
+ * import type { RetryEnv } from 'fp-ts-retry/Retry'
+ * import * as Clock from 'fp-ts-retry/Clock'
+ * import * as Random from 'fp-ts-retry/Random'
+ *
+ * const env: RetryEnv = { clock: Clock.live, random: Random.live }
+ *
+ * @category model
+ * @since 0.1.0
+ */
+export interface RetryEnv {
+  readonly clock: Clock
+  readonly random: Random
+  readonly signal?: AbortSignal
+}
+
+/**
+ * What {@link repeating} runs: the first input, the action, and how a success makes the next input.
+ *
+ * @example
+ * import type { Program } from 'fp-ts-retry/Retry'
+ * import * as TE from 'fp-ts/TaskEither'
+ *
+ * // page through results: each page's cursor is the next input
+ * const pages: Program<string, Error, { items: Array<number>; cursor: string }> = {
+ *   initial: '',
+ *   action: (cursor) => TE.right({ items: [], cursor: cursor + '>' }),
+ *   next: (page) => page.cursor
+ * }
+ *
+ * @category model
+ * @since 0.1.0
+ */
+export interface Program<S, E, A> {
+  readonly initial: S
+  readonly action: (input: S) => TaskEither<E, A>
+  readonly next: (result: A, input: S) => S
+}
+
+// -------------------------------------------------------------------------------------
+// the loop
+// -------------------------------------------------------------------------------------
+
+/** Consecutive zero-delay retries after which the loop lets the event loop run (timers, I/O, aborts). */
+const YIELD_EVERY = 1024
+
+const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
+
+interface Run<In> {
+  readonly schedule: Schedule<In>
+  readonly clock: Clock
+  readonly random: Random
+  readonly signal: AbortSignal | undefined
+  readonly hooks: Hooks<In>
+  /** The side of the `Either` that asks the schedule for another run: `Left` to retry, `Right` to repeat. */
+  readonly continueOn: 'Left' | 'Right'
+}
+
+/**
+ * The one loop behind every runner: attempt, ask the schedule about the outcome, sleep, attempt again.
+ * `attempt` receives the status only when `withStatus` is set, so the plain forms build none.
+ */
+const loop = async <In, R extends Either<unknown, unknown>>(
+  run: Run<In>,
+  attempt: (status: RetryStatus.RetryStatus) => Promise<R>,
+  withStatus: boolean
+): Promise<R> => {
+  const { clock, signal, hooks, continueOn } = run
+  if (signal?.aborted) throw signal.reason
+  const progress = new Progress(run.schedule, clock.now())
+  let result = await attempt(RetryStatus.initial)
+  let zeroDelays = 0
+  while (result._tag === continueOn) {
+    const input = (result._tag === 'Left' ? result.left : result.right) as In
+    const decision = progress.decide(input, clock.now(), run.random)
+    if (decision._tag === 'Done') return finish(result, progress.status, 'schedule', hooks)
+    const delay = decision.delay
+    hooks.onRetry?.(input, progress.status, delay)
+    if (delay > 0) {
+      zeroDelays = 0
+      await clock.sleep(delay, signal)
+    } else if (++zeroDelays === YIELD_EVERY) {
+      zeroDelays = 0
+      await yieldToEventLoop()
+    }
+    if (signal?.aborted) return finish(result, progress.status, 'aborted', hooks)
+    result = await attempt(withStatus ? progress.statusAt(clock.now()) : RetryStatus.initial)
+  }
+  return finish(result, progress.status, 'completed', hooks)
+}
+
+const finish = <R extends Either<unknown, unknown>, In>(
+  result: R,
+  status: RetryStatus.RetryStatus,
+  reason: StopReason,
+  hooks: Hooks<In>
+): R => {
+  hooks.onDone?.(result, status, reason)
+  return result
+}
+
+const makeRun = <In>(
+  where: string,
+  schedule: Schedule<In>,
+  options: RetryOptions<In>,
+  continueOn: Run<In>['continueOn']
+): Run<In> => {
+  if (schedule === null || typeof schedule !== 'object' || typeof schedule.step !== 'function') {
+    throw new TypeError(`${where}: schedule must be a Schedule, received ${String(schedule)}`)
+  }
+  if (options.onRetry !== undefined) validate.callable(where, 'options.onRetry', options.onRetry)
+  if (options.onDone !== undefined) validate.callable(where, 'options.onDone', options.onDone)
+  return {
+    schedule,
+    clock: options.clock ?? LiveClock.live,
+    random: options.random ?? LiveRandom.live,
+    signal: options.signal,
+    hooks: { onRetry: options.onRetry, onDone: options.onDone },
+    continueOn
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// interpreters
+// -------------------------------------------------------------------------------------
+
+/**
+ * Retries a `TaskEither` as `schedule` says: the first attempt runs at once; a `Right` ends the run; after a
+ * `Left`, the schedule (fed with the error) decides whether to retry and after how long.
+ *
+ * **Details**
+ *
+ * - When the schedule stops, the run returns that last `Left`. The sleeps requested from the clock are exactly
+ *   the schedule's delays; a zero delay does not go through a timer.
+ * - An action that rejects or throws is a defect, not a failure: it is not retried, and the rejection
+ *   propagates unchanged.
+ * - All set-up happens once, in `retrying(schedule, options)`: wrapping a `TaskEither` and running it adds
+ *   no allocation beyond its own on the success path.
+ * - The schedule's input type must accept the error type `E`.
+ *
+ * @example
+ * import { retrying } from 'fp-ts-retry'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as TestClock from 'fp-ts-retry/TestClock'
+ * import * as E from 'fp-ts/Either'
+ * import * as TE from 'fp-ts/TaskEither'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * async function main() {
+ *   let calls = 0
+ *   const flaky: TE.TaskEither<string, number> = () => Promise.resolve(++calls < 3 ? E.left('busy') : E.right(42))
+ *   const clock = TestClock.make()
+ *   const run = pipe(flaky, retrying(pipe(Schedule.exponential(100), Schedule.intersect(Schedule.recurs(5))), { clock }))()
+ *   await clock.runAll()
+ *   assert.deepStrictEqual(await run, { _tag: 'Right', right: 42 })
+ *   assert.deepStrictEqual(clock.sleeps, [100, 200])
+ * }
+ * main()
+ *
+ * @category interpreters
+ * @since 0.1.0
+ */
+export const retrying = <In>(
+  schedule: Schedule<In>,
+  options: RetryOptions<In> = {}
+): (<E extends In, A>(action: TaskEither<E, A>) => TaskEither<E, A>) => {
+  const run = makeRun('retrying', schedule, options, 'Left')
+  return (action) => () => loop(run, action, false)
+}
+
+/**
+ * Like {@link retrying}, for an action that needs the retry status (for instance to log the attempt number or
+ * to shorten its own timeout as the run goes on).
+ *
+ * **Details**
+ *
+ * The action receives `RetryStatus.initial` on the first attempt; later, `iterNumber` is the number of retries
+ * made so far and `elapsed` is read when the attempt starts.
+ *
+ * @example
+ * import { retryingWithStatus } from 'fp-ts-retry'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as TE from 'fp-ts/TaskEither'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * async function main() {
+ *   const attempt = (status: { iterNumber: number }) =>
+ *     status.iterNumber < 2 ? TE.left(`attempt ${status.iterNumber + 1} failed`) : TE.right(`attempt ${status.iterNumber + 1}`)
+ *   const result = await pipe(attempt, retryingWithStatus(Schedule.recurs(5)))()
+ *   assert.deepStrictEqual(result, { _tag: 'Right', right: 'attempt 3' })
+ * }
+ * main()
+ *
+ * @category interpreters
+ * @since 0.1.0
+ */
+export const retryingWithStatus = <In>(
+  schedule: Schedule<In>,
+  options: RetryOptions<In> = {}
+): (<E extends In, A>(action: (status: RetryStatus.RetryStatus) => TaskEither<E, A>) => TaskEither<E, A>) => {
+  const run = makeRun('retryingWithStatus', schedule, options, 'Left')
+  return (action) => () => loop(run, (status) => action(status)(), true)
+}
+
+/**
+ * Like {@link retrying}, for a `ReaderTaskEither` whose environment provides the clock, the random source and
+ * optionally the abort signal ({@link RetryEnv}), so a Reader-based service layer injects them once.
+ *
+ * **Details**
+ *
+ * The clock, the random source and the abort signal come from the environment, read on each run; hooks come
+ * from `options`. The action receives the same environment.
+ *
+ * @example
+ * import { retryingReaderTaskEither } from 'fp-ts-retry'
+ * import type { RetryEnv } from 'fp-ts-retry/Retry'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as TestClock from 'fp-ts-retry/TestClock'
+ * import * as Random from 'fp-ts-retry/Random'
+ * import * as RTE from 'fp-ts/ReaderTaskEither'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * interface Env extends RetryEnv { readonly endpoint: string }
+ *
+ * async function main() {
+ *   const fetchUser: RTE.ReaderTaskEither<Env, string, string> = (env) => async () => ({ _tag: 'Left', left: `${env.endpoint} is down` })
+ *   const clock = TestClock.make()
+ *   const run = pipe(fetchUser, retryingReaderTaskEither(Schedule.fromDelays([100, 200])))({ clock, random: Random.seeded(1), endpoint: 'users' })()
+ *   await clock.runAll()
+ *   assert.deepStrictEqual(await run, { _tag: 'Left', left: 'users is down' })
+ *   assert.deepStrictEqual(clock.sleeps, [100, 200])
+ * }
+ * main()
+ *
+ * @category interpreters
+ * @since 0.1.0
+ */
+export const retryingReaderTaskEither = <In>(
+  schedule: Schedule<In>,
+  options: Hooks<In> = {}
+): (<R extends RetryEnv, E extends In, A>(action: ReaderTaskEither<R, E, A>) => ReaderTaskEither<R, E, A>) => {
+  const template = makeRun('retryingReaderTaskEither', schedule, options, 'Left')
+  return (action) => (env) => () =>
+    loop({ ...template, clock: env.clock, random: env.random, signal: env.signal }, action(env), false)
+}
+
+/**
+ * Runs an action again after each success, for as long as `schedule` (fed with the success value) continues,
+ * and collects the results in order: seed 000's `collect_and_retry`.
+ *
+ * **Details**
+ *
+ * - `initial` is the first run's input; after a success `a`, the next run's input is `next(a, input)`.
+ * - The schedule sees each success value and decides whether to run again and after how long; use
+ *   `whileInput` to stop on a value, `recurs(n)` for `n` more runs.
+ * - A `Left` ends the run at once with that error. To retry failures inside each run, wrap the action with
+ *   {@link retrying} first.
+ * - Hooks: `onRetry` is called before each further run, with the success value.
+ *
+ * @example
+ * import { repeating } from 'fp-ts-retry'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as TE from 'fp-ts/TaskEither'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * async function main() {
+ *   // run with 0, 1, ... while the result is below 3
+ *   const run = repeating(pipe(Schedule.forever, Schedule.whileInput((n: number) => n < 3)))({
+ *     initial: 0,
+ *     action: (n: number) => TE.right(n + 1),
+ *     next: (result) => result
+ *   })
+ *   assert.deepStrictEqual(await run(), { _tag: 'Right', right: [1, 2, 3] })
+ * }
+ * main()
+ *
+ * @category interpreters
+ * @since 0.1.0
+ */
+export const repeating = <In>(
+  schedule: Schedule<In>,
+  options: RetryOptions<In> = {}
+): (<S, E, A extends In>(program: Program<S, E, A>) => TaskEither<E, ReadonlyArray<A>>) => {
+  const run = makeRun('repeating', schedule, options, 'Right')
+  return <S, E, A extends In>({ initial, action, next }: Program<S, E, A>): TaskEither<E, ReadonlyArray<A>> =>
+    async () => {
+      const results: Array<A> = []
+      let input = initial
+      const last = await loop(
+        run,
+        () =>
+          action(input)().then((result) => {
+            if (result._tag === 'Right') {
+              results.push(result.right)
+              input = next(result.right, input)
+            }
+            return result
+          }),
+        false
+      )
+      return last._tag === 'Left' ? last : { _tag: 'Right', right: results }
+    }
+}

@@ -1,0 +1,170 @@
+/**
+ * A `Clock` whose time moves only when a test says so: every sleep is recorded and none waits for real.
+ *
+ * @since 0.1.0
+ */
+import type { Clock } from './Clock'
+import * as validate from './internal/validate'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * A `Clock` for tests.
+ *
+ * **Details**
+ *
+ * - `now()` starts at the time given to {@link make} and changes only through `advance` and `runAll`.
+ * - `sleep(ms)` records `ms` in `sleeps` and waits until the clock is moved past its wake-up time.
+ *   `sleep(0)` is recorded and resolves at once; an aborted signal wakes its sleeper at once.
+ * - `advance(ms)` moves time forward by `ms`, waking the due sleepers one at a time in order of their wake-up
+ *   time (ties in the order they went to sleep), and lets each run before moving on, so a sleeper that goes back
+ *   to sleep within the window is woken again.
+ * - `runAll()` moves time forward until no sleeper is left. It throws if it wakes more than `maxWakes` sleepers
+ *   (default 1,000,000): a schedule that never stops would otherwise loop forever.
+ * - Both first let pending promise jobs settle (one turn of the event loop), so the natural test works: start the
+ *   run, `await clock.runAll()`, then `await` the result. Work that waits on real I/O is not waited for.
+ * - `pending` is the number of sleepers still waiting.
+ *
+ * @example
+ * import * as TestClock from 'fp-ts-retry/TestClock'
+ * import * as assert from 'assert'
+ *
+ * async function main() {
+ *   const clock = TestClock.make()
+ *   const woken = clock.sleep(1000).then(() => clock.now())
+ *   await clock.runAll()
+ *   assert.strictEqual(await woken, 1000)
+ *   assert.deepStrictEqual(clock.sleeps, [1000])
+ * }
+ * main()
+ *
+ * @category model
+ * @since 0.1.0
+ */
+export interface TestClock extends Clock {
+  readonly advance: (ms: number) => Promise<void>
+  readonly runAll: (maxWakes?: number) => Promise<void>
+  readonly sleeps: ReadonlyArray<number>
+  readonly pending: number
+}
+
+interface Sleeper {
+  readonly wake: number
+  readonly resolve: () => void
+}
+
+// setImmediate runs after every queued promise job, including those queued by those jobs.
+const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+/**
+ * A new test clock reading `start` (default `0`) ms.
+ *
+ * @example
+ * import * as TestClock from 'fp-ts-retry/TestClock'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import { retrying } from 'fp-ts-retry'
+ * import * as TE from 'fp-ts/TaskEither'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * async function main() {
+ *   const clock = TestClock.make()
+ *   const run = pipe(TE.left('boom'), retrying(pipe(Schedule.exponential(100), Schedule.intersect(Schedule.recurs(3))), { clock }))()
+ *   await clock.runAll()
+ *   assert.deepStrictEqual(await run, { _tag: 'Left', left: 'boom' })
+ *   assert.deepStrictEqual(clock.sleeps, [100, 200, 400])
+ *   assert.strictEqual(clock.now(), 700)
+ * }
+ * main()
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make = (start = 0): TestClock => {
+  validate.finite('TestClock.make', 'start', start)
+  let time = start
+  const sleeps: Array<number> = []
+  // Sorted by wake-up time, then by the order of going to sleep.
+  const sleepers: Array<Sleeper> = []
+
+  const insert = (sleeper: Sleeper): void => {
+    let lo = 0
+    let hi = sleepers.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (sleepers[mid].wake <= sleeper.wake) lo = mid + 1
+      else hi = mid
+    }
+    sleepers.splice(lo, 0, sleeper)
+  }
+
+  const sleep = (ms: number, signal?: AbortSignal): Promise<void> => {
+    validate.duration('TestClock.sleep', 'ms', ms)
+    sleeps.push(ms)
+    if (ms === 0 || signal?.aborted) return Promise.resolve()
+    return new Promise<void>((resolve) => {
+      const onAbort = (): void => {
+        const i = sleepers.indexOf(sleeper)
+        if (i >= 0) sleepers.splice(i, 1)
+        resolve()
+      }
+      const sleeper: Sleeper = {
+        wake: time + ms,
+        resolve: () => {
+          signal?.removeEventListener('abort', onAbort)
+          resolve()
+        }
+      }
+      signal?.addEventListener('abort', onAbort, { once: true })
+      insert(sleeper)
+    })
+  }
+
+  const wakeNext = (): void => {
+    const sleeper = sleepers.shift() as Sleeper
+    if (sleeper.wake > time) time = sleeper.wake
+    sleeper.resolve()
+  }
+
+  const advance = async (ms: number): Promise<void> => {
+    validate.duration('TestClock.advance', 'ms', ms)
+    const target = time + ms
+    await settle()
+    while (sleepers.length > 0 && sleepers[0].wake <= target) {
+      wakeNext()
+      await settle()
+    }
+    time = target
+    await settle()
+  }
+
+  const runAll = async (maxWakes = 1_000_000): Promise<void> => {
+    validate.count('TestClock.runAll', 'maxWakes', maxWakes)
+    let woken = 0
+    await settle()
+    while (sleepers.length > 0) {
+      if (woken++ === maxWakes) {
+        throw new Error(`TestClock.runAll: woke ${maxWakes} sleepers and more are waiting; does a schedule never stop?`)
+      }
+      wakeNext()
+      await settle()
+    }
+  }
+
+  return {
+    now: () => time,
+    sleep,
+    advance,
+    runAll,
+    sleeps,
+    get pending() {
+      return sleepers.length
+    }
+  }
+}

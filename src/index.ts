@@ -1,0 +1,79 @@
+/**
+ * fp-ts-retry: purely functional retry schedules for fp-ts.
+ *
+ * @since 0.1.0
+ */
+import * as Clock from './Clock'
+import * as Random from './Random'
+import * as RetryStatus from './RetryStatus'
+import * as Schedule from './Schedule'
+import * as TestClock from './TestClock'
+
+export {
+  /**
+   * Time as a service: `Clock.live` and the `Clock` interface.
+   *
+   * @category model
+   * @since 0.1.0
+   */
+  Clock,
+  /**
+   * Uniform draws in `[0, 1)`: `Random.live`, `Random.seeded`, `Random.fixed`.
+   *
+   * @category model
+   * @since 0.1.0
+   */
+  Random,
+  /**
+   * The retry status a schedule decides with.
+   *
+   * @category model
+   * @since 0.1.0
+   */
+  RetryStatus,
+  /**
+   * Retry policies as values: constructors, combinators, instances and the pure `delays` interpreter.
+   *
+   * @category model
+   * @since 0.1.0
+   */
+  Schedule,
+  /**
+   * A clock for deterministic tests.
+   *
+   * @category testing
+   * @since 0.1.0
+   */
+  TestClock
+}
+
+export {
+  /**
+   * Retries a `TaskEither` as a schedule says.
+   *
+   * @category interpreters
+   * @since 0.1.0
+   */
+  retrying,
+  /**
+   * Retries an action that receives the retry status.
+   *
+   * @category interpreters
+   * @since 0.1.0
+   */
+  retryingWithStatus,
+  /**
+   * Retries a `ReaderTaskEither` whose environment provides the clock and random.
+   *
+   * @category interpreters
+   * @since 0.1.0
+   */
+  retryingReaderTaskEither,
+  /**
+   * Runs again after each success while a schedule continues, collecting the results.
+   *
+   * @category interpreters
+   * @since 0.1.0
+   */
+  repeating
+} from './Retry'
