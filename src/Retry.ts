@@ -156,18 +156,36 @@ interface Run<In> {
 /**
  * The one loop behind every runner: attempt, ask the schedule about the outcome, sleep, attempt again.
  * `attempt` receives the status only when `withStatus` is set, so the plain forms build none.
+ * The first attempt is kept apart from the rest so that the common case, a first attempt that needs no
+ * retry, reads the clock once and allocates nothing of ours.
  */
 const loop = async <In, R extends Either<unknown, unknown>>(
   run: Run<In>,
   attempt: (status: RetryStatus.RetryStatus) => Promise<R>,
   withStatus: boolean
 ): Promise<R> => {
-  const { clock, signal, hooks, continueOn } = run
+  const signal = run.signal
   if (signal?.aborted) throw signal.reason
-  const progress = new Progress(run.schedule, clock.now())
-  let result = await attempt(RetryStatus.initial)
+  const start = run.clock.now()
+  const first = await attempt(RetryStatus.initial)
+  return first._tag === run.continueOn
+    ? retryLoop(run, attempt, withStatus, first, start)
+    : finish(first, RetryStatus.initial, 'completed', run.hooks)
+}
+
+const retryLoop = async <In, R extends Either<unknown, unknown>>(
+  run: Run<In>,
+  attempt: (status: RetryStatus.RetryStatus) => Promise<R>,
+  withStatus: boolean,
+  result: R,
+  start: number
+): Promise<R> => {
+  const { clock, signal, hooks, continueOn } = run
+  const progress = new Progress(run.schedule, start)
   let zeroDelays = 0
   while (result._tag === continueOn) {
+    // An abort that came while the attempt ran: no decision, no hook, no sleep.
+    if (signal?.aborted) return finish(result, progress.statusAt(clock.now()), 'aborted', hooks)
     const input = (result._tag === 'Left' ? result.left : result.right) as In
     const decision = progress.decide(input, clock.now(), run.random)
     if (decision._tag === 'Done') return finish(result, progress.status, 'schedule', hooks)

@@ -893,6 +893,12 @@ export interface DelaysOptions<In> {
   readonly attemptDuration?: number
 }
 
+// Seeded on first use: most schedules draw nothing, and building a generator costs more than stepping them.
+const defaultRandom = (): Random.Random => {
+  let random: Random.Random | undefined
+  return { next: () => (random ??= Random.seeded(0)).next() }
+}
+
 /**
  * The delays a schedule would sleep through a run of failures, until it stops or `limit` is reached.
  *
@@ -916,7 +922,7 @@ export interface DelaysOptions<In> {
 export const delays = <In>(schedule: Schedule<In>, options: DelaysOptions<In> = {}): ReadonlyArray<number> => {
   const limit = validate.count('Schedule.delays', 'limit', options.limit ?? 100)
   const attemptDuration = validate.duration('Schedule.delays', 'attemptDuration', options.attemptDuration ?? 0)
-  const random = options.random ?? Random.seeded(0)
+  const random = options.random ?? defaultRandom()
   const input = options.input as In
   const progress = new Progress(schedule, 0)
   const out: Array<number> = []
