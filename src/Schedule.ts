@@ -914,7 +914,8 @@ const defaultRandom = (): Random.Random => {
  *
  * const s = pipe(Schedule.exponential(100), Schedule.upTo(1000))
  * assert.deepStrictEqual(Schedule.delays(s), [100, 200, 400])
- * assert.deepStrictEqual(Schedule.delays(s, { attemptDuration: 100 }), [100, 200])
+ * // with 150 ms attempts, the third retry would start at 750 + 400 > 1000 ms: stop
+ * assert.deepStrictEqual(Schedule.delays(s, { attemptDuration: 150 }), [100, 200])
  *
  * @category interpreters
  * @since 0.1.0
