@@ -34,11 +34,8 @@ export const attemptLogger = <E>(show: (error: E) => string): Hooks<E> => {
           ? `succeeded: ${JSON.stringify(result.right)}`
           : `failed: ${show(result.left as E)}${reason === 'schedule' ? '; the schedule stops here' : ` (${reason})`}`
       console.log(`  ${at()}  attempt ${attempts} ${outcome}`)
-      console.log(
-        `  => ${result._tag} after ${attempts} attempt(s), ${retries} retr${
-          retries === 1 ? 'y' : 'ies'
-        }; reason: ${reason}`
-      )
+      const retried = retries === 1 ? '1 retry' : `${retries} retries`
+      console.log(`  => ${result._tag} after ${attempts} attempt(s), ${retried}; reason: ${reason}`)
     }
   }
 }
