@@ -85,7 +85,8 @@ const fromGenerator = (rng: Generator): SeededRandom => ({
  *
  * - Each call returns a new, independent generator: two `seeded(1)` values do not share a position.
  * - Draws are multiples of 2^-53 in `[0, 1)`.
- * - The seed must be a safe integer; anything else is a `RangeError`.
+ * - The seed must be a whole number from 0 to 2^32 − 1 (the generator's seed is 32 bits); anything else is a
+ *   `RangeError`.
  *
  * @example
  * import * as Random from 'fp-ts-retry/Random'
@@ -99,10 +100,14 @@ const fromGenerator = (rng: Generator): SeededRandom => ({
  * @since 0.1.0
  */
 export const seeded = (seed: number): SeededRandom => {
-  if (!Number.isSafeInteger(seed)) {
-    throw new RangeError(`Random.seeded: seed must be a safe integer, received ${String(seed)}`)
+  if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) {
+    throw new RangeError(`Random.seeded: seed must be a whole number from 0 to 4294967295, received ${String(seed)}`)
   }
-  return fromGenerator(xoroshiro128plus(seed))
+  const rng = xoroshiro128plus(seed | 0)
+  // A small seed leaves most of the initial state zero, and the first draws near 1; the generator's own jump
+  // (2^64 steps ahead) moves it well away from that.
+  rng.jump()
+  return fromGenerator(rng)
 }
 
 /**

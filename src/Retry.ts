@@ -25,8 +25,8 @@ import type { Schedule } from './Schedule'
 // -------------------------------------------------------------------------------------
 
 /**
- * Why a run ended: its last attempt succeeded (for `repeating`: failed), the schedule stopped, or the signal
- * aborted.
+ * Why a run ended: its last attempt succeeded or failed and needs no further run (`retrying` stops on a
+ * success, `repeating` on a failure), the schedule stopped, or the signal aborted.
  *
  * @example
  * import type { StopReason } from 'fp-ts-retry/Retry'
@@ -36,7 +36,7 @@ import type { Schedule } from './Schedule'
  * @category model
  * @since 0.1.0
  */
-export type StopReason = 'completed' | 'schedule' | 'aborted'
+export type StopReason = 'succeeded' | 'failed' | 'schedule' | 'aborted'
 
 /**
  * Hooks into a run, for logging and metrics. They see every decision; they cannot change one.
@@ -45,7 +45,9 @@ export type StopReason = 'completed' | 'schedule' | 'aborted'
  *
  * - `onRetry(input, status, delay)` is called before each sleep, with the input the schedule saw (for
  *   `retrying`, the error), the status it decided with, and the chosen delay.
- * - `onDone(result, status, reason)` is called once, with the run's final `Either` and why it ended.
+ * - `onDone(result, status, reason)` is called once, with the run's final `Either`, why it ended and a status:
+ *   when the last attempt ended the run, the status at its end (`iterNumber` = retries made, so attempts =
+ *   `iterNumber + 1`); when the schedule stopped or the signal aborted, the status of the last decision.
  * - A hook that throws makes the run reject with that error.
  *
  * @example
@@ -170,7 +172,7 @@ const loop = async <In, R extends Either<unknown, unknown>>(
   const first = await attempt(RetryStatus.initial)
   return first._tag === run.continueOn
     ? retryLoop(run, attempt, withStatus, first, start)
-    : finish(first, RetryStatus.initial, 'completed', run.hooks)
+    : finish(first, RetryStatus.initial, first._tag === 'Right' ? 'succeeded' : 'failed', run.hooks)
 }
 
 const retryLoop = async <In, R extends Either<unknown, unknown>>(
@@ -201,7 +203,7 @@ const retryLoop = async <In, R extends Either<unknown, unknown>>(
     if (signal?.aborted) return finish(result, progress.status, 'aborted', hooks)
     result = await attempt(withStatus ? progress.statusAt(clock.now()) : RetryStatus.initial)
   }
-  return finish(result, progress.status, 'completed', hooks)
+  return finish(result, progress.statusAt(clock.now()), result._tag === 'Right' ? 'succeeded' : 'failed', hooks)
 }
 
 const finish = <R extends Either<unknown, unknown>, In>(
@@ -364,7 +366,7 @@ export const retryingReaderTaskEither = <In>(
 
 /**
  * Runs an action again after each success, for as long as `schedule` (fed with the success value) continues,
- * and collects the results in order: seed 000's `collect_and_retry`.
+ * and collects the results in order: like `collect_and_retry` of the Rust crate `again`.
  *
  * **Details**
  *

@@ -17,7 +17,8 @@ import * as validate from './internal/validate'
  *
  * - `now()` starts at the time given to {@link make} and changes only through `advance` and `runAll`.
  * - `sleep(ms)` records `ms` in `sleeps` and waits until the clock is moved past its wake-up time.
- *   `sleep(0)` is recorded and resolves at once; an aborted signal wakes its sleeper at once.
+ *   `sleep(0)` is recorded and resolves at once (the runners never ask for one: a zero delay skips the clock); an
+ *   aborted signal wakes its sleeper at once.
  * - `advance(ms)` moves time forward by `ms`, waking the due sleepers one at a time in order of their wake-up
  *   time (ties in the order they went to sleep), and lets each run before moving on, so a sleeper that goes back
  *   to sleep within the window is woken again.

@@ -5,6 +5,7 @@
  */
 import * as Clock from './Clock'
 import * as Random from './Random'
+import * as Retry from './Retry'
 import * as RetryStatus from './RetryStatus'
 import * as Schedule from './Schedule'
 import * as TestClock from './TestClock'
@@ -18,12 +19,19 @@ export {
    */
   Clock,
   /**
-   * Uniform draws in `[0, 1)`: `Random.live`, `Random.seeded`, `Random.fixed`.
+   * Uniform draws in `[0, 1)`: `Random.live`, `Random.seeded`, `Random.fromState`, `Random.fixed`.
    *
    * @category model
    * @since 0.1.0
    */
   Random,
+  /**
+   * The runners and their options, hooks and environment types (`RetryOptions`, `Hooks`, `RetryEnv`, ...).
+   *
+   * @category interpreters
+   * @since 0.1.0
+   */
+  Retry,
   /**
    * The retry status a schedule decides with.
    *
