@@ -129,8 +129,15 @@ export const seeded = (seed: number): SeededRandom => {
  * @since 0.1.0
  */
 export const fromState = (state: ReadonlyArray<number>): SeededRandom => {
-  if (!Array.isArray(state) || state.length !== 4 || !state.every((n) => Number.isInteger(n) && n >= -0x80000000 && n <= 0x7fffffff)) {
-    throw new RangeError(`Random.fromState: state must be 4 signed 32-bit integers, received ${JSON.stringify(state)}`)
+  const valid =
+    Array.isArray(state) &&
+    state.length === 4 &&
+    state.every((n) => Number.isInteger(n) && n >= -0x80000000 && n <= 0x7fffffff) &&
+    state.some((n) => n !== 0) // the all-zero state is a fixed point: it would draw 0 forever
+  if (!valid) {
+    throw new RangeError(
+      `Random.fromState: state must be 4 signed 32-bit integers, not all zero, received ${JSON.stringify(state)}`
+    )
   }
   return fromGenerator(xoroshiro128plusFromState(state))
 }

@@ -333,13 +333,18 @@ export const decorrelatedJitter = (base: number, cap: number): Schedule<unknown>
   validate.duration('Schedule.decorrelatedJitter', 'base', base)
   validate.atLeast('Schedule.decorrelatedJitter', 'cap', base, cap)
   return make(base, (previous: number, _, __, ___, random) => {
-    const delay = Math.min(cap, base + random.next() * (previous * 3 - base))
+    const delay = validate.saturate(Math.min(cap, base + random.next() * (previous * 3 - base)))
     return continueAfter(delay, delay)
   })
 }
 
 /**
- * Retries forever, waiting a uniformly random delay in `[min, max)` ms each time.
+ * Retries forever, waiting a uniformly random delay between `min` and `max` ms each time.
+ *
+ * **Details**
+ *
+ * `min + u · (max − min)` with `u` in `[0, 1)`; floating-point rounding can make the result equal `max`, as the
+ * AWS `random_between`, so treat the range as closed.
  *
  * @example
  * import * as Schedule from 'fp-ts-retry/Schedule'
@@ -354,7 +359,9 @@ export const decorrelatedJitter = (base: number, cap: number): Schedule<unknown>
 export const randomBetween = (min: number, max: number): Schedule<unknown> => {
   validate.duration('Schedule.randomBetween', 'min', min)
   validate.atLeast('Schedule.randomBetween', 'max', min, max)
-  return make(null, (_, __, ___, ____, random) => continueAfter(min + random.next() * (max - min), null))
+  return make(null, (_, __, ___, ____, random) =>
+    continueAfter(validate.saturate(min + random.next() * (max - min)), null)
+  )
 }
 
 /**
@@ -431,9 +438,14 @@ export const truncatedBinaryExponential = (options: {
   readonly maxDelay: number
 }): Schedule<unknown> => {
   const maxDoublings = validate.count('Schedule.truncatedBinaryExponential', 'maxDoublings', options.maxDoublings)
-  const maxDelay = validate.duration('Schedule.truncatedBinaryExponential', 'maxDelay', options.maxDelay)
-  // Dividing by a power of two is exact, so the last doubling lands on maxDelay itself.
-  return capped(maxDelay)(exponential(maxDelay / 2 ** maxDoublings, 2))
+  const maxDelay = validate.saturate(
+    validate.duration('Schedule.truncatedBinaryExponential', 'maxDelay', options.maxDelay)
+  )
+  // Counting down from maxDelay by exact powers of two lands the last doubling on maxDelay itself, and stays
+  // right when 2^maxDoublings overflows (the early delays are then 0 until they become representable).
+  return make(0, (n: number) =>
+    n < maxDoublings ? continueAfter(maxDelay * 2 ** (n - maxDoublings), n + 1) : continueAfter(maxDelay, n)
+  )
 }
 
 /**
@@ -528,8 +540,8 @@ export const capped = (max: number): (<In>(self: Schedule<In>) => Schedule<In>) 
  * @since 0.1.0
  */
 export const minDelay = (min: number): (<In>(self: Schedule<In>) => Schedule<In>) => {
-  validate.duration('Schedule.minDelay', 'min', min)
-  return mapDelay((delay) => (delay < min ? min : delay))
+  const floor = validate.saturate(validate.duration('Schedule.minDelay', 'min', min))
+  return mapDelay((delay) => (delay < floor ? floor : delay))
 }
 
 /**
@@ -598,7 +610,9 @@ export const fullJitter: <In>(self: Schedule<In>) => Schedule<In> = mapDelay((de
  */
 export const equalJitter: <In>(self: Schedule<In>) => Schedule<In> = mapDelay((delay, random) => {
   const half = delay / 2
-  return half + random.next() * half
+  const jittered = half + random.next() * half
+  // Halving a subnormal delay rounds up, so the sum can pass it by a hair.
+  return jittered > delay ? delay : jittered
 })
 
 /**

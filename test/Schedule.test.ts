@@ -259,12 +259,13 @@ describe('Schedule', () => {
       )
     })
 
-    it('should stay below max even for the largest possible draw', () => {
-      // Draws are multiples of 2^-53 in [0, 1): 1 - 2^-53 is the largest one.
+    it('should stay within [min, max] even for the largest possible draw', () => {
+      // Draws are multiples of 2^-53 in [0, 1): 1 - 2^-53 is the largest one. min + u · (max − min) can round up
+      // to max itself, so the documented range is closed, like the AWS random_between.
       const top = Random.fixed(1 - 2 ** -53)
       const ds = Schedule.delays(Schedule.randomBetween(100, 200), { random: top, limit: 1 })
       deepStrictEqual(
-        ds.filter((d) => !(d >= 100 && d < 200)),
+        ds.filter((d) => !(d >= 100 && d <= 200)),
         []
       )
     })

@@ -17,7 +17,9 @@ const fail = (where: string, name: string, expected: string, value: unknown): ne
 
 /** A finite number `>= 0` (a duration in ms). */
 export const duration = (where: string, name: string, value: number): number =>
-  typeof value === 'number' && value >= 0 && value !== Infinity ? value : fail(where, name, 'a finite number >= 0', value)
+  typeof value === 'number' && value >= 0 && value !== Infinity
+    ? value + 0 // -0 becomes 0: a state must read the same after a JSON round trip
+    : fail(where, name, 'a finite number >= 0', value)
 
 /** A whole number `>= 0` (a count). */
 export const count = (where: string, name: string, value: number): number =>
