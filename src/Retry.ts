@@ -170,9 +170,13 @@ const loop = async <In, R extends Either<unknown, unknown>>(
   if (signal?.aborted) throw signal.reason
   const start = run.clock.now()
   const first = await attempt(RetryStatus.initial)
-  return first._tag === run.continueOn
-    ? retryLoop(run, attempt, withStatus, first, start)
-    : finish(first, RetryStatus.initial, first._tag === 'Right' ? 'succeeded' : 'failed', run.hooks)
+  if (first._tag === run.continueOn) return retryLoop(run, attempt, withStatus, first, start)
+  const onDone = run.hooks.onDone
+  if (onDone !== undefined) {
+    const status = new Progress(run.schedule, start).statusAt(run.clock.now())
+    onDone(first, status, first._tag === 'Right' ? 'succeeded' : 'failed')
+  }
+  return first
 }
 
 const retryLoop = async <In, R extends Either<unknown, unknown>>(
@@ -361,7 +365,7 @@ export const retryingReaderTaskEither = <In>(
 ): (<R extends RetryEnv, E extends In, A>(action: ReaderTaskEither<R, E, A>) => ReaderTaskEither<R, E, A>) => {
   const template = makeRun('retryingReaderTaskEither', schedule, options, 'Left')
   return (action) => (env) => () =>
-    loop({ ...template, clock: env.clock, random: env.random, signal: env.signal }, action(env), false)
+    loop({ ...template, clock: env.clock, random: env.random, signal: env.signal }, () => action(env)(), false)
 }
 
 /**

@@ -99,7 +99,7 @@ export type Decision<S = Json> = Continue<S> | Done
  *
  * **Details**
  *
- * - `initial` is the state before the first retry; `step` is called after each failure with the schedule's own
+ * - `description` says how the schedule was built; `initial` is the state before the first retry; `step` is called after each failure with the schedule's own
  *   state, the input, the {@link RetryStatus} (retries so far, elapsed time, cumulative delay), the current time
  *   in ms and a {@link Random.Random}, and answers a {@link Decision}.
  * - A schedule is pure: it never reads the clock or `Math.random` itself, and its state is plain {@link Json},
@@ -120,6 +120,9 @@ export type Decision<S = Json> = Continue<S> | Done
  * @since 0.1.0
  */
 export interface Schedule<in In> {
+  /** How the schedule was built, such as `capped(1000)(exponential(100, 2))`: shown in logs, and stored with a
+   * persisted run so that resuming it with a different schedule is detected. */
+  readonly description: string
   readonly initial: Json
   readonly step: (state: Json, input: In, status: RetryStatus, now: number, random: Random.Random) => Decision
 }
@@ -166,6 +169,8 @@ export const continueAfter = <S extends Json>(delay: number, state: S): Continue
  * **Details**
  *
  * - The state type `S` must be plain JSON data; the step must not mutate it.
+ * - `description` (default `"custom"`) names the schedule in logs and in persisted runs: give two different
+ *   custom schedules different descriptions, so that resuming a stored run with the wrong one is detected.
  * - The delays it returns are checked by the interpreters: a negative, NaN or infinite delay is a `RangeError`.
  *
  * @example
@@ -181,11 +186,12 @@ export const continueAfter = <S extends Json>(delay: number, state: S): Continue
  */
 export const make = <S extends Json, In = unknown>(
   initial: S,
-  step: (state: S, input: In, status: RetryStatus, now: number, random: Random.Random) => Decision<S>
+  step: (state: S, input: In, status: RetryStatus, now: number, random: Random.Random) => Decision<S>,
+  description = 'custom'
 ): Schedule<In> => {
   validate.callable('Schedule.make', 'step', step)
   // The one place where the state's type is forgotten: every schedule is only ever stepped with its own states.
-  return { initial, step: step as unknown as Schedule<In>['step'] }
+  return { description, initial, step: step as unknown as Schedule<In>['step'] }
 }
 
 /**
@@ -205,7 +211,7 @@ export const make = <S extends Json, In = unknown>(
  * @category constructors
  * @since 0.1.0
  */
-export const forever: Schedule<unknown> = constantDecision(0)
+export const forever: Schedule<unknown> = constantDecision(0, 'forever')
 
 /**
  * Never retries: one attempt.
@@ -223,12 +229,12 @@ export const forever: Schedule<unknown> = constantDecision(0)
  * @category constructors
  * @since 0.1.0
  */
-export const stop: Schedule<unknown> = make(null, () => done)
+export const stop: Schedule<unknown> = make(null, () => done, 'stop')
 
-function constantDecision(delay: number): Schedule<unknown> {
+function constantDecision(delay: number, description: string): Schedule<unknown> {
   // Allocated once: a constant schedule costs nothing per step.
   const decision = continueAfter(delay, null)
-  return make(null, () => decision)
+  return make(null, () => decision, description)
 }
 
 /**
@@ -244,7 +250,7 @@ function constantDecision(delay: number): Schedule<unknown> {
  * @since 0.1.0
  */
 export const constant = (delay: number): Schedule<unknown> =>
-  constantDecision(validate.saturate(validate.duration('Schedule.constant', 'delay', delay)))
+  constantDecision(validate.saturate(validate.duration('Schedule.constant', 'delay', delay)), `constant(${delay})`)
 
 /**
  * Retries forever, waiting `base`, `base·factor`, `base·factor²`, ... ms.
@@ -268,7 +274,11 @@ export const exponential = (base: number, factor = 2): Schedule<unknown> => {
   validate.duration('Schedule.exponential', 'base', base)
   validate.atLeast('Schedule.exponential', 'factor', 1, factor)
   // The state is the next delay: one multiplication a step, no Math.pow.
-  return make(validate.saturate(base), (delay: number) => continueAfter(delay, validate.saturate(delay * factor)))
+  return make(
+    validate.saturate(base),
+    (delay: number) => continueAfter(delay, validate.saturate(delay * factor)),
+    `exponential(${base}, ${factor})`
+  )
 }
 
 /**
@@ -285,7 +295,11 @@ export const exponential = (base: number, factor = 2): Schedule<unknown> => {
  */
 export const linear = (step: number): Schedule<unknown> => {
   validate.duration('Schedule.linear', 'step', step)
-  return make(validate.saturate(step), (delay: number) => continueAfter(delay, validate.saturate(delay + step)))
+  return make(
+    validate.saturate(step),
+    (delay: number) => continueAfter(delay, validate.saturate(delay + step)),
+    `linear(${step})`
+  )
 }
 
 /**
@@ -303,8 +317,10 @@ export const linear = (step: number): Schedule<unknown> => {
 export const fibonacci = (base: number): Schedule<unknown> => {
   validate.duration('Schedule.fibonacci', 'base', base)
   const b = validate.saturate(base)
-  return make<readonly [number, number]>([b, b], ([current, next]) =>
-    continueAfter(current, [next, validate.saturate(current + next)])
+  return make<readonly [number, number]>(
+    [b, b],
+    ([current, next]) => continueAfter(current, [next, validate.saturate(current + next)]),
+    `fibonacci(${base})`
   )
 }
 
@@ -335,7 +351,7 @@ export const decorrelatedJitter = (base: number, cap: number): Schedule<unknown>
   return make(base, (previous: number, _, __, ___, random) => {
     const delay = validate.saturate(Math.min(cap, base + random.next() * (previous * 3 - base)))
     return continueAfter(delay, delay)
-  })
+  }, `decorrelatedJitter(${base}, ${cap})`)
 }
 
 /**
@@ -359,8 +375,10 @@ export const decorrelatedJitter = (base: number, cap: number): Schedule<unknown>
 export const randomBetween = (min: number, max: number): Schedule<unknown> => {
   validate.duration('Schedule.randomBetween', 'min', min)
   validate.atLeast('Schedule.randomBetween', 'max', min, max)
-  return make(null, (_, __, ___, ____, random) =>
-    continueAfter(validate.saturate(min + random.next() * (max - min)), null)
+  return make(
+    null,
+    (_, __, ___, ____, random) => continueAfter(validate.saturate(min + random.next() * (max - min)), null),
+    `randomBetween(${min}, ${max})`
   )
 }
 
@@ -384,7 +402,7 @@ export const randomBetween = (min: number, max: number): Schedule<unknown> => {
  */
 export const recurs = (n: number): Schedule<unknown> => {
   validate.count('Schedule.recurs', 'n', n)
-  return make(0, (made: number) => (made < n ? continueAfter(0, made + 1) : done))
+  return make(0, (made: number) => (made < n ? continueAfter(0, made + 1) : done), `recurs(${n})`)
 }
 
 /**
@@ -409,7 +427,7 @@ export const fromDelays = (delays: ReadonlyArray<number>): Schedule<unknown> => 
     throw new RangeError(`Schedule.fromDelays: delays must be an array of numbers, received ${String(delays)}`)
   }
   const list = delays.map((d, i) => validate.saturate(validate.duration('Schedule.fromDelays', `delays[${i}]`, d)))
-  return make(0, (i: number) => (i < list.length ? continueAfter(list[i], i + 1) : done))
+  return make(0, (i: number) => (i < list.length ? continueAfter(list[i], i + 1) : done), `fromDelays([${list.join(', ')}])`)
 }
 
 /**
@@ -443,8 +461,11 @@ export const truncatedBinaryExponential = (options: {
   )
   // Counting down from maxDelay by exact powers of two lands the last doubling on maxDelay itself, and stays
   // right when 2^maxDoublings overflows (the early delays are then 0 until they become representable).
-  return make(0, (n: number) =>
-    n < maxDoublings ? continueAfter(maxDelay * 2 ** (n - maxDoublings), n + 1) : continueAfter(maxDelay, n)
+  return make(
+    0,
+    (n: number) =>
+      n < maxDoublings ? continueAfter(maxDelay * 2 ** (n - maxDoublings), n + 1) : continueAfter(maxDelay, n),
+    `truncatedBinaryExponential({ maxDoublings: ${maxDoublings}, maxDelay: ${maxDelay} })`
   )
 }
 
@@ -468,10 +489,14 @@ export const truncatedBinaryExponential = (options: {
  */
 export const fromPolicy = (policy: (status: RetryStatus) => Option<number>): Schedule<unknown> => {
   validate.callable('Schedule.fromPolicy', 'policy', policy)
-  return make(null, (_, __, status) => {
-    const delay = policy(status)
-    return delay._tag === 'None' ? done : continueAfter(delay.value, null)
-  })
+  return make(
+    null,
+    (_, __, status) => {
+      const delay = policy(status)
+      return delay._tag === 'None' ? done : continueAfter(delay.value, null)
+    },
+    'fromPolicy(<policy>)'
+  )
 }
 
 // -------------------------------------------------------------------------------------
@@ -480,23 +505,31 @@ export const fromPolicy = (policy: (status: RetryStatus) => Option<number>): Sch
 
 /** Rewrites the delay of each `Continue`, keeping the decision when the delay is unchanged. */
 const mapDelay =
-  <In>(f: (delay: number, random: Random.Random) => number) =>
+  <In>(name: string, f: (delay: number, random: Random.Random) => number) =>
   (self: Schedule<In>): Schedule<In> =>
-    make(self.initial, (state, input: In, status, now, random) => {
-      const decision = self.step(state, input, status, now, random)
-      if (decision._tag === 'Done') return decision
-      const delay = f(decision.delay, random)
-      return delay === decision.delay ? decision : continueAfter(delay, decision.state)
-    })
+    make(
+      self.initial,
+      (state, input: In, status, now, random) => {
+        const decision = self.step(state, input, status, now, random)
+        if (decision._tag === 'Done') return decision
+        const delay = f(decision.delay, random)
+        return delay === decision.delay ? decision : continueAfter(delay, decision.state)
+      },
+      `${name}(${self.description})`
+    )
 
 /** Turns a `Continue` into `Done` when `stopIf` holds for its delay. */
 const stopWhen =
-  <In>(stopIf: (delay: number, status: RetryStatus) => boolean) =>
+  <In>(name: string, stopIf: (delay: number, status: RetryStatus) => boolean) =>
   (self: Schedule<In>): Schedule<In> =>
-    make(self.initial, (state, input: In, status, now, random) => {
-      const decision = self.step(state, input, status, now, random)
-      return decision._tag === 'Continue' && stopIf(decision.delay, status) ? done : decision
-    })
+    make(
+      self.initial,
+      (state, input: In, status, now, random) => {
+        const decision = self.step(state, input, status, now, random)
+        return decision._tag === 'Continue' && stopIf(decision.delay, status) ? done : decision
+      },
+      `${name}(${self.description})`
+    )
 
 /**
  * Caps every delay at `max` ms: `min(delay, max)`.
@@ -517,7 +550,7 @@ const stopWhen =
  */
 export const capped = (max: number): (<In>(self: Schedule<In>) => Schedule<In>) => {
   validate.duration('Schedule.capped', 'max', max)
-  return mapDelay((delay) => (delay > max ? max : delay))
+  return mapDelay(`capped(${max})`, (delay) => (delay > max ? max : delay))
 }
 
 /**
@@ -541,7 +574,7 @@ export const capped = (max: number): (<In>(self: Schedule<In>) => Schedule<In>) 
  */
 export const minDelay = (min: number): (<In>(self: Schedule<In>) => Schedule<In>) => {
   const floor = validate.saturate(validate.duration('Schedule.minDelay', 'min', min))
-  return mapDelay((delay) => (delay < floor ? floor : delay))
+  return mapDelay(`minDelay(${min})`, (delay) => (delay < floor ? floor : delay))
 }
 
 /**
@@ -564,7 +597,7 @@ export const minDelay = (min: number): (<In>(self: Schedule<In>) => Schedule<In>
  */
 export const modifyDelay = (f: (delay: number) => number): (<In>(self: Schedule<In>) => Schedule<In>) => {
   validate.callable('Schedule.modifyDelay', 'f', f)
-  return mapDelay((delay) => f(delay))
+  return mapDelay('modifyDelay(<f>)', (delay) => f(delay))
 }
 
 /**
@@ -587,7 +620,7 @@ export const modifyDelay = (f: (delay: number) => number): (<In>(self: Schedule<
  * @category combinators
  * @since 0.1.0
  */
-export const fullJitter: <In>(self: Schedule<In>) => Schedule<In> = mapDelay((delay, random) => delay * random.next())
+export const fullJitter: <In>(self: Schedule<In>) => Schedule<In> = mapDelay('fullJitter', (delay, random) => delay * random.next())
 
 /**
  * "Equal jitter": each delay `d` becomes `d/2 + u · d/2`, with `u` drawn from the run's `Random` in `[0, 1)`.
@@ -608,7 +641,7 @@ export const fullJitter: <In>(self: Schedule<In>) => Schedule<In> = mapDelay((de
  * @category combinators
  * @since 0.1.0
  */
-export const equalJitter: <In>(self: Schedule<In>) => Schedule<In> = mapDelay((delay, random) => {
+export const equalJitter: <In>(self: Schedule<In>) => Schedule<In> = mapDelay('equalJitter', (delay, random) => {
   const half = delay / 2
   const jittered = half + random.next() * half
   // Halving a subnormal delay rounds up, so the sum can pass it by a hair.
@@ -635,7 +668,7 @@ export const equalJitter: <In>(self: Schedule<In>) => Schedule<In> = mapDelay((d
  */
 export const upTo = (ms: number): (<In>(self: Schedule<In>) => Schedule<In>) => {
   validate.duration('Schedule.upTo', 'ms', ms)
-  return stopWhen((delay, status) => status.elapsed + delay > ms)
+  return stopWhen(`upTo(${ms})`, (delay, status) => status.elapsed + delay > ms)
 }
 
 /**
@@ -659,7 +692,7 @@ export const upTo = (ms: number): (<In>(self: Schedule<In>) => Schedule<In>) => 
  */
 export const maxCumulativeDelay = (ms: number): (<In>(self: Schedule<In>) => Schedule<In>) => {
   validate.duration('Schedule.maxCumulativeDelay', 'ms', ms)
-  return stopWhen((delay, status) => status.cumulativeDelay + delay > ms)
+  return stopWhen(`maxCumulativeDelay(${ms})`, (delay, status) => status.cumulativeDelay + delay > ms)
 }
 
 /**
@@ -684,11 +717,17 @@ export const maxCumulativeDelay = (ms: number): (<In>(self: Schedule<In>) => Sch
  */
 export const whileInput = <I>(predicate: Predicate<I>): (<In>(self: Schedule<In>) => Schedule<In & I>) => {
   validate.callable('Schedule.whileInput', 'predicate', predicate)
-  return <In>(self: Schedule<In>) =>
-    make(self.initial, (state, input: In & I, status, now, random) =>
-      predicate(input) ? self.step(state, input, status, now, random) : done
-    )
+  return retryWhile('whileInput', predicate)
 }
+
+const retryWhile =
+  <I>(name: string, predicate: Predicate<I>) =>
+  <In>(self: Schedule<In>): Schedule<In & I> =>
+    make(
+      self.initial,
+      (state, input: In & I, status, now, random) => (predicate(input) ? self.step(state, input, status, now, random) : done),
+      `${name}(<predicate>)(${self.description})`
+    )
 
 /**
  * Retries until `predicate(input)` holds: the opposite of {@link whileInput}.
@@ -706,7 +745,7 @@ export const whileInput = <I>(predicate: Predicate<I>): (<In>(self: Schedule<In>
  */
 export const untilInput = <I>(predicate: Predicate<I>): (<In>(self: Schedule<In>) => Schedule<In & I>) => {
   validate.callable('Schedule.untilInput', 'predicate', predicate)
-  return whileInput((input: I) => !predicate(input))
+  return retryWhile('untilInput', (input: I) => !predicate(input))
 }
 
 /**
@@ -742,7 +781,7 @@ export const intersect =
       const d2 = that.step(s2, input, status, now, random)
       if (d2._tag === 'Done') return done
       return continueAfter(d1.delay >= d2.delay ? d1.delay : d2.delay, [d1.state, d2.state])
-    })
+    }, `intersect(${that.description})(${self.description})`)
 
 // Which sides of a union are still running, as bits: a side that has stopped is not stepped again.
 const LEFT = 1
@@ -790,7 +829,8 @@ export const union =
         }
         if (d2._tag === 'Done') return continueAfter(d1.delay, [d1.state, s2, LEFT])
         return continueAfter(d1.delay <= d2.delay ? d1.delay : d2.delay, [d1.state, d2.state, LEFT | RIGHT])
-      }
+      },
+      `union(${that.description})(${self.description})`
     )
 
 /**
@@ -824,7 +864,7 @@ export const andThen =
       }
       const second = that.step(state, input, status, now, random)
       return second._tag === 'Continue' ? continueAfter(second.delay, [1, second.state]) : done
-    })
+    }, `andThen(${that.description})(${self.description})`)
 
 // -------------------------------------------------------------------------------------
 // instances

@@ -8,6 +8,7 @@ import * as Random from './Random'
 import * as Retry from './Retry'
 import * as RetryStatus from './RetryStatus'
 import * as Schedule from './Schedule'
+import * as ScheduleConfig from './ScheduleConfig'
 import * as TestClock from './TestClock'
 
 export {
@@ -46,6 +47,13 @@ export {
    * @since 0.1.0
    */
   Schedule,
+  /**
+   * Schedules as configuration: the io-ts codec of a JSON schedule config and its interpreter.
+   *
+   * @category codecs
+   * @since 0.1.0
+   */
+  ScheduleConfig,
   /**
    * A clock for deterministic tests.
    *

@@ -1,0 +1,508 @@
+/**
+ * Schedules as configuration: an io-ts codec for a JSON description of a schedule, and its interpreter.
+ *
+ * Operators tune retries from a JSON file, an environment variable or a service config, without a redeploy.
+ * Decoding never throws: a bad config gives every error at once, each with its path and the expected form.
+ *
+ * @since 0.1.0
+ */
+import * as E from 'fp-ts/Either'
+import { pipe } from 'fp-ts/function'
+import * as t from 'io-ts'
+import ms from 'ms'
+import * as Schedule from './Schedule'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * An error code a retry condition matches: a string (`"ECONNRESET"`) or a number (`503`).
+ *
+ * @category model
+ * @since 0.1.0
+ */
+export type Code = string | number
+
+/**
+ * What a config may add to any schedule, applied in this order: `cap`, `jitter`, `minDelay`, `maxRetries`,
+ * `maxElapsed`, `maxCumulativeDelay`, `retryOn` / `neverRetryOn`. Durations are in ms once decoded.
+ *
+ * @category model
+ * @since 0.1.0
+ */
+export interface Modifiers {
+  readonly cap?: number
+  readonly jitter?: 'full' | 'equal' | 'none'
+  readonly minDelay?: number
+  readonly maxRetries?: number
+  readonly maxElapsed?: number
+  readonly maxCumulativeDelay?: number
+  readonly retryOn?: ReadonlyArray<Code>
+  readonly neverRetryOn?: ReadonlyArray<Code>
+}
+
+/**
+ * The constructor part of a config: exactly one of these keys.
+ *
+ * @category model
+ * @since 0.1.0
+ */
+export type Kind =
+  | { readonly exponential: number; readonly factor?: number }
+  | { readonly constant: number }
+  | { readonly linear: number }
+  | { readonly fibonacci: number }
+  | { readonly decorrelatedJitter: number; readonly cap: number }
+  | { readonly randomBetween: readonly [number, number] }
+  | { readonly delays: ReadonlyArray<number> }
+  | { readonly recurs: number }
+  | { readonly forever: true }
+  | { readonly stop: true }
+  | { readonly intersect: ReadonlyArray<ScheduleConfig> }
+  | { readonly union: ReadonlyArray<ScheduleConfig> }
+  | { readonly andThen: ReadonlyArray<ScheduleConfig> }
+
+/**
+ * A decoded schedule config: one constructor key and optional modifiers, durations in ms.
+ *
+ * @category model
+ * @since 0.1.0
+ */
+export type ScheduleConfig = Kind & Modifiers
+
+// -------------------------------------------------------------------------------------
+// codecs
+// -------------------------------------------------------------------------------------
+
+const DURATION = 'a duration like "250ms" or a number of ms'
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === 'object' && u !== null && !Array.isArray(u)
+
+/** Collects the errors of several fields instead of stopping at the first. */
+class Errors {
+  readonly list: Array<t.ValidationError> = []
+  add(value: unknown, context: t.Context, expected: string): undefined {
+    this.list.push({ value, context, message: expected })
+    return undefined
+  }
+}
+
+const at = (context: t.Context, key: string, type: t.Decoder<unknown, unknown>, actual: unknown): t.Context => [
+  ...context,
+  { key, type, actual }
+]
+
+/**
+ * A duration: a number of ms (finite, `>= 0`) or a string such as `"250ms"`, `"1.5s"`, `"2m"`, `"1h"` (parsed by
+ * the `ms` package). Encodes to a number of ms.
+ *
+ * @example
+ * import { Duration } from 'fp-ts-retry/ScheduleConfig'
+ * import * as assert from 'assert'
+ *
+ * assert.deepStrictEqual(Duration.decode('1.5s'), { _tag: 'Right', right: 1500 })
+ * assert.strictEqual(Duration.decode('ten')._tag, 'Left')
+ *
+ * @category codecs
+ * @since 0.1.0
+ */
+export const Duration: t.Type<number, number, unknown> = new t.Type<number, number, unknown>(
+  'Duration',
+  (u): u is number => typeof u === 'number' && u >= 0 && u !== Infinity,
+  (u, c) => {
+    const value = typeof u === 'string' && u.trim() !== '' ? ms(u.trim() as ms.StringValue) as number | undefined : u
+    return typeof value === 'number' && value >= 0 && value !== Infinity ? t.success(value) : t.failure(u, c, DURATION)
+  },
+  (a) => a
+)
+
+const KINDS = [
+  'exponential',
+  'constant',
+  'linear',
+  'fibonacci',
+  'decorrelatedJitter',
+  'randomBetween',
+  'delays',
+  'recurs',
+  'forever',
+  'stop',
+  'intersect',
+  'union',
+  'andThen'
+] as const
+
+type KindName = (typeof KINDS)[number]
+
+const MODIFIERS = ['cap', 'jitter', 'minDelay', 'maxRetries', 'maxElapsed', 'maxCumulativeDelay', 'retryOn', 'neverRetryOn'] as const
+
+const JITTERS = ['full', 'equal', 'none'] as const
+
+const isKind = (key: string): key is KindName => (KINDS as ReadonlyArray<string>).includes(key)
+
+const oneOf = (names: ReadonlyArray<string>): string => names.map((n) => JSON.stringify(n)).join(', ')
+
+const describeShape = `an object with exactly one of ${oneOf(KINDS)}, such as {"exponential": "100ms", "maxRetries": 5}`
+
+const validateConfig = (u: unknown, c: t.Context, errors: Errors): ScheduleConfig | undefined => {
+  if (!isRecord(u)) return errors.add(u, c, describeShape)
+  const kinds = Object.keys(u).filter(isKind)
+  if (kinds.length !== 1) return errors.add(u, c, describeShape)
+  const kind = kinds[0]
+  const out: Record<string, unknown> = {}
+  const before = errors.list.length
+
+  const field = <A>(key: string, check: (value: unknown, context: t.Context) => A | undefined): A | undefined => {
+    const value = u[key]
+    if (value === undefined) return undefined
+    const result = check(value, at(c, key, ScheduleConfigCodec, value))
+    if (result !== undefined) out[key] = result
+    return result
+  }
+  const duration = (value: unknown, context: t.Context): number | undefined =>
+    pipe(
+      Duration.validate(value, context),
+      E.getOrElseW(() => errors.add(value, context, DURATION))
+    )
+  const count = (value: unknown, context: t.Context): number | undefined =>
+    Number.isSafeInteger(value) && (value as number) >= 0 ? (value as number) : errors.add(value, context, 'a whole number >= 0')
+  const codes = (value: unknown, context: t.Context): ReadonlyArray<Code> | undefined => {
+    if (!Array.isArray(value)) return errors.add(value, context, 'a list of error codes (strings or numbers)')
+    const ok = value.every((code, i) =>
+      typeof code === 'string' || (typeof code === 'number' && Number.isFinite(code))
+        ? true
+        : errors.add(code, at(context, String(i), ScheduleConfigCodec, code), 'an error code (a string or a number)') ?? false
+    )
+    return ok ? value : undefined
+  }
+  const configs = (value: unknown, context: t.Context): ReadonlyArray<ScheduleConfig> | undefined => {
+    if (!Array.isArray(value) || value.length === 0) return errors.add(value, context, 'a non-empty list of schedule configs')
+    const decoded = value.map((item, i) => validateConfig(item, at(context, String(i), ScheduleConfigCodec, item), errors))
+    return decoded.every((d) => d !== undefined) ? (decoded as ReadonlyArray<ScheduleConfig>) : undefined
+  }
+
+  // Unknown keys are errors, so that a typo such as "maxRetry" is not silently ignored.
+  for (const key of Object.keys(u)) {
+    const allowed = isKind(key) || (MODIFIERS as ReadonlyArray<string>).includes(key) || (key === 'factor' && kind === 'exponential')
+    if (!allowed) {
+      errors.add(
+        u[key],
+        at(c, key, ScheduleConfigCodec, u[key]),
+        key === 'factor' ? 'no "factor": it belongs with "exponential" only' : `one of the keys ${oneOf([kind, ...MODIFIERS])}`
+      )
+    }
+  }
+
+  let base: number | undefined
+  switch (kind) {
+    case 'exponential':
+    case 'constant':
+    case 'linear':
+    case 'fibonacci':
+    case 'decorrelatedJitter':
+      base = field(kind, duration)
+      break
+    case 'randomBetween':
+      field(kind, (value, context) => {
+        if (!Array.isArray(value) || value.length !== 2) return errors.add(value, context, `a pair of durations [min, max]`)
+        const min = duration(value[0], at(context, '0', Duration, value[0]))
+        const max = duration(value[1], at(context, '1', Duration, value[1]))
+        if (min === undefined || max === undefined) return undefined
+        return min <= max ? ([min, max] as const) : errors.add(value, context, 'a pair [min, max] with min <= max')
+      })
+      break
+    case 'delays':
+      field(kind, (value, context) => {
+        if (!Array.isArray(value)) return errors.add(value, context, `a list of durations`)
+        const ds = value.map((d, i) => duration(d, at(context, String(i), Duration, d)))
+        return ds.every((d) => d !== undefined) ? (ds as ReadonlyArray<number>) : undefined
+      })
+      break
+    case 'recurs':
+      field(kind, count)
+      break
+    case 'forever':
+    case 'stop':
+      field(kind, (value, context) => (value === true ? true : errors.add(value, context, 'true')))
+      break
+    case 'intersect':
+    case 'union':
+    case 'andThen':
+      field(kind, configs)
+      break
+  }
+
+  if (kind === 'exponential') {
+    field('factor', (value, context) =>
+      typeof value === 'number' && value >= 1 && value !== Infinity ? value : errors.add(value, context, 'a growth factor: a finite number >= 1')
+    )
+  }
+  const cap = field('cap', duration)
+  if (kind === 'decorrelatedJitter' && u.cap === undefined) {
+    errors.add(u, c, '"decorrelatedJitter" with a "cap", such as {"decorrelatedJitter": "5ms", "cap": "2s"}')
+  }
+  if (cap !== undefined && base !== undefined && cap < base) {
+    errors.add(u.cap, at(c, 'cap', Duration, u.cap), `a cap >= the base delay (${base} ms)`)
+  }
+  field('jitter', (value, context) =>
+    (JITTERS as ReadonlyArray<unknown>).includes(value) ? (value as Modifiers['jitter']) : errors.add(value, context, `one of ${oneOf(JITTERS)}`)
+  )
+  const min = field('minDelay', duration)
+  if (min !== undefined && cap !== undefined && min > cap) {
+    errors.add(u.minDelay, at(c, 'minDelay', Duration, u.minDelay), `a minimum delay <= the cap (${cap} ms)`)
+  }
+  field('maxRetries', count)
+  field('maxElapsed', duration)
+  field('maxCumulativeDelay', duration)
+  field('retryOn', codes)
+  field('neverRetryOn', codes)
+
+  return errors.list.length === before ? (out as unknown as ScheduleConfig) : undefined
+}
+
+const sameJson = (a: unknown, b: unknown): boolean => {
+  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]))
+  if (isRecord(a)) {
+    if (!isRecord(b)) return false
+    const keys = Object.keys(a)
+    return keys.length === Object.keys(b).length && keys.every((k) => sameJson(a[k], b[k]))
+  }
+  return Object.is(a, b)
+}
+
+const encodeConfig = (config: ScheduleConfig): ScheduleConfigJson => {
+  const out: Record<string, unknown> = { ...config }
+  for (const kind of ['intersect', 'union', 'andThen'] as const) {
+    const nested = (config as unknown as Record<string, unknown>)[kind] as ReadonlyArray<ScheduleConfig> | undefined
+    if (nested !== undefined) out[kind] = nested.map(encodeConfig)
+  }
+  return out as ScheduleConfigJson
+}
+
+/**
+ * The JSON a config encodes to: the decoded form, with every duration as a number of ms.
+ *
+ * @category model
+ * @since 0.1.0
+ */
+export type ScheduleConfigJson = { readonly [key: string]: Schedule.Json }
+
+/**
+ * The io-ts codec of {@link ScheduleConfig}.
+ *
+ * **Details**
+ *
+ * - Compact form: one constructor key and optional modifiers, e.g.
+ *   `{ "exponential": "100ms", "cap": "10s", "jitter": "full", "maxRetries": 5, "maxElapsed": "30s" }`.
+ * - Nested form: `{ "intersect": [config, ...] }`, `{ "union": [...] }`, `{ "andThen": [...] }`, which take
+ *   modifiers too.
+ * - Unknown keys, a missing or second constructor key, negative or unparsable durations, a `factor` below 1,
+ *   a `cap` below the base delay are all errors, reported together; decoding never throws.
+ * - `encode` writes durations as numbers of ms; decoding the result gives the same config.
+ *
+ * @example
+ * import { ScheduleConfigCodec } from 'fp-ts-retry/ScheduleConfig'
+ * import * as assert from 'assert'
+ *
+ * const decoded = ScheduleConfigCodec.decode({ constant: '10ms', maxRetries: 3 })
+ * assert.deepStrictEqual(decoded, { _tag: 'Right', right: { constant: 10, maxRetries: 3 } })
+ * if (decoded._tag === 'Right') assert.deepStrictEqual(ScheduleConfigCodec.encode(decoded.right), { constant: 10, maxRetries: 3 })
+ *
+ * @category codecs
+ * @since 0.1.0
+ */
+export const ScheduleConfigCodec: t.Type<ScheduleConfig, ScheduleConfigJson, unknown> = new t.Type<
+  ScheduleConfig,
+  ScheduleConfigJson,
+  unknown
+>(
+  'ScheduleConfig',
+  // Already decoded: valid, and every duration already a number of ms.
+  (u): u is ScheduleConfig => {
+    const errors = new Errors()
+    const config = validateConfig(u, [], errors)
+    return config !== undefined && sameJson(config, u)
+  },
+  (u, c) => {
+    const errors = new Errors()
+    const config = validateConfig(u, c, errors)
+    return config !== undefined && errors.list.length === 0 ? t.success(config) : t.failures(errors.list)
+  },
+  encodeConfig
+)
+
+// -------------------------------------------------------------------------------------
+// error reporting
+// -------------------------------------------------------------------------------------
+
+/**
+ * One problem in a config: where (`schedule.cap`, `schedule.intersect[1].maxRetries`), what was expected and
+ * what was found.
+ *
+ * @category model
+ * @since 0.1.0
+ */
+export interface ConfigIssue {
+  readonly path: string
+  readonly expected: string
+  readonly actual: unknown
+}
+
+/**
+ * A config that does not decode: every issue, and a readable message with one line per issue.
+ *
+ * @category model
+ * @since 0.1.0
+ */
+export interface ConfigError {
+  readonly _tag: 'ConfigError'
+  readonly issues: ReadonlyArray<ConfigIssue>
+  readonly message: string
+}
+
+const pathOf = (context: t.Context): string =>
+  context
+    .slice(1)
+    .reduce((path, entry) => (/^\d+$/.test(entry.key) ? `${path}[${entry.key}]` : `${path}.${entry.key}`), 'schedule')
+
+const show = (value: unknown): string => {
+  if (value === undefined) return 'nothing'
+  const json = JSON.stringify(value)
+  if (json === undefined) return String(value)
+  return json.length > 80 ? `${json.slice(0, 77)}...` : json
+}
+
+/**
+ * Turns io-ts validation errors of {@link ScheduleConfigCodec} into a {@link ConfigError}, one line per issue:
+ * `at schedule.cap: expected a duration like "250ms" or a number of ms, got "ten"`.
+ *
+ * @category error reporting
+ * @since 0.1.0
+ */
+export const toConfigError = (errors: t.Errors): ConfigError => {
+  const issues = errors.map((e) => ({ path: pathOf(e.context), expected: e.message ?? 'a valid value', actual: e.value }))
+  return {
+    _tag: 'ConfigError',
+    issues,
+    message: issues.map((i) => `at ${i.path}: expected ${i.expected}, got ${show(i.actual)}`).join('\n')
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// interpreters
+// -------------------------------------------------------------------------------------
+
+/**
+ * Options of {@link toSchedule}.
+ *
+ * @category interpreters
+ * @since 0.1.0
+ */
+export interface InterpretOptions {
+  /**
+   * The error code that `retryOn` / `neverRetryOn` match. Default: the error's `code`, else its `status`, else its
+   * `statusCode`, when that is a string or a number.
+   */
+  readonly codeOf?: (error: unknown) => Code | undefined
+}
+
+const defaultCodeOf = (error: unknown): Code | undefined => {
+  if (!isRecord(error) && !(error instanceof Error)) return undefined
+  const record = error as Record<string, unknown>
+  for (const key of ['code', 'status', 'statusCode']) {
+    const value = record[key]
+    if (typeof value === 'string' || typeof value === 'number') return value
+  }
+  return undefined
+}
+
+const combine = (
+  configs: ReadonlyArray<ScheduleConfig>,
+  how: <I>(that: Schedule.Schedule<I>) => <J>(self: Schedule.Schedule<J>) => Schedule.Schedule<I & J>,
+  options: InterpretOptions
+): Schedule.Schedule<unknown> =>
+  configs.slice(1).reduce<Schedule.Schedule<unknown>>((acc, c) => how(toSchedule(c, options))(acc), toSchedule(configs[0], options))
+
+const kindToSchedule = (config: ScheduleConfig, options: InterpretOptions): Schedule.Schedule<unknown> => {
+  if ('exponential' in config) return Schedule.exponential(config.exponential, config.factor)
+  if ('constant' in config) return Schedule.constant(config.constant)
+  if ('linear' in config) return Schedule.linear(config.linear)
+  if ('fibonacci' in config) return Schedule.fibonacci(config.fibonacci)
+  if ('decorrelatedJitter' in config) return Schedule.decorrelatedJitter(config.decorrelatedJitter, config.cap)
+  if ('randomBetween' in config) return Schedule.randomBetween(config.randomBetween[0], config.randomBetween[1])
+  if ('delays' in config) return Schedule.fromDelays(config.delays)
+  if ('recurs' in config) return Schedule.recurs(config.recurs)
+  if ('forever' in config) return Schedule.forever
+  if ('stop' in config) return Schedule.stop
+  if ('intersect' in config) return combine(config.intersect, Schedule.intersect, options)
+  if ('union' in config) return combine(config.union, Schedule.union, options)
+  return combine(config.andThen, Schedule.andThen, options)
+}
+
+/**
+ * The schedule a decoded config describes.
+ *
+ * **Details**
+ *
+ * Modifiers apply in a fixed order: the constructor, then `cap`, `jitter` (after the cap, as in the AWS
+ * formulas), `minDelay`, `maxRetries` (intersect with `recurs`), `maxElapsed` (`upTo`), `maxCumulativeDelay`,
+ * and last the error-code conditions: `retryOn` retries only errors whose code is listed, `neverRetryOn` never
+ * retries a listed code. An error without a code is not in any list.
+ *
+ * @example
+ * import { ScheduleConfigCodec, toSchedule } from 'fp-ts-retry/ScheduleConfig'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as E from 'fp-ts/Either'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * const schedule = pipe(
+ *   ScheduleConfigCodec.decode({ exponential: '100ms', cap: '1s', maxRetries: 5 }),
+ *   E.map((config) => toSchedule(config))
+ * )
+ * assert.ok(E.isRight(schedule))
+ * if (E.isRight(schedule)) assert.deepStrictEqual(Schedule.delays(schedule.right), [100, 200, 400, 800, 1000])
+ *
+ * @category interpreters
+ * @since 0.1.0
+ */
+export const toSchedule = (config: ScheduleConfig, options: InterpretOptions = {}): Schedule.Schedule<unknown> => {
+  let s = kindToSchedule(config, options)
+  if (config.cap !== undefined && !('decorrelatedJitter' in config)) s = Schedule.capped(config.cap)(s)
+  if (config.jitter === 'full') s = Schedule.fullJitter(s)
+  if (config.jitter === 'equal') s = Schedule.equalJitter(s)
+  if (config.minDelay !== undefined) s = Schedule.minDelay(config.minDelay)(s)
+  if (config.maxRetries !== undefined) s = Schedule.intersect(Schedule.recurs(config.maxRetries))(s)
+  if (config.maxElapsed !== undefined) s = Schedule.upTo(config.maxElapsed)(s)
+  if (config.maxCumulativeDelay !== undefined) s = Schedule.maxCumulativeDelay(config.maxCumulativeDelay)(s)
+  const codeOf = options.codeOf ?? defaultCodeOf
+  const allow = config.retryOn
+  if (allow !== undefined) s = Schedule.whileInput((e: unknown) => { const code = codeOf(e); return code !== undefined && allow.includes(code) })(s)
+  const deny = config.neverRetryOn
+  if (deny !== undefined) s = Schedule.untilInput((e: unknown) => { const code = codeOf(e); return code !== undefined && deny.includes(code) })(s)
+  // Named by its canonical JSON: a stored run resumed under a changed config is then detected.
+  return { ...s, description: `config(${JSON.stringify(encodeConfig(config))})` }
+}
+
+/**
+ * Decodes a config (parsed JSON) straight to a schedule, or to a {@link ConfigError} listing every issue.
+ *
+ * @example
+ * import { parse } from 'fp-ts-retry/ScheduleConfig'
+ * import * as assert from 'assert'
+ *
+ * const result = parse({ exponential: '100ms', cap: 'ten' })
+ * assert.ok(result._tag === 'Left')
+ * if (result._tag === 'Left') {
+ *   assert.strictEqual(result.left.message, 'at schedule.cap: expected a duration like "250ms" or a number of ms, got "ten"')
+ * }
+ *
+ * @category interpreters
+ * @since 0.1.0
+ */
+export const parse = (u: unknown, options: InterpretOptions = {}): E.Either<ConfigError, Schedule.Schedule<unknown>> =>
+  pipe(
+    ScheduleConfigCodec.decode(u),
+    E.bimap(toConfigError, (config) => toSchedule(config, options))
+  )
