@@ -11,12 +11,15 @@
 import type { Either } from 'fp-ts/Either'
 import type { ReaderTaskEither } from 'fp-ts/ReaderTaskEither'
 import type { TaskEither } from 'fp-ts/TaskEither'
+import type { RetryBudget } from './Budget'
 import type { Clock } from './Clock'
 import * as LiveClock from './Clock'
 import { Progress } from './internal/Progress'
 import * as validate from './internal/validate'
 import type { Random } from './Random'
-import * as LiveRandom from './Random'
+import * as Rand from './Random'
+import type { RetryState } from './RetryState'
+import { check, fromProgress, toProgress } from './RetryState'
 import * as RetryStatus from './RetryStatus'
 import type { Schedule } from './Schedule'
 
@@ -26,7 +29,8 @@ import type { Schedule } from './Schedule'
 
 /**
  * Why a run ended: its last attempt succeeded or failed and needs no further run (`retrying` stops on a
- * success, `repeating` on a failure), the schedule stopped, or the signal aborted.
+ * success, `repeating` on a failure), the schedule stopped, a retry budget refused the retry, or the signal
+ * aborted.
  *
  * @example
  * import type { StopReason } from 'fp-ts-retry/Retry'
@@ -36,7 +40,7 @@ import type { Schedule } from './Schedule'
  * @category model
  * @since 0.1.0
  */
-export type StopReason = 'succeeded' | 'failed' | 'schedule' | 'aborted'
+export type StopReason = 'succeeded' | 'failed' | 'schedule' | 'budget' | 'aborted'
 
 /**
  * Hooks into a run, for logging and metrics. They see every decision; they cannot change one.
@@ -76,6 +80,13 @@ export interface Hooks<In> {
  * - `signal`: once it aborts, no attempt starts and a sleep in progress ends at once; the run returns the last
  *   error. A signal already aborted before the first attempt makes the task reject with `signal.reason`, as
  *   `fetch` does: there is no error to return yet.
+ * - `budget`: a shared {@link RetryBudget} told of every attempt and asked before every retry.
+ * - `persist`: called with the run's {@link RetryState} after each decision to retry, and awaited before the
+ *   sleep, so that a store can write it (atomically) first.
+ * - `resume`: a stored {@link RetryState} to go on with instead of starting afresh: the run waits until its
+ *   `dueAt`, then makes the attempt that was due. It must come from the same schedule (same `description`),
+ *   else the task rejects with a `ScheduleMismatch`. Without a `random` option, a stored seeded position is
+ *   restored with `Random.fromState`.
  *
  * @example
  * import type { RetryOptions } from 'fp-ts-retry/Retry'
@@ -91,11 +102,14 @@ export interface RetryOptions<In> extends Hooks<In> {
   readonly clock?: Clock
   readonly random?: Random
   readonly signal?: AbortSignal
+  readonly budget?: RetryBudget
+  readonly resume?: RetryState
+  readonly persist?: (state: RetryState) => void | Promise<void>
 }
 
 /**
  * The environment of {@link retryingReaderTaskEither}: where a Reader-based service layer keeps its clock, its
- * random source and, per request, an abort signal.
+ * random source, its shared retry budget and, per request, an abort signal.
  *
  * @example
  * import type { RetryEnv } from 'fp-ts-retry/Retry'
@@ -111,6 +125,7 @@ export interface RetryEnv {
   readonly clock: Clock
   readonly random: Random
   readonly signal?: AbortSignal
+  readonly budget?: RetryBudget
 }
 
 /**
@@ -150,10 +165,17 @@ interface Run<In> {
   readonly clock: Clock
   readonly random: Random
   readonly signal: AbortSignal | undefined
+  readonly budget: RetryBudget | undefined
+  readonly persist: RetryOptions<In>['persist']
+  readonly resume: RetryState | undefined
+  /** No `random` was given: a resumed run restores the stored seeded position. */
+  readonly restoreRandom: boolean
   readonly hooks: Hooks<In>
   /** The side of the `Either` that asks the schedule for another run: `Left` to retry, `Right` to repeat. */
   readonly continueOn: 'Left' | 'Right'
 }
+
+type Attempt<R> = (status: RetryStatus.RetryStatus) => Promise<R>
 
 /**
  * The one loop behind every runner: attempt, ask the schedule about the outcome, sleep, attempt again.
@@ -163,14 +185,16 @@ interface Run<In> {
  */
 const loop = async <In, R extends Either<unknown, unknown>>(
   run: Run<In>,
-  attempt: (status: RetryStatus.RetryStatus) => Promise<R>,
+  attempt: Attempt<R>,
   withStatus: boolean
 ): Promise<R> => {
   const signal = run.signal
   if (signal?.aborted) throw signal.reason
+  if (run.resume !== undefined) return resumeLoop(run, attempt, withStatus, run.resume)
   const start = run.clock.now()
   const first = await attempt(RetryStatus.initial)
-  if (first._tag === run.continueOn) return retryLoop(run, attempt, withStatus, first, start)
+  if (run.budget !== undefined) run.budget.record(first._tag === 'Right', run.clock.now() - start, run.clock.now())
+  if (first._tag === run.continueOn) return retryLoop(run, attempt, withStatus, first, new Progress(run.schedule, start))
   const onDone = run.hooks.onDone
   if (onDone !== undefined) {
     const status = new Progress(run.schedule, start).statusAt(run.clock.now())
@@ -179,23 +203,62 @@ const loop = async <In, R extends Either<unknown, unknown>>(
   return first
 }
 
+/** Goes on with a stored run: wait until the attempt that was due is due, make it, and carry on. */
+const resumeLoop = async <In, R extends Either<unknown, unknown>>(
+  given: Run<In>,
+  attempt: Attempt<R>,
+  withStatus: boolean,
+  stored: RetryState
+): Promise<R> => {
+  const checked = check(given.schedule, stored)
+  if (checked._tag === 'Left') throw checked.left
+  // A resumed run draws from where the stored one stopped, unless told otherwise.
+  const run =
+    given.restoreRandom && stored.random !== null ? { ...given, random: Rand.fromState(stored.random) } : given
+  const { clock, signal } = run
+  const progress = toProgress(run.schedule, stored)
+  const wait = stored.dueAt - clock.now()
+  if (wait > 0) await clock.sleep(wait, signal)
+  // There is no error in hand to return (it was seen before the restart), so an abort rejects, as before a start.
+  if (signal?.aborted) throw signal.reason
+  const result = await timed(run, attempt, withStatus ? progress.statusAt(clock.now()) : RetryStatus.initial)
+  return retryLoop(run, attempt, withStatus, result, progress)
+}
+
+/** Runs one attempt, telling the budget (if any) how it went. */
+const timed = async <In, R extends Either<unknown, unknown>>(
+  run: Run<In>,
+  attempt: Attempt<R>,
+  status: RetryStatus.RetryStatus
+): Promise<R> => {
+  const budget = run.budget
+  if (budget === undefined) return attempt(status)
+  const started = run.clock.now()
+  const result = await attempt(status)
+  const ended = run.clock.now()
+  budget.record(result._tag === 'Right', ended - started, ended)
+  return result
+}
+
 const retryLoop = async <In, R extends Either<unknown, unknown>>(
   run: Run<In>,
-  attempt: (status: RetryStatus.RetryStatus) => Promise<R>,
+  attempt: Attempt<R>,
   withStatus: boolean,
   result: R,
-  start: number
+  progress: Progress<In>
 ): Promise<R> => {
-  const { clock, signal, hooks, continueOn } = run
-  const progress = new Progress(run.schedule, start)
+  const { clock, signal, hooks, continueOn, budget, persist } = run
   let zeroDelays = 0
   while (result._tag === continueOn) {
     // An abort that came while the attempt ran: no decision, no hook, no sleep.
     if (signal?.aborted) return finish(result, progress.statusAt(clock.now()), 'aborted', hooks)
     const input = (result._tag === 'Left' ? result.left : result.right) as In
-    const decision = progress.decide(input, clock.now(), run.random)
+    const now = clock.now()
+    const decision = progress.decide(input, now, run.random)
     if (decision._tag === 'Done') return finish(result, progress.status, 'schedule', hooks)
+    if (budget !== undefined && !budget.allowRetry(now)) return finish(result, progress.status, 'budget', hooks)
     const delay = decision.delay
+    if (persist !== undefined) await persist(fromProgress(progress, now + delay, run.random))
     hooks.onRetry?.(input, progress.status, delay)
     if (delay > 0) {
       zeroDelays = 0
@@ -205,7 +268,7 @@ const retryLoop = async <In, R extends Either<unknown, unknown>>(
       await yieldToEventLoop()
     }
     if (signal?.aborted) return finish(result, progress.status, 'aborted', hooks)
-    result = await attempt(withStatus ? progress.statusAt(clock.now()) : RetryStatus.initial)
+    result = await timed(run, attempt, withStatus ? progress.statusAt(clock.now()) : RetryStatus.initial)
   }
   return finish(result, progress.statusAt(clock.now()), result._tag === 'Right' ? 'succeeded' : 'failed', hooks)
 }
@@ -231,11 +294,16 @@ const makeRun = <In>(
   }
   if (options.onRetry !== undefined) validate.callable(where, 'options.onRetry', options.onRetry)
   if (options.onDone !== undefined) validate.callable(where, 'options.onDone', options.onDone)
+  if (options.persist !== undefined) validate.callable(where, 'options.persist', options.persist)
   return {
     schedule,
     clock: options.clock ?? LiveClock.live,
-    random: options.random ?? LiveRandom.live,
+    random: options.random ?? Rand.live,
     signal: options.signal,
+    budget: options.budget,
+    persist: options.persist,
+    resume: options.resume,
+    restoreRandom: options.random === undefined,
     hooks: { onRetry: options.onRetry, onDone: options.onDone },
     continueOn
   }
@@ -365,7 +433,11 @@ export const retryingReaderTaskEither = <In>(
 ): (<R extends RetryEnv, E extends In, A>(action: ReaderTaskEither<R, E, A>) => ReaderTaskEither<R, E, A>) => {
   const template = makeRun('retryingReaderTaskEither', schedule, options, 'Left')
   return (action) => (env) => () =>
-    loop({ ...template, clock: env.clock, random: env.random, signal: env.signal }, () => action(env)(), false)
+    loop(
+      { ...template, clock: env.clock, random: env.random, signal: env.signal, budget: env.budget },
+      () => action(env)(),
+      false
+    )
 }
 
 /**

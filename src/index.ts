@@ -3,15 +3,24 @@
  *
  * @since 0.1.0
  */
+import * as Budget from './Budget'
 import * as Clock from './Clock'
 import * as Random from './Random'
 import * as Retry from './Retry'
+import * as RetryState from './RetryState'
 import * as RetryStatus from './RetryStatus'
 import * as Schedule from './Schedule'
 import * as ScheduleConfig from './ScheduleConfig'
 import * as TestClock from './TestClock'
 
 export {
+  /**
+   * Retry budgets: shared limits on retrying, consulted before every retry.
+   *
+   * @category model
+   * @since 0.1.0
+   */
+  Budget,
   /**
    * Time as a service: `Clock.live` and the `Clock` interface.
    *
@@ -33,6 +42,13 @@ export {
    * @since 0.1.0
    */
   Retry,
+  /**
+   * Retries that survive a restart: the stored state of an in-flight run, and one step at a time.
+   *
+   * @category model
+   * @since 0.1.0
+   */
+  RetryState,
   /**
    * The retry status a schedule decides with.
    *

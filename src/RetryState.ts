@@ -1,0 +1,277 @@
+/**
+ * Retries that survive a restart: the state of an in-flight run as plain JSON, one step at a time.
+ *
+ * A `RetryState` holds everything needed to go on with a run: the schedule's own state, the retry status, when
+ * the next attempt is due and the position of a seeded `Random`. Store it after each failure (for instance with
+ * an atomic write), and a worker, in this process or another, can resume the run when it is due, with
+ * `RetryState.next` (one step, no sleeping) or the runner's `resume` option.
+ *
+ * @since 0.1.0
+ */
+import * as E from 'fp-ts/Either'
+import * as O from 'fp-ts/Option'
+import * as t from 'io-ts'
+import { Progress } from './internal/Progress'
+import type { Random } from './Random'
+import type { RetryStatus } from './RetryStatus'
+import type { Json, Schedule } from './Schedule'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * The stored form of an in-flight run.
+ *
+ * **Details**
+ *
+ * - `schedule`: the `description` of the schedule that made it; resuming with another schedule is refused.
+ * - `scheduleState`: the schedule's own state after its latest decision.
+ * - `iterNumber`, `cumulativeDelay`, `previousDelay` (`null` before the first retry): the retry status.
+ * - `startedAt`: when the first attempt started, by the run's clock (epoch ms for `Clock.live`), so `elapsed`
+ *   and `upTo` budgets count the time the process was down.
+ * - `dueAt`: when the next attempt is due.
+ * - `random`: the position of the run's `SeededRandom` after the latest decision, or `null`, so a resumed run
+ *   draws the same jitter an uninterrupted one would.
+ *
+ * @example
+ * import * as RetryState from 'fp-ts-retry/RetryState'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as assert from 'assert'
+ *
+ * const state = RetryState.start(Schedule.exponential(100), 5000)
+ * assert.deepStrictEqual(state, {
+ *   schedule: 'exponential(100, 2)',
+ *   scheduleState: 100,
+ *   iterNumber: 0,
+ *   cumulativeDelay: 0,
+ *   previousDelay: null,
+ *   startedAt: 5000,
+ *   dueAt: 5000,
+ *   random: null
+ * })
+ *
+ * @category model
+ * @since 0.1.0
+ */
+export interface RetryState {
+  readonly schedule: string
+  readonly scheduleState: Json
+  readonly iterNumber: number
+  readonly cumulativeDelay: number
+  readonly previousDelay: number | null
+  readonly startedAt: number
+  readonly dueAt: number
+  readonly random: ReadonlyArray<number> | null
+}
+
+/**
+ * The answer of {@link next}: the run is over (`Done`), or the next attempt is `Scheduled` at `state.dueAt`.
+ *
+ * @example
+ * import type { Step } from 'fp-ts-retry/RetryState'
+ *
+ * const describe = (step: Step): string => (step._tag === 'Done' ? 'give up' : `retry at ${step.state.dueAt}`)
+ *
+ * @category model
+ * @since 0.1.0
+ */
+export type Step =
+  | { readonly _tag: 'Done'; readonly status: RetryStatus }
+  | { readonly _tag: 'Scheduled'; readonly state: RetryState; readonly delay: number; readonly status: RetryStatus }
+
+/**
+ * A stored state that does not belong to the schedule it is resumed with, typically because the configuration
+ * changed in between. It is an `Error`, so the runner can reject with it.
+ *
+ * @example
+ * import * as RetryState from 'fp-ts-retry/RetryState'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as assert from 'assert'
+ *
+ * const stored = RetryState.start(Schedule.exponential(100), 0)
+ * const checked = RetryState.check(Schedule.exponential(200), stored)
+ * assert.ok(checked._tag === 'Left' && checked.left instanceof RetryState.ScheduleMismatch)
+ *
+ * @category model
+ * @since 0.1.0
+ */
+export class ScheduleMismatch extends Error {
+  readonly _tag = 'ScheduleMismatch'
+  constructor(
+    /** The description of the schedule given now. */
+    readonly expected: string,
+    /** The description stored with the state. */
+    readonly found: string
+  ) {
+    super(`RetryState: the stored run belongs to the schedule ${found}, not to ${expected}`)
+    this.name = 'ScheduleMismatch'
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// codecs
+// -------------------------------------------------------------------------------------
+
+const JsonCodec: t.Type<Json> = t.recursion('Json', () =>
+  t.union([t.null, t.boolean, t.number, t.string, t.readonlyArray(JsonCodec), t.readonly(t.record(t.string, JsonCodec))])
+)
+
+const NonNegative = t.refinement(t.number, (n) => n >= 0 && n !== Infinity, 'NonNegative')
+const Count = t.refinement(t.number, (n) => Number.isSafeInteger(n) && n >= 0, 'Count')
+const Finite = t.refinement(t.number, Number.isFinite, 'Finite')
+const Int32 = t.refinement(t.number, (n) => Number.isInteger(n) && n >= -0x80000000 && n <= 0x7fffffff, 'Int32')
+
+/**
+ * The io-ts codec of {@link RetryState}, to and from JSON. Decoding never throws.
+ *
+ * @example
+ * import * as RetryState from 'fp-ts-retry/RetryState'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as assert from 'assert'
+ *
+ * const state = RetryState.start(Schedule.recurs(3), 0)
+ * const json = JSON.stringify(RetryState.RetryStateCodec.encode(state))
+ * assert.deepStrictEqual(RetryState.RetryStateCodec.decode(JSON.parse(json)), { _tag: 'Right', right: state })
+ *
+ * @category codecs
+ * @since 0.1.0
+ */
+export const RetryStateCodec: t.Type<RetryState, RetryState, unknown> = t.readonly(
+  t.type({
+    schedule: t.string,
+    scheduleState: JsonCodec,
+    iterNumber: Count,
+    cumulativeDelay: NonNegative,
+    previousDelay: t.union([NonNegative, t.null]),
+    startedAt: Finite,
+    dueAt: Finite,
+    random: t.union([t.readonlyArray(Int32), t.null])
+  }),
+  'RetryState'
+)
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+/**
+ * The state of a run whose first attempt started at `startedAt` and that has not retried yet.
+ *
+ * @example
+ * import * as RetryState from 'fp-ts-retry/RetryState'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as assert from 'assert'
+ *
+ * assert.strictEqual(RetryState.start(Schedule.recurs(3), 1000).iterNumber, 0)
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const start = <In>(schedule: Schedule<In>, startedAt: number): RetryState => ({
+  schedule: schedule.description,
+  scheduleState: schedule.initial,
+  iterNumber: 0,
+  cumulativeDelay: 0,
+  previousDelay: null,
+  startedAt,
+  dueAt: startedAt,
+  random: null
+})
+
+// -------------------------------------------------------------------------------------
+// interpreters
+// -------------------------------------------------------------------------------------
+
+/**
+ * Checks that a stored state belongs to `schedule` (same `description`).
+ *
+ * @example
+ * import * as RetryState from 'fp-ts-retry/RetryState'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as assert from 'assert'
+ *
+ * const stored = RetryState.start(Schedule.recurs(3), 0)
+ * assert.deepStrictEqual(RetryState.check(Schedule.recurs(3), stored), { _tag: 'Right', right: stored })
+ *
+ * @category interpreters
+ * @since 0.1.0
+ */
+export const check = <In>(schedule: Schedule<In>, state: RetryState): E.Either<ScheduleMismatch, RetryState> =>
+  state.schedule === schedule.description ? E.right(state) : E.left(new ScheduleMismatch(schedule.description, state.schedule))
+
+/** @internal */
+export const toProgress = <In>(schedule: Schedule<In>, state: RetryState): Progress<In> => {
+  const progress = new Progress(schedule, state.startedAt)
+  progress.state = state.scheduleState
+  progress.iterNumber = state.iterNumber
+  progress.cumulativeDelay = state.cumulativeDelay
+  progress.previousDelay = state.previousDelay === null ? O.none : O.some(state.previousDelay)
+  return progress
+}
+
+/** @internal */
+export const fromProgress = <In>(progress: Progress<In>, dueAt: number, random: Random): RetryState => ({
+  schedule: progress.schedule.description,
+  scheduleState: progress.state,
+  iterNumber: progress.iterNumber,
+  cumulativeDelay: progress.cumulativeDelay,
+  previousDelay: O.toNullable(progress.previousDelay),
+  startedAt: progress.start,
+  dueAt,
+  random: 'getState' in random && typeof random.getState === 'function' ? [...(random.getState() as ReadonlyArray<number>)] : null
+})
+
+/**
+ * One step of a durable run, without sleeping: given the stored state and the failure of the attempt that was
+ * due (`input`, seen at `now`), either `Done` (the schedule stops: give up) or `Scheduled` with the next state
+ * to store and its `dueAt`.
+ *
+ * **Details**
+ *
+ * - Pass the same schedule (rebuilt from the same config) each time; another one is a `ScheduleMismatch`.
+ * - Pass a `Random` restored with `Random.fromState(state.random)` (or any `Random` when `state.random` is
+ *   `null`); a `SeededRandom`'s position is stored in the next state.
+ * - For the first failure, start from {@link start} with the time the first attempt started.
+ *
+ * @example
+ * import * as RetryState from 'fp-ts-retry/RetryState'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as Random from 'fp-ts-retry/Random'
+ * import * as assert from 'assert'
+ *
+ * const schedule = Schedule.fromDelays([1000, 5000])
+ * // the first attempt started at t = 0 and failed at t = 20
+ * const first = RetryState.next(schedule, RetryState.start(schedule, 0), 'timeout', 20, Random.live)
+ * assert.ok(first._tag === 'Right' && first.right._tag === 'Scheduled')
+ * if (first._tag === 'Right' && first.right._tag === 'Scheduled') {
+ *   assert.strictEqual(first.right.state.dueAt, 1020)
+ *   // ... stored, and later, in another process, the second attempt fails at t = 1050
+ *   const second = RetryState.next(schedule, first.right.state, 'timeout', 1050, Random.live)
+ *   assert.ok(second._tag === 'Right' && second.right._tag === 'Scheduled' && second.right.state.dueAt === 6050)
+ * }
+ *
+ * @category interpreters
+ * @since 0.1.0
+ */
+export const next = <In>(
+  schedule: Schedule<In>,
+  state: RetryState,
+  input: In,
+  now: number,
+  random: Random
+): E.Either<ScheduleMismatch, Step> => {
+  if (state.schedule !== schedule.description) return E.left(new ScheduleMismatch(schedule.description, state.schedule))
+  const progress = toProgress(schedule, state)
+  const decision = progress.decide(input, now, random)
+  return E.right(
+    decision._tag === 'Done'
+      ? { _tag: 'Done', status: progress.status }
+      : {
+          _tag: 'Scheduled',
+          state: fromProgress(progress, now + decision.delay, random),
+          delay: decision.delay,
+          status: progress.status
+        }
+  )
+}
