@@ -1,0 +1,975 @@
+import * as fc from 'fast-check'
+import * as E from 'fp-ts/Either'
+import { pipe } from 'fp-ts/function'
+import * as O from 'fp-ts/Option'
+import * as RTE from 'fp-ts/ReaderTaskEither'
+import * as TE from 'fp-ts/TaskEither'
+import * as Clock from '../src/Clock'
+import * as Random from '../src/Random'
+import type { Hooks, RetryEnv, StopReason } from '../src/Retry'
+import { repeating, retrying, retryingReaderTaskEither, retryingWithStatus } from '../src/Retry'
+import * as RetryStatus from '../src/RetryStatus'
+import * as Schedule from '../src/Schedule'
+import * as TestClock from '../src/TestClock'
+import * as v8 from 'v8'
+import * as vm from 'vm'
+import { deepStrictEqual } from './util'
+
+// -------------------------------------------------------------------------------------
+// helpers
+// -------------------------------------------------------------------------------------
+
+/** One turn of the event loop: every queued promise job has run. */
+const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
+
+/** An action that fails `failures` times (`error 1`, `error 2`, ...) and then succeeds with `ok <attempt>`. */
+const flaky = (failures: number): { readonly action: TE.TaskEither<string, string>; readonly calls: () => number } => {
+  let calls = 0
+  return {
+    action: () => {
+      calls++
+      return Promise.resolve(calls <= failures ? E.left(`error ${calls}`) : E.right(`ok ${calls}`))
+    },
+    calls: () => calls
+  }
+}
+
+const failing = (): ReturnType<typeof flaky> => flaky(Infinity)
+
+interface RetryCall<In> {
+  readonly input: In
+  readonly status: RetryStatus.RetryStatus
+  readonly delay: number
+}
+
+interface DoneCall {
+  readonly result: E.Either<unknown, unknown>
+  readonly status: RetryStatus.RetryStatus
+  readonly reason: StopReason
+}
+
+/** Hooks that record every call. */
+const recorder = <In>(): { readonly hooks: Required<Hooks<In>>; readonly retries: Array<RetryCall<In>>; readonly dones: Array<DoneCall> } => {
+  const retries: Array<RetryCall<In>> = []
+  const dones: Array<DoneCall> = []
+  return {
+    hooks: {
+      onRetry: (input, status, delay) => retries.push({ input, status, delay }),
+      onDone: (result, status, reason) => dones.push({ result, status, reason })
+    },
+    retries,
+    dones
+  }
+}
+
+const status = (iterNumber: number, elapsed: number, cumulativeDelay: number, previousDelay: O.Option<number>): RetryStatus.RetryStatus => ({
+  iterNumber,
+  elapsed,
+  cumulativeDelay,
+  previousDelay
+})
+
+/**
+ * Tracks the timers armed through the global `setTimeout` from here on: `live()` counts those that have neither
+ * fired nor been cleared. Only this test's code is seen, not the test runner's own timers.
+ */
+const trackTimers = (): { readonly armed: () => number; readonly live: () => number } => {
+  const live = new Set<unknown>()
+  let armed = 0
+  const realSetTimeout = globalThis.setTimeout
+  const realClearTimeout = globalThis.clearTimeout
+  jest.spyOn(globalThis, 'setTimeout').mockImplementation(((f: () => void, ms?: number) => {
+    armed++
+    const id = realSetTimeout(() => {
+      live.delete(id)
+      f()
+    }, ms)
+    live.add(id)
+    return id
+  }) as typeof setTimeout)
+  jest.spyOn(globalThis, 'clearTimeout').mockImplementation(((id: ReturnType<typeof setTimeout>) => {
+    live.delete(id)
+    realClearTimeout(id)
+  }) as typeof clearTimeout)
+  return { armed: () => armed, live: () => live.size }
+}
+
+/** The error a call produced, whether it threw synchronously or rejected. */
+const caught = async (f: () => unknown): Promise<unknown> => {
+  try {
+    await f()
+  } catch (e) {
+    return e
+  }
+  throw new Error('expected an error')
+}
+
+/**
+ * A full garbage collection, when the engine allows one: without it, `heapUsed` also counts garbage that is
+ * merely not collected yet, and a bound on heap growth can only be loose.
+ */
+const exposeGc = (): (() => void) | undefined => {
+  try {
+    v8.setFlagsFromString('--expose-gc')
+    const gc: unknown = vm.runInNewContext('gc')
+    return typeof gc === 'function' ? () => gc() : undefined
+  } catch {
+    return undefined
+  }
+}
+
+afterEach(() => {
+  jest.restoreAllMocks()
+})
+
+// -------------------------------------------------------------------------------------
+// retrying
+// -------------------------------------------------------------------------------------
+
+describe('retrying', () => {
+  it('should run the first attempt at once, without sleeping', async () => {
+    const clock = TestClock.make()
+    const { action, calls } = failing()
+    const controller = new AbortController()
+    const run = pipe(action, retrying(Schedule.constant(1000), { clock, signal: controller.signal }))()
+    await settle()
+    deepStrictEqual(calls(), 1)
+    deepStrictEqual(clock.now(), 0)
+    controller.abort()
+    deepStrictEqual(await run, E.left('error 1'))
+  })
+
+  it('should stop on Right after one attempt, with no sleep and no onRetry', async () => {
+    const clock = TestClock.make()
+    const { action, calls } = flaky(0)
+    const rec = recorder<string>()
+    const run = pipe(action, retrying(Schedule.constant(100), { clock, ...rec.hooks }))()
+    await clock.runAll()
+    deepStrictEqual(await run, E.right('ok 1'))
+    deepStrictEqual(calls(), 1)
+    deepStrictEqual(clock.sleeps, [])
+    deepStrictEqual(rec.retries, [])
+    deepStrictEqual(rec.dones, [{ result: E.right('ok 1'), status: RetryStatus.initial, reason: 'succeeded' }])
+  })
+
+  it('should feed the schedule with each error and return the last Left when it stops', async () => {
+    const clock = TestClock.make()
+    const { action, calls } = failing()
+    const inputs: Array<string> = []
+    const schedule = Schedule.make(0, (n: number, input: string) => {
+      inputs.push(input)
+      return n < 2 ? Schedule.continueAfter(10, n + 1) : Schedule.done
+    })
+    const run = pipe(action, retrying(schedule, { clock }))()
+    await clock.runAll()
+    deepStrictEqual(await run, E.left('error 3'))
+    deepStrictEqual(calls(), 3)
+    deepStrictEqual(inputs, ['error 1', 'error 2', 'error 3'])
+    deepStrictEqual(clock.sleeps, [10, 10])
+  })
+
+  it('should return the first Right after failures, with the schedule delays slept in between', async () => {
+    const clock = TestClock.make()
+    const { action, calls } = flaky(2)
+    const run = pipe(action, retrying(pipe(Schedule.exponential(100), Schedule.intersect(Schedule.recurs(5))), { clock }))()
+    await clock.runAll()
+    deepStrictEqual(await run, E.right('ok 3'))
+    deepStrictEqual(calls(), 3)
+    deepStrictEqual(clock.sleeps, [100, 200])
+  })
+
+  it('should request exactly the sleeps of Schedule.delays for the same schedule and seed', async () => {
+    const schedules: ReadonlyArray<Schedule.Schedule<unknown>> = [
+      pipe(Schedule.exponential(10), Schedule.intersect(Schedule.recurs(5))),
+      pipe(Schedule.exponential(100), Schedule.capped(1000), Schedule.fullJitter, Schedule.intersect(Schedule.recurs(6))),
+      pipe(Schedule.decorrelatedJitter(10, 1000), Schedule.intersect(Schedule.recurs(4))),
+      pipe(Schedule.fibonacci(5), Schedule.equalJitter, Schedule.upTo(200)),
+      pipe(Schedule.randomBetween(0, 50), Schedule.maxCumulativeDelay(120)),
+      pipe(Schedule.fromDelays([0, 0, 7]), Schedule.andThen(pipe(Schedule.linear(3), Schedule.intersect(Schedule.recurs(3))))),
+      pipe(Schedule.fromDelays([5, 5]), Schedule.union(pipe(Schedule.constant(40), Schedule.intersect(Schedule.recurs(3)))))
+    ]
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: schedules.length - 1 }), fc.nat(), async (i, seed) => {
+        const schedule = schedules[i]
+        const expected = Schedule.delays(schedule, { random: Random.seeded(seed) })
+        const clock = TestClock.make()
+        const { action, calls } = failing()
+        const rec = recorder<string>()
+        const run = pipe(action, retrying(schedule, { clock, random: Random.seeded(seed), ...rec.hooks }))()
+        await clock.runAll()
+        deepStrictEqual(await run, E.left(`error ${expected.length + 1}`))
+        deepStrictEqual(calls(), expected.length + 1)
+        deepStrictEqual(
+          rec.retries.map((r) => r.delay),
+          [...expected]
+        )
+        deepStrictEqual(
+          clock.sleeps,
+          expected.filter((d) => d > 0)
+        )
+      }),
+      { numRuns: 60 }
+    )
+  })
+
+  it('should not send a zero delay to the clock, nor arm a timer for it', async () => {
+    const setTimeoutSpy = jest.spyOn(globalThis, 'setTimeout')
+    const clock = TestClock.make()
+    const { action, calls } = failing()
+    const run = pipe(action, retrying(Schedule.recurs(3), { clock }))()
+    await clock.runAll()
+    deepStrictEqual(await run, E.left('error 4'))
+    deepStrictEqual(calls(), 4)
+    deepStrictEqual(clock.sleeps, [])
+    // with the live clock too: zero delays never reach setTimeout
+    const live = failing()
+    deepStrictEqual(await pipe(live.action, retrying(Schedule.recurs(3)))(), E.left('error 4'))
+    deepStrictEqual(live.calls(), 4)
+    expect(setTimeoutSpy).not.toHaveBeenCalled()
+  })
+
+  it('recurs(n) should make exactly n + 1 attempts', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 0, max: 40 }), async (n) => {
+        const clock = TestClock.make()
+        const { action, calls } = failing()
+        const run = pipe(action, retrying(Schedule.recurs(n), { clock }))()
+        await clock.runAll()
+        deepStrictEqual(await run, E.left(`error ${n + 1}`))
+        deepStrictEqual(calls(), n + 1)
+      }),
+      { numRuns: 30 }
+    )
+  })
+
+  it('upTo should be measured on the run clock: status.elapsed is the clock time since the first attempt', async () => {
+    const start = 5_000
+    const clock = TestClock.make(start)
+    const { action, calls } = failing()
+    const seen: Array<readonly [number, number]> = []
+    const run = pipe(
+      action,
+      retrying(pipe(Schedule.constant(100), Schedule.upTo(350)), {
+        clock,
+        onRetry: (_, status) => seen.push([status.elapsed, clock.now() - start])
+      })
+    )()
+    await clock.runAll()
+    deepStrictEqual(await run, E.left('error 4'))
+    deepStrictEqual(calls(), 4)
+    deepStrictEqual(clock.sleeps, [100, 100, 100])
+    deepStrictEqual(seen, [
+      [0, 0],
+      [100, 100],
+      [200, 200]
+    ])
+  })
+
+  it('should support the pattern: start the run, await clock.runAll(), then await the result', async () => {
+    const clock = TestClock.make(1_000)
+    const { action } = failing()
+    const run = pipe(action, retrying(pipe(Schedule.linear(10), Schedule.intersect(Schedule.recurs(4))), { clock }))()
+    await clock.runAll()
+    deepStrictEqual(await run, E.left('error 5'))
+    deepStrictEqual(clock.sleeps, [10, 20, 30, 40])
+    deepStrictEqual(clock.now(), 1_000 + 10 + 20 + 30 + 40)
+  })
+
+  it('should give each run of the same task its own schedule state', async () => {
+    const clock = TestClock.make()
+    let calls = 0
+    const action: TE.TaskEither<string, number> = () => Promise.resolve(E.left(`error ${++calls}`))
+    const task = pipe(action, retrying(Schedule.fromDelays([10, 20]), { clock }))
+    const first = task()
+    await clock.runAll()
+    deepStrictEqual(await first, E.left('error 3'))
+    const second = task()
+    await clock.runAll()
+    deepStrictEqual(await second, E.left('error 6'))
+    deepStrictEqual(clock.sleeps, [10, 20, 10, 20])
+  })
+})
+
+// -------------------------------------------------------------------------------------
+// hooks
+// -------------------------------------------------------------------------------------
+
+describe('hooks', () => {
+  it('onRetry should see (error, status, delay) before each sleep', async () => {
+    const clock = TestClock.make()
+    const { action } = failing()
+    const sleptBefore: Array<number> = []
+    const retries: Array<RetryCall<string>> = []
+    const run = pipe(
+      action,
+      retrying(pipe(Schedule.exponential(100), Schedule.intersect(Schedule.recurs(3))), {
+        clock,
+        onRetry: (input: string, status, delay) => {
+          sleptBefore.push(clock.sleeps.length)
+          retries.push({ input, status, delay })
+        }
+      })
+    )()
+    await clock.runAll()
+    deepStrictEqual(await run, E.left('error 4'))
+    deepStrictEqual(retries, [
+      { input: 'error 1', status: status(0, 0, 0, O.none), delay: 100 },
+      { input: 'error 2', status: status(1, 100, 100, O.some(100)), delay: 200 },
+      { input: 'error 3', status: status(2, 300, 300, O.some(200)), delay: 400 }
+    ])
+    deepStrictEqual(sleptBefore, [0, 1, 2])
+  })
+
+  it("onDone should be called once with the last Left, the final status and 'schedule'", async () => {
+    const clock = TestClock.make()
+    const { action } = failing()
+    const rec = recorder<string>()
+    const run = pipe(action, retrying(pipe(Schedule.exponential(100), Schedule.intersect(Schedule.recurs(3))), { clock, ...rec.hooks }))()
+    await clock.runAll()
+    deepStrictEqual(await run, E.left('error 4'))
+    deepStrictEqual(rec.dones, [{ result: E.left('error 4'), status: status(3, 700, 700, O.some(400)), reason: 'schedule' }])
+  })
+
+  it("onDone should be called once with the Right, the status at the end and 'succeeded'", async () => {
+    const clock = TestClock.make()
+    const { action } = flaky(2)
+    const rec = recorder<string>()
+    const run = pipe(action, retrying(Schedule.constant(10), { clock, ...rec.hooks }))()
+    await clock.runAll()
+    deepStrictEqual(await run, E.right('ok 3'))
+    deepStrictEqual(rec.dones, [{ result: E.right('ok 3'), status: status(2, 20, 20, O.some(10)), reason: 'succeeded' }])
+  })
+
+  it('onDone status, when the last attempt ends the run, should be read at the end of that attempt', async () => {
+    // every attempt takes 5 ms on this clock
+    const slowAttempts = (failures: number): { readonly clock: Clock.Clock; readonly action: TE.TaskEither<string, string> } => {
+      let time = 0
+      const { action } = flaky(failures)
+      return {
+        clock: {
+          now: () => time,
+          sleep: (ms) => {
+            time += ms
+            return Promise.resolve()
+          }
+        },
+        action: () => {
+          time += 5
+          return action()
+        }
+      }
+    }
+    const third = slowAttempts(2)
+    const rec = recorder<string>()
+    deepStrictEqual(await pipe(third.action, retrying(Schedule.constant(10), { clock: third.clock, ...rec.hooks }))(), E.right('ok 3'))
+    // the first success, too, reports the time it took
+    const first = slowAttempts(0)
+    deepStrictEqual(await pipe(first.action, retrying(Schedule.constant(10), { clock: first.clock, ...rec.hooks }))(), E.right('ok 1'))
+    deepStrictEqual(
+      rec.dones.map((d) => d.status),
+      [status(2, 35, 20, O.some(10)), status(0, 5, 0, O.none)]
+    )
+  })
+
+  it("onDone should be called once with the last Left and 'aborted'", async () => {
+    const clock = TestClock.make()
+    const controller = new AbortController()
+    const { action } = failing()
+    const rec = recorder<string>()
+    const run = pipe(action, retrying(Schedule.constant(10), { clock, signal: controller.signal, ...rec.hooks }))()
+    await clock.advance(10)
+    controller.abort()
+    deepStrictEqual(await run, E.left('error 2'))
+    deepStrictEqual(rec.dones, [{ result: E.left('error 2'), status: status(1, 10, 10, O.some(10)), reason: 'aborted' }])
+  })
+
+  // The Hooks example logs `status.iterNumber + 1` as the number of attempts: that must hold for every reason.
+  it('onDone status.iterNumber should count the retries made, whatever the reason', async () => {
+    const attemptsSeen = async (failures: number, schedule: Schedule.Schedule<unknown>): Promise<readonly [number, number]> => {
+      const clock = TestClock.make()
+      const { action, calls } = flaky(failures)
+      const rec = recorder<string>()
+      const run = pipe(action, retrying(schedule, { clock, ...rec.hooks }))()
+      await clock.runAll()
+      await run
+      return [rec.dones[0].status.iterNumber + 1, calls()]
+    }
+    // 'schedule': 3 attempts
+    const [bySchedule, schedule] = await attemptsSeen(Infinity, Schedule.fromDelays([10, 10]))
+    deepStrictEqual(bySchedule, schedule)
+    // 'succeeded' on the first attempt
+    const [byFirst, first] = await attemptsSeen(0, Schedule.constant(10))
+    deepStrictEqual(byFirst, first)
+    // 'succeeded' on the third attempt
+    const [byThird, third] = await attemptsSeen(2, Schedule.constant(10))
+    deepStrictEqual(byThird, third)
+  })
+
+  it('an onRetry that throws should make the task reject with that error', async () => {
+    const clock = TestClock.make()
+    const { action, calls } = failing()
+    const boom = new Error('onRetry failed')
+    const run = pipe(
+      action,
+      retrying(Schedule.constant(10), {
+        clock,
+        onRetry: () => {
+          throw boom
+        }
+      })
+    )()
+    await expect(run).rejects.toBe(boom)
+    deepStrictEqual(calls(), 1)
+    deepStrictEqual(clock.sleeps, [])
+  })
+
+  it('an onDone that throws should make the task reject with that error', async () => {
+    const clock = TestClock.make()
+    const boom = new Error('onDone failed')
+    const run = pipe(
+      TE.right(1),
+      retrying(Schedule.constant(10), {
+        clock,
+        onDone: () => {
+          throw boom
+        }
+      })
+    )()
+    await expect(run).rejects.toBe(boom)
+  })
+})
+
+// -------------------------------------------------------------------------------------
+// retryingWithStatus
+// -------------------------------------------------------------------------------------
+
+describe('retryingWithStatus', () => {
+  it('should give the action RetryStatus.initial first, then the status read from the clock at attempt start', async () => {
+    // a clock that oversleeps by 7 ms: elapsed must come from the clock, not from the delays
+    let time = 1_000
+    const clock: Clock.Clock = {
+      now: () => time,
+      sleep: (ms) => {
+        time += ms + 7
+        return Promise.resolve()
+      }
+    }
+    const seen: Array<RetryStatus.RetryStatus> = []
+    const run = pipe(
+      (s: RetryStatus.RetryStatus) => {
+        seen.push(s)
+        return TE.left(`error ${seen.length}`)
+      },
+      retryingWithStatus(Schedule.fromDelays([100, 200]), { clock })
+    )()
+    deepStrictEqual(await run, E.left('error 3'))
+    expect(seen[0]).toBe(RetryStatus.initial)
+    deepStrictEqual(seen, [RetryStatus.initial, status(1, 107, 100, O.some(100)), status(2, 314, 300, O.some(200))])
+  })
+
+  it('should stop on the first Right', async () => {
+    const clock = TestClock.make()
+    const run = pipe(
+      (s: RetryStatus.RetryStatus) => (s.iterNumber < 2 ? TE.left(s.iterNumber) : TE.right(`attempt ${s.iterNumber + 1}`)),
+      retryingWithStatus(Schedule.constant(50), { clock })
+    )()
+    await clock.runAll()
+    deepStrictEqual(await run, E.right('attempt 3'))
+    deepStrictEqual(clock.sleeps, [50, 50])
+  })
+})
+
+// -------------------------------------------------------------------------------------
+// retryingReaderTaskEither
+// -------------------------------------------------------------------------------------
+
+describe('retryingReaderTaskEither', () => {
+  interface Env extends RetryEnv {
+    readonly endpoint: string
+  }
+
+  it('should take clock and random from the environment and pass the environment to the action', async () => {
+    const clock = TestClock.make()
+    const env: Env = { clock, random: Random.fixed(0.5), endpoint: 'users' }
+    const envs: Array<Env> = []
+    let calls = 0
+    const fetchUser: RTE.ReaderTaskEither<Env, string, number> = (e) => () => {
+      envs.push(e)
+      calls++
+      return Promise.resolve(E.left(`${e.endpoint} down ${calls}`))
+    }
+    const schedule = pipe(Schedule.constant(100), Schedule.fullJitter, Schedule.intersect(Schedule.recurs(2)))
+    const run = pipe(fetchUser, retryingReaderTaskEither(schedule))(env)()
+    await clock.runAll()
+    deepStrictEqual(await run, E.left('users down 3'))
+    deepStrictEqual(clock.sleeps, [50, 50])
+    deepStrictEqual(envs.length, 3)
+    envs.forEach((e) => expect(e).toBe(env))
+  })
+
+  it('should read the environment on each run', async () => {
+    const action: RTE.ReaderTaskEither<RetryEnv, string, number> = RTE.left('down')
+    const rte = pipe(action, retryingReaderTaskEither(Schedule.fromDelays([10, 20])))
+    const a = TestClock.make()
+    const b = TestClock.make()
+    const runA = rte({ clock: a, random: Random.seeded(1) })()
+    const runB = rte({ clock: b, random: Random.seeded(1) })()
+    await a.runAll()
+    await b.runAll()
+    deepStrictEqual(await runA, E.left('down'))
+    deepStrictEqual(await runB, E.left('down'))
+    deepStrictEqual(a.sleeps, [10, 20])
+    deepStrictEqual(b.sleeps, [10, 20])
+  })
+
+  it('should take the abort signal from the environment, and the hooks from options', async () => {
+    const clock = TestClock.make()
+    const controller = new AbortController()
+    const rec = recorder<string>()
+    const run = pipe(
+      RTE.left<RetryEnv, string, number>('down'),
+      retryingReaderTaskEither(Schedule.constant(1_000), rec.hooks)
+    )({ clock, random: Random.seeded(1), signal: controller.signal })()
+    await settle()
+    deepStrictEqual(clock.pending, 1)
+    controller.abort()
+    deepStrictEqual(await run, E.left('down'))
+    deepStrictEqual(clock.now(), 0)
+    deepStrictEqual(clock.pending, 0)
+    deepStrictEqual(rec.retries.length, 1)
+    deepStrictEqual(
+      rec.dones.map((d) => d.reason),
+      ['aborted']
+    )
+  })
+})
+
+// -------------------------------------------------------------------------------------
+// repeating
+// -------------------------------------------------------------------------------------
+
+describe('repeating', () => {
+  it('should collect the results while the schedule continues (collect_and_retry)', async () => {
+    const clock = TestClock.make()
+    const run = repeating(pipe(Schedule.constant(1), Schedule.whileInput((a: number) => a < 2)), { clock })({
+      initial: 0,
+      action: (s: number) => TE.right(s + 1),
+      next: (a) => a
+    })()
+    await clock.runAll()
+    deepStrictEqual(await run, E.right([1, 2]))
+    deepStrictEqual(clock.sleeps, [1])
+  })
+
+  it("should sleep the schedule's delays between runs, and show onRetry the success values", async () => {
+    const clock = TestClock.make()
+    const rec = recorder<number>()
+    const inputs: Array<string> = []
+    const run = repeating(Schedule.fromDelays([10, 20, 30]), { clock, ...rec.hooks })({
+      initial: 'a',
+      action: (s: string) => {
+        inputs.push(s)
+        return TE.right(s.length)
+      },
+      next: (n, s) => s + String(n)
+    })()
+    await clock.runAll()
+    deepStrictEqual(await run, E.right([1, 2, 3, 4]))
+    deepStrictEqual(inputs, ['a', 'a1', 'a12', 'a123'])
+    deepStrictEqual(clock.sleeps, [10, 20, 30])
+    deepStrictEqual(
+      rec.retries.map((r) => [r.input, r.delay]),
+      [
+        [1, 10],
+        [2, 20],
+        [3, 30]
+      ]
+    )
+    deepStrictEqual(
+      rec.dones.map((d) => d.reason),
+      ['schedule']
+    )
+  })
+
+  it('should end with the Left of a failing run', async () => {
+    const clock = TestClock.make()
+    const rec = recorder<number>()
+    let runs = 0
+    const run = repeating(Schedule.constant(10), { clock, ...rec.hooks })({
+      initial: 0,
+      action: (s: number) => {
+        runs++
+        return s === 2 ? TE.left('stop at 2') : TE.right(s + 1)
+      },
+      next: (a) => a
+    })()
+    await clock.runAll()
+    deepStrictEqual(await run, E.left('stop at 2'))
+    deepStrictEqual(runs, 3)
+    deepStrictEqual(clock.sleeps, [10, 10])
+    deepStrictEqual(rec.dones, [{ result: E.left('stop at 2'), status: status(2, 20, 20, O.some(10)), reason: 'failed' }])
+  })
+
+  it("should end with the Left of a failing first run, and 'failed'", async () => {
+    const rec = recorder<number>()
+    const run = repeating(Schedule.constant(10), { clock: TestClock.make(), ...rec.hooks })({
+      initial: 0,
+      action: () => TE.left('down'),
+      next: (a: number) => a
+    })()
+    deepStrictEqual(await run, E.left('down'))
+    deepStrictEqual(rec.retries, [])
+    deepStrictEqual(rec.dones, [{ result: E.left('down'), status: RetryStatus.initial, reason: 'failed' }])
+  })
+
+  it('an abort during a sleep should end with the results collected so far', async () => {
+    const clock = TestClock.make()
+    const controller = new AbortController()
+    const rec = recorder<number>()
+    const run = repeating(Schedule.constant(100), { clock, signal: controller.signal, ...rec.hooks })({
+      initial: 0,
+      action: (s: number) => TE.right(s + 1),
+      next: (a) => a
+    })()
+    await clock.advance(100)
+    controller.abort()
+    deepStrictEqual(await run, E.right([1, 2]))
+    deepStrictEqual(clock.pending, 0)
+    deepStrictEqual(
+      rec.dones.map((d) => d.reason),
+      ['aborted']
+    )
+  })
+
+  it('should collect separately on each run of the task', async () => {
+    const task = repeating(Schedule.recurs(2))({ initial: 0, action: (s: number) => TE.right(s + 1), next: (a) => a })
+    deepStrictEqual(await task(), E.right([1, 2, 3]))
+    deepStrictEqual(await task(), E.right([1, 2, 3]))
+  })
+})
+
+// -------------------------------------------------------------------------------------
+// reliability
+// -------------------------------------------------------------------------------------
+
+describe('reliability', () => {
+  it('should make 1,000,000 zero-delay retries without stack overflow and with bounded heap growth', async () => {
+    const gc = exposeGc()
+    gc?.()
+    const before = process.memoryUsage().heapUsed
+    const n = 1_000_000
+    const { action, calls } = flaky(n)
+    const result = await pipe(action, retrying(Schedule.recurs(n), { clock: TestClock.make() }))()
+    deepStrictEqual(result, E.right(`ok ${n + 1}`))
+    deepStrictEqual(calls(), n + 1)
+    gc?.()
+    const growth = process.memoryUsage().heapUsed - before
+    expect(growth).toBeLessThan(gc ? 8 * 2 ** 20 : 96 * 2 ** 20)
+  }, 15_000) // well under 2 s on an idle machine; the margin is for a loaded CI runner
+
+  it('an abort during a sleep should end the run at once with the last error', async () => {
+    const clock = TestClock.make()
+    const controller = new AbortController()
+    const { action, calls } = failing()
+    const run = pipe(action, retrying(Schedule.constant(60_000), { clock, signal: controller.signal }))()
+    await settle()
+    deepStrictEqual(clock.pending, 1)
+    controller.abort()
+    deepStrictEqual(await run, E.left('error 1'))
+    deepStrictEqual(calls(), 1)
+    deepStrictEqual(clock.now(), 0)
+    deepStrictEqual(clock.pending, 0)
+  })
+
+  it('should start no attempt, ask no decision and sleep no more after an abort during an attempt', async () => {
+    for (const [schedule, delay] of [
+      [Schedule.constant(10), 10],
+      [Schedule.forever, 0]
+    ] as const) {
+      const clock = TestClock.make()
+      const controller = new AbortController()
+      const rec = recorder<string>()
+      let calls = 0
+      const action: TE.TaskEither<string, number> = () => {
+        if (++calls === 2) controller.abort()
+        return Promise.resolve(E.left(`error ${calls}`))
+      }
+      const run = pipe(action, retrying(schedule, { clock, signal: controller.signal, ...rec.hooks }))()
+      await clock.runAll()
+      deepStrictEqual(await run, E.left('error 2'))
+      deepStrictEqual(calls, 2)
+      deepStrictEqual(clock.pending, 0)
+      deepStrictEqual(clock.sleeps, delay > 0 ? [delay] : [])
+      deepStrictEqual(rec.retries.length, 1)
+      deepStrictEqual(rec.dones, [
+        { result: E.left('error 2'), status: status(1, delay, delay, O.some(delay)), reason: 'aborted' }
+      ])
+    }
+  })
+
+  it('an abort during the first attempt should end the run with its Left, without a decision', async () => {
+    const clock = TestClock.make()
+    const controller = new AbortController()
+    const rec = recorder<string>()
+    const inputs: Array<string> = []
+    const schedule = Schedule.make(null, (_, input: string) => {
+      inputs.push(input)
+      return Schedule.continueAfter(10, null)
+    })
+    const action: TE.TaskEither<string, number> = () => {
+      controller.abort()
+      return Promise.resolve(E.left('error 1'))
+    }
+    const run = pipe(action, retrying(schedule, { clock, signal: controller.signal, ...rec.hooks }))()
+    deepStrictEqual(await run, E.left('error 1'))
+    deepStrictEqual(inputs, [])
+    deepStrictEqual(clock.sleeps, [])
+    deepStrictEqual(rec.retries, [])
+    deepStrictEqual(rec.dones, [{ result: E.left('error 1'), status: RetryStatus.initial, reason: 'aborted' }])
+  })
+
+  it('a signal aborted before the start should make the task reject with signal.reason, calling no action', async () => {
+    const reason = new Error('cancelled')
+    const controller = new AbortController()
+    controller.abort(reason)
+    let calls = 0
+    const action: TE.TaskEither<string, number> = () => {
+      calls++
+      return Promise.resolve(E.left('error'))
+    }
+    const clock = TestClock.make()
+    await expect(pipe(action, retrying(Schedule.constant(10), { clock, signal: controller.signal }))()).rejects.toBe(reason)
+    await expect(
+      pipe(() => action, retryingWithStatus(Schedule.constant(10), { clock, signal: controller.signal }))()
+    ).rejects.toBe(reason)
+    await expect(
+      pipe(
+        (_: RetryEnv) => action,
+        retryingReaderTaskEither(Schedule.constant(10))
+      )({ clock, random: Random.seeded(0), signal: controller.signal })()
+    ).rejects.toBe(reason)
+    await expect(
+      repeating(Schedule.constant(10), { clock, signal: controller.signal })({ initial: 0, action: () => action, next: (a) => a })()
+    ).rejects.toBe(reason)
+    // the default reason, an AbortError, is passed through as is
+    const plain = new AbortController()
+    plain.abort()
+    await expect(pipe(action, retrying(Schedule.constant(10), { clock, signal: plain.signal }))()).rejects.toBe(plain.signal.reason)
+    deepStrictEqual(calls, 0)
+    deepStrictEqual(clock.sleeps, [])
+  })
+
+  it('with Clock.live, an abort during a 60 s sleep should end the run promptly and leave no timer behind', async () => {
+    const timers = trackTimers()
+    const controller = new AbortController()
+    const { action, calls } = failing()
+    let sleeping: () => void = () => undefined
+    const retried = new Promise<void>((resolve) => (sleeping = resolve))
+    const started = Date.now()
+    const run = pipe(action, retrying(Schedule.constant(60_000), { signal: controller.signal, onRetry: () => sleeping() }))()
+    await retried
+    await settle()
+    deepStrictEqual(timers.live(), 1)
+    controller.abort()
+    deepStrictEqual(await run, E.left('error 1'))
+    expect(Date.now() - started).toBeLessThan(1_000)
+    deepStrictEqual(calls(), 1)
+    deepStrictEqual(timers.live(), 0)
+  })
+
+  describe('an action that rejects or throws is a defect', () => {
+    const boom = new Error('defect')
+    const rejecting = (): { readonly action: TE.TaskEither<string, number>; readonly calls: () => number } => {
+      let calls = 0
+      return { action: () => (++calls === 1 ? Promise.resolve(E.left('error')) : Promise.reject(boom)), calls: () => calls }
+    }
+    const throwing = (): { readonly action: TE.TaskEither<string, number>; readonly calls: () => number } => {
+      let calls = 0
+      return {
+        action: () => {
+          calls++
+          throw boom
+        },
+        calls: () => calls
+      }
+    }
+
+    it('retrying should not retry a rejection, and should propagate it unchanged with no timer left', async () => {
+      const timers = trackTimers()
+      // first a Left, a real 5 ms sleep, then a rejection
+      const r = rejecting()
+      await expect(pipe(r.action, retrying(Schedule.constant(5)))()).rejects.toBe(boom)
+      deepStrictEqual(r.calls(), 2)
+      // a synchronous throw on the first attempt
+      const t = throwing()
+      await expect(pipe(t.action, retrying(Schedule.constant(60_000)))()).rejects.toBe(boom)
+      deepStrictEqual(t.calls(), 1)
+      // the 5 ms sleep armed a timer (two, when Node fires it early and it is topped up), and none is left
+      expect(timers.armed()).toBeGreaterThanOrEqual(1)
+      deepStrictEqual(timers.live(), 0)
+    })
+
+    it('retryingWithStatus should not retry a rejection or a throw', async () => {
+      const clock = TestClock.make()
+      const r = rejecting()
+      const rejected = expect(pipe(() => r.action, retryingWithStatus(Schedule.constant(5), { clock }))()).rejects.toBe(boom)
+      await clock.runAll()
+      await rejected
+      deepStrictEqual(clock.sleeps, [5])
+      deepStrictEqual(r.calls(), 2)
+      let calls = 0
+      const thrower = (): TE.TaskEither<string, number> => {
+        calls++
+        throw boom
+      }
+      await expect(pipe(thrower, retryingWithStatus(Schedule.constant(5), { clock }))()).rejects.toBe(boom)
+      deepStrictEqual(calls, 1)
+    })
+
+    it('retryingReaderTaskEither should not retry a rejection or a throw, and should reject rather than throw', async () => {
+      const clock = TestClock.make()
+      const env: RetryEnv = { clock, random: Random.seeded(0) }
+      const t = throwing()
+      await expect(pipe((_: RetryEnv) => t.action, retryingReaderTaskEither(Schedule.constant(5)))(env)()).rejects.toBe(boom)
+      deepStrictEqual(t.calls(), 1)
+      // the reader itself throws: the task must still return a rejected promise, as a Task never throws
+      let reads = 0
+      const reader: RTE.ReaderTaskEither<RetryEnv, string, number> = () => {
+        reads++
+        throw boom
+      }
+      const task = pipe(reader, retryingReaderTaskEither(Schedule.constant(5)))(env)
+      let result: Promise<unknown> = Promise.resolve()
+      expect(() => {
+        result = task()
+      }).not.toThrow()
+      await expect(result).rejects.toBe(boom)
+      deepStrictEqual(reads, 1)
+    })
+
+    it('repeating should not repeat after a rejection or a throw', async () => {
+      const clock = TestClock.make()
+      let runs = 0
+      const rejected = expect(
+        repeating(Schedule.constant(5), { clock })({
+          initial: 0,
+          action: (s: number) => (++runs === 2 ? () => Promise.reject(boom) : TE.right(s + 1)),
+          next: (a) => a
+        })()
+      ).rejects.toBe(boom)
+      await clock.runAll()
+      await rejected
+      deepStrictEqual(clock.sleeps, [5])
+      deepStrictEqual(runs, 2)
+      let calls = 0
+      const thrower = (): TE.TaskEither<string, number> => {
+        calls++
+        throw boom
+      }
+      await expect(repeating(Schedule.constant(5), { clock })({ initial: 0, action: thrower, next: (a) => a })()).rejects.toBe(boom)
+      deepStrictEqual(calls, 1)
+    })
+  })
+
+  it('one schedule value should drive 10,000 concurrent runs independently', async () => {
+    const schedule = pipe(Schedule.exponential(10), Schedule.fullJitter, Schedule.minDelay(1), Schedule.intersect(Schedule.recurs(5)))
+    const clock = TestClock.make()
+    const n = 10_000
+    const delaysOf: Array<Array<number>> = []
+    const callsOf: Array<number> = []
+    const runs = Array.from({ length: n }, (_, i) => {
+      delaysOf.push([])
+      callsOf.push(0)
+      const action: TE.TaskEither<string, number> = () => {
+        const attempt = ++callsOf[i]
+        return Promise.resolve(attempt <= i % 5 ? E.left(`run ${i} error ${attempt}`) : E.right(i))
+      }
+      return pipe(
+        action,
+        retrying(schedule, { clock, random: Random.seeded(i), onRetry: (_, __, delay) => delaysOf[i].push(delay) })
+      )()
+    })
+    await clock.runAll()
+    const results = await Promise.all(runs)
+    const indices = Array.from({ length: n }, (_, i) => i)
+    // compared in one go: ten thousand separate assertions would dominate the run time
+    deepStrictEqual(
+      results,
+      indices.map((i) => E.right(i))
+    )
+    deepStrictEqual(
+      callsOf,
+      indices.map((i) => (i % 5) + 1)
+    )
+    deepStrictEqual(
+      delaysOf,
+      indices.map((i) => Schedule.delays(schedule, { random: Random.seeded(i) }).slice(0, i % 5))
+    )
+    deepStrictEqual(
+      clock.sleeps.length,
+      indices.reduce((sum, i) => sum + (i % 5), 0)
+    )
+    deepStrictEqual(clock.pending, 0)
+  }, 15_000)
+
+  it('with forever and an always-failing synchronous action, an abort from a real timer should still stop the run', async () => {
+    const controller = new AbortController()
+    // A safety valve: if the loop never yielded, the timer could not fire, and neither could the test's own
+    // timeout; the action then succeeds after three million calls so that the test fails instead of hanging.
+    const { action, calls } = flaky(3_000_000)
+    const rec = recorder<string>()
+    const timer = setTimeout(() => controller.abort(), 5)
+    const result = await pipe(action, retrying(Schedule.forever, { signal: controller.signal, ...rec.hooks }))()
+    clearTimeout(timer)
+    deepStrictEqual(result, E.left(`error ${calls()}`))
+    expect(calls()).toBeGreaterThan(1)
+    deepStrictEqual(
+      rec.dones.map((d) => d.reason),
+      ['aborted']
+    )
+  })
+})
+
+// -------------------------------------------------------------------------------------
+// bad input
+// -------------------------------------------------------------------------------------
+
+describe('bad input', () => {
+  it('a value that is not a Schedule should be a TypeError naming the schedule', () => {
+    for (const bad of [null, undefined, 42, {}, { step: 1 }]) {
+      const schedule = bad as unknown as Schedule.Schedule<unknown>
+      expect(() => retrying(schedule)).toThrow(TypeError)
+      expect(() => retrying(schedule)).toThrow(/^retrying: schedule must be a Schedule/)
+      expect(() => retryingWithStatus(schedule)).toThrow(/^retryingWithStatus: schedule/)
+      expect(() => retryingReaderTaskEither(schedule)).toThrow(/^retryingReaderTaskEither: schedule/)
+      expect(() => repeating(schedule)).toThrow(/^repeating: schedule/)
+    }
+    expect(() => retrying(null as unknown as Schedule.Schedule<unknown>)).toThrow('received null')
+  })
+
+  it('hooks that are not functions should be a RangeError naming them', () => {
+    const notAFunction = 'log' as unknown as () => void
+    expect(() => retrying(Schedule.recurs(1), { onRetry: notAFunction })).toThrow(RangeError)
+    expect(() => retrying(Schedule.recurs(1), { onRetry: notAFunction })).toThrow(/options\.onRetry.*"log"/)
+    expect(() => retrying(Schedule.recurs(1), { onDone: notAFunction })).toThrow(RangeError)
+    expect(() => retrying(Schedule.recurs(1), { onDone: notAFunction })).toThrow(/options\.onDone/)
+    expect(() => repeating(Schedule.recurs(1), { onRetry: notAFunction })).toThrow(/^repeating: options\.onRetry/)
+  })
+
+  it('a schedule step returning a NaN, negative or infinite delay should make the run reject with a RangeError naming it', async () => {
+    for (const [delay, shown] of [
+      [NaN, 'NaN'],
+      [-1, '-1'],
+      [Infinity, 'Infinity']
+    ] as const) {
+      const clock = TestClock.make()
+      const { action, calls } = failing()
+      const bad = Schedule.make(null, () => Schedule.continueAfter(delay, null))
+      const error = await caught(() => pipe(action, retrying(bad, { clock }))())
+      expect(error).toBeInstanceOf(RangeError)
+      expect((error as RangeError).message).toContain(`delay ${shown}`)
+      deepStrictEqual(calls(), 1)
+      deepStrictEqual(clock.sleeps, [])
+    }
+  })
+})

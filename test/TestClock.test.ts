@@ -1,0 +1,295 @@
+import * as E from 'fp-ts/Either'
+import { pipe } from 'fp-ts/function'
+import * as TE from 'fp-ts/TaskEither'
+import { retrying } from '../src/Retry'
+import * as Schedule from '../src/Schedule'
+import * as TestClock from '../src/TestClock'
+import { deepStrictEqual } from './util'
+
+/** The error a call produced, whether it threw synchronously or rejected. */
+const caught = async (f: () => unknown): Promise<unknown> => {
+  try {
+    await f()
+  } catch (e) {
+    return e
+  }
+  throw new Error('expected an error')
+}
+
+describe('TestClock', () => {
+  describe('make', () => {
+    it('should read start, 0 by default', () => {
+      deepStrictEqual(TestClock.make().now(), 0)
+      deepStrictEqual(TestClock.make(1_700_000_000_000).now(), 1_700_000_000_000)
+      deepStrictEqual(TestClock.make(-50).now(), -50)
+    })
+
+    it('should start with no sleeps and no sleepers', () => {
+      const clock = TestClock.make()
+      deepStrictEqual(clock.sleeps, [])
+      deepStrictEqual(clock.pending, 0)
+    })
+
+    it('should be a RangeError naming a start that is not finite', () => {
+      expect(() => TestClock.make(NaN)).toThrow(RangeError)
+      expect(() => TestClock.make(NaN)).toThrow('TestClock.make: start must be a finite number, received NaN')
+      expect(() => TestClock.make(Infinity)).toThrow(/received Infinity/)
+    })
+  })
+
+  describe('sleep', () => {
+    it('should record the durations in order, without moving time', () => {
+      const clock = TestClock.make(10)
+      void clock.sleep(300)
+      void clock.sleep(100)
+      void clock.sleep(0)
+      void clock.sleep(200)
+      deepStrictEqual(clock.sleeps, [300, 100, 0, 200])
+      deepStrictEqual(clock.now(), 10)
+      deepStrictEqual(clock.pending, 3)
+    })
+
+    it('should resolve sleep(0) at once, without a sleeper', async () => {
+      const clock = TestClock.make()
+      await clock.sleep(0)
+      deepStrictEqual(clock.pending, 0)
+      deepStrictEqual(clock.sleeps, [0])
+    })
+
+    it('should not wake a sleeper before the clock reaches its wake-up time', async () => {
+      const clock = TestClock.make()
+      let woken = false
+      void clock.sleep(100).then(() => {
+        woken = true
+      })
+      await clock.advance(99)
+      deepStrictEqual(woken, false)
+      await clock.advance(1)
+      deepStrictEqual(woken, true)
+    })
+
+    it('should resolve at once for an already-aborted signal, leaving no sleeper', async () => {
+      const clock = TestClock.make()
+      const controller = new AbortController()
+      controller.abort()
+      await clock.sleep(1_000, controller.signal)
+      deepStrictEqual(clock.pending, 0)
+      deepStrictEqual(clock.now(), 0)
+    })
+
+    it('an abort should wake and remove the sleeper, without moving time', async () => {
+      const clock = TestClock.make()
+      const controller = new AbortController()
+      const order: Array<string> = []
+      void clock.sleep(100).then(() => order.push('other'))
+      const slept = clock.sleep(1_000, controller.signal).then(() => order.push('aborted'))
+      deepStrictEqual(clock.pending, 2)
+      controller.abort()
+      await slept
+      deepStrictEqual(clock.pending, 1)
+      deepStrictEqual(clock.now(), 0)
+      await clock.runAll()
+      deepStrictEqual(order, ['aborted', 'other'])
+      deepStrictEqual(clock.now(), 100)
+    })
+
+    it('an abort after the wake-up should change nothing', async () => {
+      const clock = TestClock.make()
+      const controller = new AbortController()
+      void clock.sleep(10, controller.signal)
+      void clock.sleep(20)
+      await clock.advance(10)
+      controller.abort()
+      deepStrictEqual(clock.pending, 1)
+    })
+
+    it('should be a RangeError naming a negative, NaN or infinite ms', async () => {
+      const clock = TestClock.make()
+      for (const [ms, shown] of [
+        [-1, '-1'],
+        [NaN, 'NaN'],
+        [Infinity, 'Infinity']
+      ] as const) {
+        const error = await caught(() => clock.sleep(ms))
+        expect(error).toBeInstanceOf(RangeError)
+        expect((error as RangeError).message).toBe(`TestClock.sleep: ms must be a finite number >= 0, received ${shown}`)
+      }
+      deepStrictEqual(clock.sleeps, [])
+    })
+  })
+
+  describe('advance', () => {
+    it('should wake the due sleepers one at a time in wake-up order, ties in the order they slept, each at its time', async () => {
+      const clock = TestClock.make(1_000)
+      const woken: Array<readonly [string, number]> = []
+      const sleeper = (name: string, ms: number): void => {
+        void clock.sleep(ms).then(() => woken.push([name, clock.now()]))
+      }
+      sleeper('c', 30)
+      sleeper('a1', 10)
+      sleeper('b', 20)
+      sleeper('a2', 10)
+      sleeper('d', 26)
+      await clock.advance(25)
+      deepStrictEqual(woken, [
+        ['a1', 1_010],
+        ['a2', 1_010],
+        ['b', 1_020]
+      ])
+      deepStrictEqual(clock.now(), 1_025)
+      deepStrictEqual(clock.pending, 2)
+      await clock.advance(5)
+      deepStrictEqual(woken.slice(3), [
+        ['d', 1_026],
+        ['c', 1_030]
+      ])
+    })
+
+    it('should let each woken sleeper run before waking the next', async () => {
+      const clock = TestClock.make()
+      const log: Array<string> = []
+      void clock
+        .sleep(10)
+        .then(() => log.push('first woke'))
+        .then(() => Promise.resolve())
+        .then(() => log.push('first ran on'))
+      void clock.sleep(20).then(() => log.push('second woke'))
+      await clock.advance(20)
+      deepStrictEqual(log, ['first woke', 'first ran on', 'second woke'])
+    })
+
+    it('should wake again, within the same advance, a sleeper that goes back to sleep within the window', async () => {
+      const clock = TestClock.make()
+      const times: Array<number> = []
+      const loop = async (): Promise<void> => {
+        for (let i = 0; i < 3; i++) {
+          await clock.sleep(10)
+          times.push(clock.now())
+        }
+      }
+      void loop()
+      await clock.advance(25)
+      deepStrictEqual(times, [10, 20])
+      deepStrictEqual(clock.now(), 25)
+      deepStrictEqual(clock.pending, 1)
+      await clock.advance(5)
+      deepStrictEqual(times, [10, 20, 30])
+    })
+
+    it('should leave time at exactly start + ms, with or without sleepers', async () => {
+      const clock = TestClock.make(7)
+      await clock.advance(100)
+      deepStrictEqual(clock.now(), 107)
+      void clock.sleep(10)
+      await clock.advance(0.5)
+      deepStrictEqual(clock.now(), 107.5)
+      await clock.advance(0)
+      deepStrictEqual(clock.now(), 107.5)
+      deepStrictEqual(clock.pending, 1)
+    })
+
+    it('should let pending promise jobs settle first, so a run started just before sleeps in time', async () => {
+      const clock = TestClock.make()
+      const run = pipe(TE.left('boom'), retrying(Schedule.fromDelays([100]), { clock }))()
+      await clock.advance(100)
+      deepStrictEqual(clock.pending, 0)
+      deepStrictEqual(await run, E.left('boom'))
+    })
+
+    it('should be a RangeError naming a negative or NaN ms', async () => {
+      const clock = TestClock.make()
+      for (const [ms, shown] of [
+        [-1, '-1'],
+        [NaN, 'NaN'],
+        [Infinity, 'Infinity']
+      ] as const) {
+        const error = await caught(() => clock.advance(ms))
+        expect(error).toBeInstanceOf(RangeError)
+        expect((error as RangeError).message).toBe(`TestClock.advance: ms must be a finite number >= 0, received ${shown}`)
+      }
+      deepStrictEqual(clock.now(), 0)
+    })
+  })
+
+  describe('runAll', () => {
+    it('should advance until no sleeper is left, to the last wake-up time', async () => {
+      const clock = TestClock.make(100)
+      const times: Array<number> = []
+      const loop = async (): Promise<void> => {
+        for (const ms of [50, 10, 40]) {
+          await clock.sleep(ms)
+          times.push(clock.now())
+        }
+      }
+      const done = loop()
+      void clock.sleep(70)
+      await clock.runAll()
+      await done
+      deepStrictEqual(times, [150, 160, 200])
+      deepStrictEqual(clock.now(), 200)
+      deepStrictEqual(clock.pending, 0)
+      deepStrictEqual(clock.sleeps, [50, 70, 10, 40])
+    })
+
+    it('should do nothing when no sleeper is waiting', async () => {
+      const clock = TestClock.make(3)
+      await clock.runAll()
+      deepStrictEqual(clock.now(), 3)
+    })
+
+    it('should throw a clear Error when it wakes more than maxWakes sleepers', async () => {
+      const clock = TestClock.make()
+      const controller = new AbortController()
+      const run = pipe(
+        TE.left('down'),
+        retrying(pipe(Schedule.forever, Schedule.intersect(Schedule.constant(1))), { clock, signal: controller.signal })
+      )()
+      const error = await caught(() => clock.runAll(5))
+      expect(error).toBeInstanceOf(Error)
+      deepStrictEqual(
+        (error as Error).message,
+        'TestClock.runAll: woke 5 sleepers and more are waiting; does a schedule never stop?'
+      )
+      deepStrictEqual(clock.now(), 5)
+      deepStrictEqual(clock.sleeps.length, 6)
+      controller.abort()
+      deepStrictEqual(await run, E.left('down'))
+    })
+
+    it('should wake exactly maxWakes sleepers without throwing', async () => {
+      const clock = TestClock.make()
+      const run = pipe(TE.left('down'), retrying(Schedule.fromDelays([1, 1, 1]), { clock }))()
+      await clock.runAll(3)
+      deepStrictEqual(await run, E.left('down'))
+    })
+
+    it('should be a RangeError naming a maxWakes that is not a whole number >= 0', async () => {
+      const clock = TestClock.make()
+      for (const [n, shown] of [
+        [-1, '-1'],
+        [1.5, '1.5'],
+        [NaN, 'NaN']
+      ] as const) {
+        const error = await caught(() => clock.runAll(n))
+        expect(error).toBeInstanceOf(RangeError)
+        expect((error as RangeError).message).toBe(`TestClock.runAll: maxWakes must be a whole number >= 0, received ${shown}`)
+      }
+    })
+  })
+
+  describe('pending', () => {
+    it('should count the sleepers still waiting', async () => {
+      const clock = TestClock.make()
+      void clock.sleep(10)
+      void clock.sleep(20)
+      void clock.sleep(30)
+      deepStrictEqual(clock.pending, 3)
+      await clock.advance(10)
+      deepStrictEqual(clock.pending, 2)
+      await clock.advance(15)
+      deepStrictEqual(clock.pending, 1)
+      await clock.runAll()
+      deepStrictEqual(clock.pending, 0)
+    })
+  })
+})

@@ -1,0 +1,85 @@
+import * as fs from 'fs'
+import * as path from 'path'
+import * as index from '../src/index'
+import * as Clock from '../src/Clock'
+import * as Random from '../src/Random'
+import * as Retry from '../src/Retry'
+import * as RetryStatus from '../src/RetryStatus'
+import * as Schedule from '../src/Schedule'
+import * as TestClock from '../src/TestClock'
+import { deepStrictEqual } from './util'
+
+const root = path.join(__dirname, '..')
+
+/** Every public module: each `.ts` file directly under `src/`, except the index. */
+// spread into an array of this realm: jest compares prototypes, and fs answers with the host's arrays
+const modules: ReadonlyArray<string> = [...fs.readdirSync(path.join(root, 'src'))]
+  .filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts') && file !== 'index.ts')
+  .map((file) => file.slice(0, -'.ts'.length))
+  .sort()
+
+interface PackageJson {
+  readonly exports: Record<string, string | { readonly types: string; readonly default: string }>
+}
+
+const packageJson = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')) as PackageJson
+
+/** The module's runtime exports (types leave no trace at runtime). */
+const load = (name: string): Record<string, unknown> => jest.requireActual(path.join(root, 'src', name))
+
+describe('index', () => {
+  it('should export the namespaces Schedule, RetryStatus, Clock, Random and TestClock', () => {
+    expect(index.Schedule).toBe(Schedule)
+    expect(index.RetryStatus).toBe(RetryStatus)
+    expect(index.Clock).toBe(Clock)
+    expect(index.Random).toBe(Random)
+    expect(index.TestClock).toBe(TestClock)
+  })
+
+  it('should export the runners retrying, retryingWithStatus, retryingReaderTaskEither and repeating, and their Retry namespace', () => {
+    expect(index.retrying).toBe(Retry.retrying)
+    expect(index.retryingWithStatus).toBe(Retry.retryingWithStatus)
+    expect(index.retryingReaderTaskEither).toBe(Retry.retryingReaderTaskEither)
+    expect(index.repeating).toBe(Retry.repeating)
+    expect(index.Retry).toBe(Retry)
+  })
+
+  it('should export nothing but the modules under src and the runners', () => {
+    const runners = ['retrying', 'retryingWithStatus', 'retryingReaderTaskEither', 'repeating']
+    const extra = Object.keys(index).filter((key) => !modules.includes(key) && !runners.includes(key))
+    deepStrictEqual(extra, [])
+  })
+
+  it('should re-export every module under src as a namespace or its functions', () => {
+    expect(modules.length).toBeGreaterThanOrEqual(6)
+    const exported = index as unknown as Record<string, unknown>
+    const missing = modules.filter((name) => {
+      const module = load(name)
+      if (exported[name] === module) return false
+      const values = Object.keys(module)
+      return values.length === 0 || values.some((key) => exported[key] !== module[key])
+    })
+    deepStrictEqual(missing, [])
+  })
+
+  it('should have a package.json "exports" subpath for every module under src', () => {
+    const missing = modules.filter((name) => {
+      const entry = packageJson.exports[`./${name}`]
+      return (
+        typeof entry !== 'object' ||
+        entry.types !== `./lib/${name}.d.ts` ||
+        entry.default !== `./lib/${name}.js`
+      )
+    })
+    deepStrictEqual(missing, [])
+  })
+
+  it('should have no package.json "exports" subpath without a module under src', () => {
+    const subpaths = Object.keys(packageJson.exports)
+      .filter((key) => key !== '.' && key !== './package.json')
+      .map((key) => key.slice('./'.length))
+      .sort()
+    deepStrictEqual(subpaths, [...modules])
+    deepStrictEqual(packageJson.exports['.'], { types: './lib/index.d.ts', default: './lib/index.js' })
+  })
+})

@@ -1,0 +1,205 @@
+/**
+ * Type-level tests of the public signatures. ts-jest type-checks this file, so a broken expectation or an unused
+ * `@ts-expect-error` fails the run; the `it` blocks only give each group a name in the report.
+ */
+import { expectTypeOf } from 'expect-type'
+import { pipe } from 'fp-ts/function'
+import type * as RTE from 'fp-ts/ReaderTaskEither'
+import * as TE from 'fp-ts/TaskEither'
+import type { Monoid } from 'fp-ts/Monoid'
+import { repeating, retrying, retryingReaderTaskEither, retryingWithStatus } from '../src/index'
+import type { RetryEnv, RetryOptions } from '../src/Retry'
+import type { RetryStatus } from '../src/RetryStatus'
+import * as Schedule from '../src/Schedule'
+import * as TestClock from '../src/TestClock'
+
+interface HttpError {
+  readonly status: number
+}
+
+interface NotFound extends HttpError {
+  readonly status: 404
+  readonly path: string
+}
+
+interface Timeout {
+  readonly timeoutMs: number
+}
+
+interface Env extends RetryEnv {
+  readonly endpoint: string
+}
+
+const onServerErrors = pipe(
+  Schedule.constant(100),
+  Schedule.whileInput((e: HttpError) => e.status >= 500)
+)
+
+const stringFailure: TE.TaskEither<string, number> = TE.left('down')
+const httpFailure: TE.TaskEither<HttpError, number> = TE.left({ status: 503 })
+const notFoundFailure: TE.TaskEither<NotFound, { readonly id: string }> = TE.left({ status: 404, path: '/users' })
+const timeoutFailure: TE.TaskEither<Timeout, number> = TE.left({ timeoutMs: 100 })
+const httpSchedule: Schedule.Schedule<HttpError> = onServerErrors
+const timeoutSchedule: Schedule.Schedule<Timeout> = Schedule.recurs(1)
+
+/** Type-checks an expression without evaluating it (some would throw at run time). */
+const typeOnly = (_expression: () => unknown): void => undefined
+
+describe('types', () => {
+  it('retrying with a Schedule<unknown> should accept any TaskEither<E, A> and return a TaskEither<E, A>', () => {
+    const retry = retrying(Schedule.recurs(3))
+    expectTypeOf(retry(stringFailure)).toEqualTypeOf<TE.TaskEither<string, number>>()
+    expectTypeOf(retry(httpFailure)).toEqualTypeOf<TE.TaskEither<HttpError, number>>()
+    expectTypeOf(retry(TE.right<never, ReadonlyArray<boolean>>([true]))).toEqualTypeOf<TE.TaskEither<never, ReadonlyArray<boolean>>>()
+    expectTypeOf(pipe(stringFailure, retrying(Schedule.exponential(10)))).toEqualTypeOf<TE.TaskEither<string, number>>()
+  })
+
+  it('retrying with a Schedule<HttpError> should accept HttpError and its subtypes, and nothing else', () => {
+    expectTypeOf(retrying(onServerErrors)(httpFailure)).toEqualTypeOf<TE.TaskEither<HttpError, number>>()
+    expectTypeOf(retrying(onServerErrors)(notFoundFailure)).toEqualTypeOf<TE.TaskEither<NotFound, { readonly id: string }>>()
+    typeOnly(() =>
+      // @ts-expect-error a Schedule<HttpError> cannot look at a string error
+      retrying(onServerErrors)(stringFailure))
+    typeOnly(() =>
+      // @ts-expect-error nor at an unrelated error type
+      pipe(timeoutFailure, retrying(onServerErrors)))
+  })
+
+  it('retrying options should see the schedule input type in hooks', () => {
+    expectTypeOf<RetryOptions<HttpError>['onRetry']>().toEqualTypeOf<
+      ((input: HttpError, status: RetryStatus, delay: number) => void) | undefined
+    >()
+    const retry = retrying(onServerErrors, {
+      onRetry: (error, status, delay) => {
+        expectTypeOf(error).toEqualTypeOf<HttpError>()
+        expectTypeOf(status).toEqualTypeOf<RetryStatus>()
+        expectTypeOf(delay).toEqualTypeOf<number>()
+      }
+    })
+    expectTypeOf(retry(httpFailure)).toEqualTypeOf<TE.TaskEither<HttpError, number>>()
+  })
+
+  it('retryingWithStatus should give the action a RetryStatus', () => {
+    const run = pipe((status: RetryStatus) => TE.left<HttpError, string>({ status: status.iterNumber }), retryingWithStatus(onServerErrors))
+    expectTypeOf(run).toEqualTypeOf<TE.TaskEither<HttpError, string>>()
+    typeOnly(() =>
+      // @ts-expect-error the action takes a RetryStatus, not a string
+      retryingWithStatus(Schedule.recurs(1))((s: string) => TE.right(s))
+    )
+  })
+
+  it('whileInput and untilInput should narrow the input type by intersection', () => {
+    expectTypeOf(onServerErrors).toEqualTypeOf<Schedule.Schedule<HttpError>>()
+    const both = pipe(
+      httpSchedule,
+      Schedule.whileInput((e: Timeout) => e.timeoutMs > 0)
+    )
+    expectTypeOf(both).toEqualTypeOf<Schedule.Schedule<HttpError & Timeout>>()
+    const until = pipe(
+      httpSchedule,
+      Schedule.untilInput((e: Timeout) => e.timeoutMs > 0)
+    )
+    expectTypeOf(until).toEqualTypeOf<Schedule.Schedule<HttpError & Timeout>>()
+  })
+
+  it('intersect, union and andThen should combine input types by intersection', () => {
+    expectTypeOf(pipe(httpSchedule, Schedule.intersect(timeoutSchedule))).toEqualTypeOf<Schedule.Schedule<HttpError & Timeout>>()
+    expectTypeOf(pipe(httpSchedule, Schedule.union(timeoutSchedule))).toEqualTypeOf<Schedule.Schedule<HttpError & Timeout>>()
+    expectTypeOf(pipe(httpSchedule, Schedule.andThen(timeoutSchedule))).toEqualTypeOf<Schedule.Schedule<HttpError & Timeout>>()
+    expectTypeOf(pipe(httpSchedule, Schedule.intersect(Schedule.recurs(3)))).toEqualTypeOf<Schedule.Schedule<HttpError>>()
+    // the combination retries only errors that are both
+    const combined = pipe(httpSchedule, Schedule.intersect(timeoutSchedule))
+    typeOnly(() =>
+      // @ts-expect-error an HttpError that is not also a Timeout
+      retrying(combined)(httpFailure))
+  })
+
+  it('the monoids should keep the input type', () => {
+    expectTypeOf(Schedule.getIntersectionMonoid<HttpError>()).toEqualTypeOf<Monoid<Schedule.Schedule<HttpError>>>()
+    expectTypeOf(Schedule.getUnionMonoid<HttpError>()).toEqualTypeOf<Monoid<Schedule.Schedule<HttpError>>>()
+  })
+
+  it('Schedule should be contravariant in its input', () => {
+    expectTypeOf<Schedule.Schedule<unknown>>().toExtend<Schedule.Schedule<Error>>()
+    expectTypeOf<Schedule.Schedule<HttpError>>().toExtend<Schedule.Schedule<NotFound>>()
+    expectTypeOf<Schedule.Schedule<Error>>().not.toExtend<Schedule.Schedule<unknown>>()
+    expectTypeOf<Schedule.Schedule<NotFound>>().not.toExtend<Schedule.Schedule<HttpError>>()
+    const general: Schedule.Schedule<HttpError> = Schedule.recurs(1)
+    // @ts-expect-error a schedule of HttpError cannot stand for one of any input
+    const tooGeneral: Schedule.Schedule<unknown> = general
+    expectTypeOf(tooGeneral).toEqualTypeOf<Schedule.Schedule<unknown>>()
+  })
+
+  it('retryingReaderTaskEither should require R extends RetryEnv', () => {
+    const fetchUser: RTE.ReaderTaskEither<Env, HttpError, string> = (env) => TE.right(env.endpoint)
+    expectTypeOf(pipe(fetchUser, retryingReaderTaskEither(onServerErrors))).toEqualTypeOf<RTE.ReaderTaskEither<Env, HttpError, string>>()
+    const noClock: RTE.ReaderTaskEither<{ readonly endpoint: string }, HttpError, string> = (env) => TE.right(env.endpoint)
+    typeOnly(() =>
+      // @ts-expect-error the environment must provide a clock and a random source
+      retryingReaderTaskEither(onServerErrors)(noClock)
+    )
+    const wrongError: RTE.ReaderTaskEither<Env, string, string> = (env) => TE.right(env.endpoint)
+    typeOnly(() =>
+      // @ts-expect-error a Schedule<HttpError> cannot look at a string error
+      retryingReaderTaskEither(onServerErrors)(wrongError)
+    )
+    typeOnly(() =>
+      // @ts-expect-error hooks only: the clock comes from the environment
+      retryingReaderTaskEither(onServerErrors, { clock: TestClock.make() })
+    )
+  })
+
+  it('repeating should return TaskEither<E, ReadonlyArray<A>>', () => {
+    const run = repeating(Schedule.whileInput((n: number) => n < 3)(Schedule.forever))({
+      initial: 'start',
+      action: (s: string) => TE.right<HttpError, number>(s.length),
+      next: (n, s) => s + String(n)
+    })
+    expectTypeOf(run).toEqualTypeOf<TE.TaskEither<HttpError, ReadonlyArray<number>>>()
+    typeOnly(() =>
+      repeating(Schedule.whileInput((n: number) => n < 3)(Schedule.forever))({
+        initial: 0,
+        // @ts-expect-error the schedule looks at numbers, the action succeeds with strings
+        action: (n: number) => TE.right<never, string>(String(n)),
+        next: () => 0
+      })
+    )
+  })
+
+  it('combinators should be data-last and usable in pipe', () => {
+    const policy = pipe(
+      Schedule.exponential(100),
+      Schedule.capped(10_000),
+      Schedule.fullJitter,
+      Schedule.equalJitter,
+      Schedule.minDelay(10),
+      Schedule.modifyDelay((d) => d + 1),
+      Schedule.upTo(60_000),
+      Schedule.maxCumulativeDelay(30_000),
+      Schedule.intersect(Schedule.recurs(5)),
+      Schedule.union(Schedule.fromDelays([1])),
+      Schedule.andThen(Schedule.constant(5)),
+      Schedule.whileInput((e: HttpError) => e.status >= 500)
+    )
+    expectTypeOf(policy).toEqualTypeOf<Schedule.Schedule<HttpError>>()
+    expectTypeOf(Schedule.capped).parameters.toEqualTypeOf<[max: number]>()
+    expectTypeOf(Schedule.capped(1)).toBeFunction()
+    typeOnly(() =>
+      // @ts-expect-error no data-first form
+      Schedule.capped(Schedule.exponential(100), 1000)
+    )
+    typeOnly(() =>
+      // @ts-expect-error no data-first form
+      Schedule.intersect(Schedule.exponential(100), Schedule.recurs(3))
+    )
+  })
+
+  it('Schedule.make should infer the state and input types from the step', () => {
+    const s = Schedule.make(0, (n: number, e: HttpError) => (e.status >= 500 && n < 3 ? Schedule.continueAfter(10, n + 1) : Schedule.done))
+    expectTypeOf(s).toEqualTypeOf<Schedule.Schedule<HttpError>>()
+    typeOnly(() =>
+      // @ts-expect-error a state must be plain JSON data
+      Schedule.make(new Date(), () => Schedule.done)
+    )
+  })
+})
