@@ -192,8 +192,7 @@ const loop = async <In, R extends Either<unknown, unknown>>(
   if (signal?.aborted) throw signal.reason
   if (run.resume !== undefined) return resumeLoop(run, attempt, withStatus, run.resume)
   const start = run.clock.now()
-  const first = await attempt(RetryStatus.initial)
-  if (run.budget !== undefined) run.budget.record(first._tag === 'Right', run.clock.now() - start, run.clock.now())
+  const first = await timed(run, attempt, RetryStatus.initial)
   if (first._tag === run.continueOn) return retryLoop(run, attempt, withStatus, first, new Progress(run.schedule, start))
   const onDone = run.hooks.onDone
   if (onDone !== undefined) {
@@ -225,19 +224,21 @@ const resumeLoop = async <In, R extends Either<unknown, unknown>>(
   return retryLoop(run, attempt, withStatus, result, progress)
 }
 
-/** Runs one attempt, telling the budget (if any) how it went. */
-const timed = async <In, R extends Either<unknown, unknown>>(
+/** Runs one attempt, telling the budget (if any) how it went. Not `async`: without a budget it adds no step. */
+const timed = <In, R extends Either<unknown, unknown>>(
   run: Run<In>,
   attempt: Attempt<R>,
   status: RetryStatus.RetryStatus
 ): Promise<R> => {
   const budget = run.budget
   if (budget === undefined) return attempt(status)
-  const started = run.clock.now()
-  const result = await attempt(status)
-  const ended = run.clock.now()
-  budget.record(result._tag === 'Right', ended - started, ended)
-  return result
+  const clock = run.clock
+  const started = clock.now()
+  return attempt(status).then((result) => {
+    const ended = clock.now()
+    budget.record(result._tag === 'Right', ended - started, ended)
+    return result
+  })
 }
 
 const retryLoop = async <In, R extends Either<unknown, unknown>>(
