@@ -355,6 +355,56 @@ export const decorrelatedJitter = (base: number, cap: number): Schedule<unknown>
 }
 
 /**
+ * Retries forever with Polly's "decorrelated jitter V2": retry `k` (from 0) comes at a median of about
+ * `medianFirstRetryDelay · 2^k` ms after the first failure, with smooth jitter and no clusters.
+ *
+ * **Details**
+ *
+ * - Retry `k` draws `t = k + u` and waits `f(t) − f(t_prev)` scaled by `medianFirstRetryDelay / 1.4`, where
+ *   `f(t) = 2^t · tanh(√(4t))` and `f(t_prev)` is the previous retry's value (0 at first). The waits telescope:
+ *   the first `k + 1` add up to `f(k + u) · medianFirstRetryDelay / 1.4`, so the retries are spread evenly in
+ *   time while the delays grow exponentially.
+ * - Each delay lies between 0 and about `medianFirstRetryDelay · 2^(k+1)`; with `maxDelay`, no delay exceeds
+ *   it (Polly v8's `MaxDelay`). Delays are exact, not rounded to .NET ticks.
+ * - Past about 1024 retries the formula overflows: every delay is then `maxDelay` (or the largest delay).
+ * - The state is `[k, f(t_prev)]`, plain numbers. Requires `medianFirstRetryDelay` and `maxDelay` finite and `>= 0`.
+ *
+ * @example
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as Random from 'fp-ts-retry/Random'
+ * import * as assert from 'assert'
+ *
+ * // draws pinned at 0.5: the retries come at about 90, 200, 400, 800, 1600 ms
+ * const ds = Schedule.delays(Schedule.decorrelatedJitterV2(100), { random: Random.fixed(0.5), limit: 5 })
+ * assert.deepStrictEqual(ds.map(Math.round), [90, 109, 204, 405, 808])
+ * const capped = Schedule.delays(Schedule.decorrelatedJitterV2(100, 300), { random: Random.fixed(0.5), limit: 5 })
+ * assert.deepStrictEqual(capped.map(Math.round), [90, 109, 204, 300, 300])
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const decorrelatedJitterV2 = (medianFirstRetryDelay: number, maxDelay?: number): Schedule<unknown> => {
+  const median = validate.duration('Schedule.decorrelatedJitterV2', 'medianFirstRetryDelay', medianFirstRetryDelay)
+  const max = validate.saturate(
+    maxDelay === undefined ? validate.MAX_DELAY : validate.duration('Schedule.decorrelatedJitterV2', 'maxDelay', maxDelay)
+  )
+  // Polly.Core RetryHelper.DecorrelatedJitterBackoffV2 (formula by George Polevoy, Polly issue 530): pFactor 4, scale 1/1.4.
+  const scale = median / 1.4
+  return make<readonly [number, number]>(
+    [0, 0],
+    ([k, previous], _, __, ___, random) => {
+      const t = k + random.next()
+      const next = 2 ** t * Math.tanh(Math.sqrt(4 * t))
+      // Overflowed: so will every later step; the state stays as it is, plain finite numbers.
+      if (next === Infinity) return continueAfter(median === 0 ? 0 : max, [k, previous])
+      const delay = validate.saturate((next - previous) * scale)
+      return continueAfter(delay > max ? max : delay, [k + 1, next])
+    },
+    maxDelay === undefined ? `decorrelatedJitterV2(${median})` : `decorrelatedJitterV2(${median}, ${maxDelay})`
+  )
+}
+
+/**
  * Retries forever, waiting a uniformly random delay between `min` and `max` ms each time.
  *
  * **Details**
