@@ -77,6 +77,9 @@ export type ScheduleConfig = Kind & Modifiers
 
 const DURATION = 'a duration like "250ms" or a number of ms'
 
+/** How deep configs may nest: deeper (or cyclic) input is an error, not a stack overflow. */
+const MAX_DEPTH = 32
+
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === 'object' && u !== null && !Array.isArray(u)
 
 /** Collects the errors of several fields instead of stopping at the first. */
@@ -93,15 +96,25 @@ const at = (context: t.Context, key: string, type: t.Decoder<unknown, unknown>, 
   { key, type, actual }
 ]
 
+/** A finite number `>= 0`, with `-0` read as `0` (so that a value reads the same after a JSON round trip). */
+const toDuration = (value: unknown): number | undefined =>
+  typeof value === 'number' && value >= 0 && value !== Infinity ? value + 0 : undefined
+
 /**
  * A duration: a number of ms (finite, `>= 0`) or a string such as `"250ms"`, `"1.5s"`, `"2m"`, `"1h"` (parsed by
  * the `ms` package). Encodes to a number of ms.
+ *
+ * **Details**
+ *
+ * A string without a unit is a number of ms (`"250"`); units are `ms`, `s`, `m`, `h`, `d`, `w`, `y` and their
+ * long forms (`"2 minutes"`), in any case. Negative, infinite and unparsable values fail.
  *
  * @example
  * import { Duration } from 'fp-ts-retry/ScheduleConfig'
  * import * as assert from 'assert'
  *
  * assert.deepStrictEqual(Duration.decode('1.5s'), { _tag: 'Right', right: 1500 })
+ * assert.deepStrictEqual(Duration.decode(250), { _tag: 'Right', right: 250 })
  * assert.strictEqual(Duration.decode('ten')._tag, 'Left')
  *
  * @category codecs
@@ -109,10 +122,12 @@ const at = (context: t.Context, key: string, type: t.Decoder<unknown, unknown>, 
  */
 export const Duration: t.Type<number, number, unknown> = new t.Type<number, number, unknown>(
   'Duration',
-  (u): u is number => typeof u === 'number' && u >= 0 && u !== Infinity,
+  (u): u is number => toDuration(u) !== undefined,
   (u, c) => {
-    const value = typeof u === 'string' && u.trim() !== '' ? ms(u.trim() as ms.StringValue) as number | undefined : u
-    return typeof value === 'number' && value >= 0 && value !== Infinity ? t.success(value) : t.failure(u, c, DURATION)
+    // ms parses strings of up to 100 characters and answers undefined for anything it cannot read.
+    const ms_ = typeof u === 'string' && u.trim() !== '' ? (ms(u.trim() as ms.StringValue) as number | undefined) : u
+    const value = toDuration(ms_)
+    return value !== undefined ? t.success(value) : t.failure(u, c, DURATION)
   },
   (a) => a
 )
@@ -137,6 +152,11 @@ type KindName = (typeof KINDS)[number]
 
 const MODIFIERS = ['cap', 'jitter', 'minDelay', 'maxRetries', 'maxElapsed', 'maxCumulativeDelay', 'retryOn', 'neverRetryOn'] as const
 
+/** Every key, in the order a canonical config (decoded, encoded, described) lists them. */
+const KEYS: ReadonlyArray<string> = [...KINDS, 'factor', ...MODIFIERS]
+
+const NESTED: ReadonlyArray<string> = ['intersect', 'union', 'andThen']
+
 const JITTERS = ['full', 'equal', 'none'] as const
 
 const isKind = (key: string): key is KindName => (KINDS as ReadonlyArray<string>).includes(key)
@@ -145,11 +165,13 @@ const oneOf = (names: ReadonlyArray<string>): string => names.map((n) => JSON.st
 
 const describeShape = `an object with exactly one of ${oneOf(KINDS)}, such as {"exponential": "100ms", "maxRetries": 5}`
 
-const validateConfig = (u: unknown, c: t.Context, errors: Errors): ScheduleConfig | undefined => {
+const validateConfig = (u: unknown, c: t.Context, errors: Errors, depth: number): ScheduleConfig | undefined => {
+  if (depth > MAX_DEPTH) return errors.add(u, c, `a schedule config nested at most ${MAX_DEPTH} levels deep`)
   if (!isRecord(u)) return errors.add(u, c, describeShape)
-  const kinds = Object.keys(u).filter(isKind)
-  if (kinds.length !== 1) return errors.add(u, c, describeShape)
-  const kind = kinds[0]
+  // A key whose value is undefined is absent, as in io-ts's t.partial (JSON has no undefined).
+  const keys = Object.keys(u).filter((key) => u[key] !== undefined)
+  const kinds = keys.filter(isKind)
+  const kind: KindName | undefined = kinds[0]
   const out: Record<string, unknown> = {}
   const before = errors.list.length
 
@@ -166,36 +188,50 @@ const validateConfig = (u: unknown, c: t.Context, errors: Errors): ScheduleConfi
       E.getOrElseW(() => errors.add(value, context, DURATION))
     )
   const count = (value: unknown, context: t.Context): number | undefined =>
-    Number.isSafeInteger(value) && (value as number) >= 0 ? (value as number) : errors.add(value, context, 'a whole number >= 0')
-  const codes = (value: unknown, context: t.Context): ReadonlyArray<Code> | undefined => {
-    if (!Array.isArray(value)) return errors.add(value, context, 'a list of error codes (strings or numbers)')
-    const ok = value.every((code, i) =>
-      typeof code === 'string' || (typeof code === 'number' && Number.isFinite(code))
-        ? true
-        : errors.add(code, at(context, String(i), ScheduleConfigCodec, code), 'an error code (a string or a number)') ?? false
-    )
-    return ok ? value : undefined
+    typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
+      ? value + 0
+      : errors.add(value, context, 'a whole number >= 0')
+  /** Every item checked (Array.from visits the holes of a sparse array too), every error kept. */
+  const list = <A>(
+    value: ReadonlyArray<unknown>,
+    context: t.Context,
+    item: (value: unknown, context: t.Context) => A | undefined
+  ): ReadonlyArray<A> | undefined => {
+    const items = Array.from(value, (x, i) => item(x, at(context, String(i), ScheduleConfigCodec, x)))
+    return items.every((x) => x !== undefined) ? (items as ReadonlyArray<A>) : undefined
   }
-  const configs = (value: unknown, context: t.Context): ReadonlyArray<ScheduleConfig> | undefined => {
-    if (!Array.isArray(value) || value.length === 0) return errors.add(value, context, 'a non-empty list of schedule configs')
-    const decoded = value.map((item, i) => validateConfig(item, at(context, String(i), ScheduleConfigCodec, item), errors))
-    return decoded.every((d) => d !== undefined) ? (decoded as ReadonlyArray<ScheduleConfig>) : undefined
-  }
+  const codes = (value: unknown, context: t.Context): ReadonlyArray<Code> | undefined =>
+    Array.isArray(value)
+      ? list(value, context, (code, ctx) =>
+          typeof code === 'string' || (typeof code === 'number' && Number.isFinite(code))
+            ? code
+            : errors.add(code, ctx, 'an error code (a string or a number)')
+        )
+      : errors.add(value, context, 'a list of error codes (strings or numbers)')
+  const configs = (value: unknown, context: t.Context): ReadonlyArray<ScheduleConfig> | undefined =>
+    Array.isArray(value) && value.length > 0
+      ? list(value, context, (item, ctx) => validateConfig(item, ctx, errors, depth + 1))
+      : errors.add(value, context, 'a non-empty list of schedule configs')
 
+  if (kind === undefined) errors.add(u, c, describeShape)
+  for (const other of kinds.slice(1)) {
+    errors.add(u[other], at(c, other, ScheduleConfigCodec, u[other]), `no constructor key besides ${JSON.stringify(kind)}`)
+  }
   // Unknown keys are errors, so that a typo such as "maxRetry" is not silently ignored.
-  for (const key of Object.keys(u)) {
-    const allowed = isKind(key) || (MODIFIERS as ReadonlyArray<string>).includes(key) || (key === 'factor' && kind === 'exponential')
-    if (!allowed) {
-      errors.add(
-        u[key],
-        at(c, key, ScheduleConfigCodec, u[key]),
-        key === 'factor' ? 'no "factor": it belongs with "exponential" only' : `one of the keys ${oneOf([kind, ...MODIFIERS])}`
-      )
-    }
+  const allowed = kind === undefined ? KEYS : [kind, ...(kind === 'exponential' ? ['factor'] : []), ...MODIFIERS]
+  for (const key of keys) {
+    if (isKind(key) || allowed.includes(key)) continue
+    errors.add(
+      u[key],
+      at(c, key, ScheduleConfigCodec, u[key]),
+      key === 'factor' ? 'no "factor": it goes with "exponential" only' : `one of the keys ${oneOf(allowed)}`
+    )
   }
 
   let base: number | undefined
   switch (kind) {
+    case undefined:
+      break
     case 'exponential':
     case 'constant':
     case 'linear':
@@ -206,18 +242,16 @@ const validateConfig = (u: unknown, c: t.Context, errors: Errors): ScheduleConfi
     case 'randomBetween':
       field(kind, (value, context) => {
         if (!Array.isArray(value) || value.length !== 2) return errors.add(value, context, `a pair of durations [min, max]`)
-        const min = duration(value[0], at(context, '0', Duration, value[0]))
-        const max = duration(value[1], at(context, '1', Duration, value[1]))
-        if (min === undefined || max === undefined) return undefined
+        const pair = list(value, context, duration)
+        if (pair === undefined) return undefined
+        const [min, max] = pair
         return min <= max ? ([min, max] as const) : errors.add(value, context, 'a pair [min, max] with min <= max')
       })
       break
     case 'delays':
-      field(kind, (value, context) => {
-        if (!Array.isArray(value)) return errors.add(value, context, `a list of durations`)
-        const ds = value.map((d, i) => duration(d, at(context, String(i), Duration, d)))
-        return ds.every((d) => d !== undefined) ? (ds as ReadonlyArray<number>) : undefined
-      })
+      field(kind, (value, context) =>
+        Array.isArray(value) ? list(value, context, duration) : errors.add(value, context, `a list of durations`)
+      )
       break
     case 'recurs':
       field(kind, count)
@@ -235,18 +269,22 @@ const validateConfig = (u: unknown, c: t.Context, errors: Errors): ScheduleConfi
 
   if (kind === 'exponential') {
     field('factor', (value, context) =>
-      typeof value === 'number' && value >= 1 && value !== Infinity ? value : errors.add(value, context, 'a growth factor: a finite number >= 1')
+      typeof value === 'number' && value >= 1 && value !== Infinity
+        ? value
+        : errors.add(value, context, 'a growth factor: a finite number >= 1')
     )
   }
   const cap = field('cap', duration)
   if (kind === 'decorrelatedJitter' && u.cap === undefined) {
-    errors.add(u, c, '"decorrelatedJitter" with a "cap", such as {"decorrelatedJitter": "5ms", "cap": "2s"}')
+    errors.add(undefined, at(c, 'cap', Duration, undefined), 'a cap for "decorrelatedJitter", such as {"decorrelatedJitter": "5ms", "cap": "2s"}')
   }
   if (cap !== undefined && base !== undefined && cap < base) {
     errors.add(u.cap, at(c, 'cap', Duration, u.cap), `a cap >= the base delay (${base} ms)`)
   }
   field('jitter', (value, context) =>
-    (JITTERS as ReadonlyArray<unknown>).includes(value) ? (value as Modifiers['jitter']) : errors.add(value, context, `one of ${oneOf(JITTERS)}`)
+    (JITTERS as ReadonlyArray<unknown>).includes(value)
+      ? (value as Modifiers['jitter'])
+      : errors.add(value, context, `one of ${oneOf(JITTERS)}`)
   )
   const min = field('minDelay', duration)
   if (min !== undefined && cap !== undefined && min > cap) {
@@ -258,26 +296,34 @@ const validateConfig = (u: unknown, c: t.Context, errors: Errors): ScheduleConfi
   field('retryOn', codes)
   field('neverRetryOn', codes)
 
-  return errors.list.length === before ? (out as unknown as ScheduleConfig) : undefined
+  return kind !== undefined && errors.list.length === before ? (out as unknown as ScheduleConfig) : undefined
 }
 
+/** Equal as JSON: same keys with defined values (in any order), same items, same numbers (`Object.is`). */
 const sameJson = (a: unknown, b: unknown): boolean => {
   if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]))
   if (isRecord(a)) {
     if (!isRecord(b)) return false
-    const keys = Object.keys(a)
-    return keys.length === Object.keys(b).length && keys.every((k) => sameJson(a[k], b[k]))
+    const keys = Object.keys(a).filter((k) => a[k] !== undefined)
+    return keys.length === Object.keys(b).filter((k) => b[k] !== undefined).length && keys.every((k) => sameJson(a[k], b[k]))
   }
   return Object.is(a, b)
 }
 
+/** The canonical JSON of a config: keys in one fixed order, none undefined, nested configs alike. */
 const encodeConfig = (config: ScheduleConfig): ScheduleConfigJson => {
-  const out: Record<string, unknown> = { ...config }
-  for (const kind of ['intersect', 'union', 'andThen'] as const) {
-    const nested = (config as unknown as Record<string, unknown>)[kind] as ReadonlyArray<ScheduleConfig> | undefined
-    if (nested !== undefined) out[kind] = nested.map(encodeConfig)
+  const record = config as unknown as Record<string, unknown>
+  const out: Record<string, Schedule.Json> = {}
+  for (const key of KEYS) {
+    const value = record[key]
+    if (value === undefined) continue
+    out[key] = NESTED.includes(key)
+      ? (value as ReadonlyArray<ScheduleConfig>).map(encodeConfig)
+      : Array.isArray(value)
+        ? [...(value as ReadonlyArray<Schedule.Json>)]
+        : (value as Schedule.Json)
   }
-  return out as ScheduleConfigJson
+  return out
 }
 
 /**
@@ -321,12 +367,12 @@ export const ScheduleConfigCodec: t.Type<ScheduleConfig, ScheduleConfigJson, unk
   // Already decoded: valid, and every duration already a number of ms.
   (u): u is ScheduleConfig => {
     const errors = new Errors()
-    const config = validateConfig(u, [], errors)
+    const config = validateConfig(u, [], errors, 0)
     return config !== undefined && sameJson(config, u)
   },
   (u, c) => {
     const errors = new Errors()
-    const config = validateConfig(u, c, errors)
+    const config = validateConfig(u, c, errors, 0)
     return config !== undefined && errors.list.length === 0 ? t.success(config) : t.failures(errors.list)
   },
   encodeConfig
@@ -361,16 +407,29 @@ export interface ConfigError {
   readonly message: string
 }
 
-const pathOf = (context: t.Context): string =>
-  context
-    .slice(1)
-    .reduce((path, entry) => (/^\d+$/.test(entry.key) ? `${path}[${entry.key}]` : `${path}.${entry.key}`), 'schedule')
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/
 
+/** `schedule.intersect[1].cap`: a list index in brackets, a key that is not an identifier quoted. */
+const pathOf = (context: t.Context): string => {
+  let path = 'schedule'
+  for (let i = 1; i < context.length; i++) {
+    const key = context[i].key
+    path += Array.isArray(context[i - 1].actual) ? `[${key}]` : IDENTIFIER.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`
+  }
+  return path
+}
+
+/** The value found, as JSON when it has one, shortened; never throws (a BigInt or a cycle has no JSON). */
 const show = (value: unknown): string => {
   if (value === undefined) return 'nothing'
-  const json = JSON.stringify(value)
-  if (json === undefined) return String(value)
-  return json.length > 80 ? `${json.slice(0, 77)}...` : json
+  let json: string | undefined
+  try {
+    json = JSON.stringify(value)
+  } catch {
+    json = undefined
+  }
+  const text = json ?? (typeof value === 'bigint' ? `${value}n` : Object.prototype.toString.call(value))
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text
 }
 
 /**
@@ -396,25 +455,71 @@ export const toConfigError = (errors: t.Errors): ConfigError => {
 /**
  * Options of {@link toSchedule}.
  *
+ * **Details**
+ *
+ * `codeOf` finds the error code that `retryOn` / `neverRetryOn` match; it returns `undefined` for an error without
+ * one. The default is {@link defaultCodeOf}.
+ *
+ * @example
+ * import { defaultCodeOf, type InterpretOptions } from 'fp-ts-retry/ScheduleConfig'
+ * import * as assert from 'assert'
+ *
+ * // an HTTP client that puts the status under response
+ * const options: InterpretOptions = {
+ *   codeOf: (e) => {
+ *     const response = (e as { response?: { status?: unknown } }).response
+ *     return typeof response?.status === 'number' ? response.status : defaultCodeOf(e)
+ *   }
+ * }
+ * assert.strictEqual(options.codeOf?.({ response: { status: 503 } }), 503)
+ *
  * @category interpreters
  * @since 0.1.0
  */
 export interface InterpretOptions {
-  /**
-   * The error code that `retryOn` / `neverRetryOn` match. Default: the error's `code`, else its `status`, else its
-   * `statusCode`, when that is a string or a number.
-   */
   readonly codeOf?: (error: unknown) => Code | undefined
 }
 
-const defaultCodeOf = (error: unknown): Code | undefined => {
-  if (!isRecord(error) && !(error instanceof Error)) return undefined
+/**
+ * The error code `retryOn` / `neverRetryOn` look at by default: an error that is itself a string or a number,
+ * else its `code`, else its `status`, else its `statusCode`, when that is a string or a number.
+ *
+ * **Details**
+ *
+ * Covers Node's system errors (`code: "ECONNRESET"`), most HTTP client errors (`status: 503`,
+ * `statusCode: 503`) and plain codes used as errors (`TE.left(503)`). Anything else has no code
+ * (`undefined`). Exported so that a custom `codeOf` can fall back on it.
+ *
+ * @example
+ * import { defaultCodeOf } from 'fp-ts-retry/ScheduleConfig'
+ * import * as assert from 'assert'
+ *
+ * assert.strictEqual(defaultCodeOf(Object.assign(new Error('reset'), { code: 'ECONNRESET' })), 'ECONNRESET')
+ * assert.strictEqual(defaultCodeOf({ status: 503 }), 503)
+ * assert.strictEqual(defaultCodeOf(429), 429)
+ * assert.strictEqual(defaultCodeOf(new Error('no code')), undefined)
+ *
+ * @category utils
+ * @since 0.1.0
+ */
+export const defaultCodeOf = (error: unknown): Code | undefined => {
+  if (typeof error === 'string' || typeof error === 'number') return error
+  if (typeof error !== 'object' || error === null) return undefined
   const record = error as Record<string, unknown>
   for (const key of ['code', 'status', 'statusCode']) {
     const value = record[key]
     if (typeof value === 'string' || typeof value === 'number') return value
   }
   return undefined
+}
+
+/** Whether the error's code is listed; codes compare as strings, so 503 and "503" are one code. */
+const listed = (codes: ReadonlyArray<Code>, codeOf: (error: unknown) => Code | undefined) => {
+  const set = new Set(codes.map(String))
+  return (error: unknown): boolean => {
+    const code = codeOf(error)
+    return code !== undefined && set.has(String(code))
+  }
 }
 
 const combine = (
@@ -445,10 +550,17 @@ const kindToSchedule = (config: ScheduleConfig, options: InterpretOptions): Sche
  *
  * **Details**
  *
- * Modifiers apply in a fixed order: the constructor, then `cap`, `jitter` (after the cap, as in the AWS
- * formulas), `minDelay`, `maxRetries` (intersect with `recurs`), `maxElapsed` (`upTo`), `maxCumulativeDelay`,
- * and last the error-code conditions: `retryOn` retries only errors whose code is listed, `neverRetryOn` never
- * retries a listed code. An error without a code is not in any list.
+ * - Modifiers apply in a fixed order, whatever the order of the keys: the constructor, then `cap` (`capped`;
+ *   for `decorrelatedJitter` the cap is the constructor's own), `jitter` (after the cap, as in the AWS
+ *   formulas), `minDelay`, `maxRetries` (intersect with `recurs`), `maxElapsed` (`upTo`), `maxCumulativeDelay`,
+ *   and last the error-code conditions.
+ * - `retryOn` retries only errors whose code is listed, `neverRetryOn` never retries a listed code; codes come
+ *   from `options.codeOf` (default {@link defaultCodeOf}) and compare as strings (`503` matches `"503"`). An
+ *   error without a code is in no list: `retryOn` does not retry it, `neverRetryOn` does.
+ * - The schedule's `description` is `config(...)` with the config's canonical JSON (keys in a fixed order,
+ *   durations in ms): the same for the same config however it was written, different when the config differs.
+ *   A stored `RetryState` records it, so resuming under a changed config is detected. It does not record
+ *   `codeOf`.
  *
  * @example
  * import { ScheduleConfigCodec, toSchedule } from 'fp-ts-retry/ScheduleConfig'
@@ -462,7 +574,10 @@ const kindToSchedule = (config: ScheduleConfig, options: InterpretOptions): Sche
  *   E.map((config) => toSchedule(config))
  * )
  * assert.ok(E.isRight(schedule))
- * if (E.isRight(schedule)) assert.deepStrictEqual(Schedule.delays(schedule.right), [100, 200, 400, 800, 1000])
+ * if (E.isRight(schedule)) {
+ *   assert.deepStrictEqual(Schedule.delays(schedule.right), [100, 200, 400, 800, 1000])
+ *   assert.strictEqual(schedule.right.description, 'config({"exponential":100,"cap":1000,"maxRetries":5})')
+ * }
  *
  * @category interpreters
  * @since 0.1.0
@@ -477,10 +592,8 @@ export const toSchedule = (config: ScheduleConfig, options: InterpretOptions = {
   if (config.maxElapsed !== undefined) s = Schedule.upTo(config.maxElapsed)(s)
   if (config.maxCumulativeDelay !== undefined) s = Schedule.maxCumulativeDelay(config.maxCumulativeDelay)(s)
   const codeOf = options.codeOf ?? defaultCodeOf
-  const allow = config.retryOn
-  if (allow !== undefined) s = Schedule.whileInput((e: unknown) => { const code = codeOf(e); return code !== undefined && allow.includes(code) })(s)
-  const deny = config.neverRetryOn
-  if (deny !== undefined) s = Schedule.untilInput((e: unknown) => { const code = codeOf(e); return code !== undefined && deny.includes(code) })(s)
+  if (config.retryOn !== undefined) s = Schedule.whileInput(listed(config.retryOn, codeOf))(s)
+  if (config.neverRetryOn !== undefined) s = Schedule.untilInput(listed(config.neverRetryOn, codeOf))(s)
   // Named by its canonical JSON: a stored run resumed under a changed config is then detected.
   return { ...s, description: `config(${JSON.stringify(encodeConfig(config))})` }
 }

@@ -1,0 +1,811 @@
+import * as assert from 'assert'
+import * as fc from 'fast-check'
+import * as E from 'fp-ts/Either'
+import { pipe } from 'fp-ts/function'
+import * as TE from 'fp-ts/TaskEither'
+import ms from 'ms'
+import * as Random from '../src/Random'
+import { retrying } from '../src/Retry'
+import * as Schedule from '../src/Schedule'
+import type { Code, ConfigError, ScheduleConfig } from '../src/ScheduleConfig'
+import { defaultCodeOf, Duration, parse, ScheduleConfigCodec, toConfigError, toSchedule } from '../src/ScheduleConfig'
+import * as TestClock from '../src/TestClock'
+import { deepStrictEqual, seedArbitrary } from './util'
+
+// -------------------------------------------------------------------------------------
+// helpers
+// -------------------------------------------------------------------------------------
+
+/** Decodes or fails the test, showing the errors. */
+const decode = (u: unknown): ScheduleConfig => {
+  const result = ScheduleConfigCodec.decode(u)
+  if (E.isLeft(result)) assert.fail(`expected ${JSON.stringify(u)} to decode, got:\n${toConfigError(result.left).message}`)
+  return result.right
+}
+
+/** The config error of a bad config, or fails the test. */
+const errorOf = (u: unknown): ConfigError => {
+  const result = parse(u)
+  if (E.isRight(result)) return assert.fail(`expected a config error, got the schedule ${result.right.description}`)
+  return result.left
+}
+
+const messageOf = (u: unknown): string => errorOf(u).message
+
+interface RunOptions {
+  readonly inputs?: ReadonlyArray<unknown>
+  readonly attemptDurations?: ReadonlyArray<number>
+  readonly seeds?: ReadonlyArray<number>
+}
+
+/**
+ * Asserts that two schedules make the same delays for every seed, input and attempt duration given (defaults:
+ * four seeds, one input, attempts that take no time).
+ */
+const sameDelays = (
+  actual: Schedule.Schedule<unknown>,
+  expected: Schedule.Schedule<unknown>,
+  options: RunOptions = {}
+): void => {
+  for (const seed of options.seeds ?? [0, 1, 42, 0xffffffff]) {
+    for (const input of options.inputs ?? [undefined]) {
+      for (const attemptDuration of options.attemptDurations ?? [0]) {
+        const run = (s: Schedule.Schedule<unknown>) =>
+          Schedule.delays(s, { random: Random.seeded(seed), input, attemptDuration, limit: 40 })
+        deepStrictEqual(run(actual), run(expected))
+      }
+    }
+  }
+}
+
+/** Deep equality as `deepStrictEqual` sees it (key order aside, `-0` is not `0`). */
+const equal = (a: unknown, b: unknown): boolean => {
+  try {
+    assert.deepStrictEqual(a, b)
+    return true
+  } catch {
+    return false
+  }
+}
+
+const fromConfig = (u: unknown, options?: Parameters<typeof toSchedule>[1]): Schedule.Schedule<unknown> =>
+  toSchedule(decode(u), options)
+
+// -------------------------------------------------------------------------------------
+// generated configs
+// -------------------------------------------------------------------------------------
+
+/** A duration as written in a config, and the ms it stands for. */
+interface WrittenDuration {
+  readonly text: number | string
+  readonly value: number
+}
+
+const written = (text: string): WrittenDuration => ({ text, value: ms(text as ms.StringValue) as number })
+
+const durationArbitrary: fc.Arbitrary<WrittenDuration> = fc.oneof(
+  fc.integer({ min: 0, max: 5000 }).map((n): WrittenDuration => ({ text: n, value: n })),
+  fc.double({ min: 0, max: 5000, noNaN: true }).map((x): WrittenDuration => ({ text: x, value: x + 0 })),
+  fc.integer({ min: 0, max: 5000 }).map((n) => written(`${n}ms`)),
+  fc.integer({ min: 0, max: 5000 }).map((n) => written(String(n))),
+  fc.integer({ min: 0, max: 60 }).map((n) => written(`${n / 10}s`)),
+  fc.integer({ min: 0, max: 5 }).map((n) => written(`${n}m`)),
+  fc.integer({ min: 0, max: 2 }).map((n) => written(`${n}h`))
+)
+
+/** Two durations, the smaller first. */
+const orderedDurations = fc
+  .tuple(durationArbitrary, durationArbitrary)
+  .map(([a, b]): readonly [WrittenDuration, WrittenDuration] => (a.value <= b.value ? [a, b] : [b, a]))
+
+type RawConfig = { readonly [key: string]: unknown }
+
+const codeArbitrary: fc.Arbitrary<Code> = fc.constantFrom<Code>('ECONNRESET', 'ETIMEDOUT', 429, 503, '503')
+
+/**
+ * The optional modifiers of a config whose constructor has the base delay `base` (if any); `fixedCap` is the cap
+ * when the constructor sets it (`null`: no cap).
+ */
+const modifiersArbitrary = (base: number | undefined, fixedCap?: WrittenDuration | null): fc.Arbitrary<RawConfig> =>
+  fc
+    .record(
+      {
+        cap: fixedCap === undefined ? fc.option(durationArbitrary, { nil: undefined }) : fc.constant(fixedCap ?? undefined),
+        jitter: fc.option(fc.constantFrom('full', 'equal', 'none'), { nil: undefined }),
+        minDelay: fc.option(durationArbitrary, { nil: undefined }),
+        maxRetries: fc.option(fc.nat(6), { nil: undefined }),
+        maxElapsed: fc.option(durationArbitrary, { nil: undefined }),
+        maxCumulativeDelay: fc.option(durationArbitrary, { nil: undefined }),
+        retryOn: fc.option(fc.array(codeArbitrary, { maxLength: 3 }), { nil: undefined }),
+        neverRetryOn: fc.option(fc.array(codeArbitrary, { maxLength: 3 }), { nil: undefined })
+      }
+    )
+    .map((m): RawConfig => {
+      // keep only what is valid: a cap >= the base delay, a minimum delay <= the cap
+      const cap = m.cap !== undefined && (base === undefined || m.cap.value >= base) ? m.cap : undefined
+      const minDelay = m.minDelay !== undefined && (cap === undefined || m.minDelay.value <= cap.value) ? m.minDelay : undefined
+      const out: Record<string, unknown> = { ...m, cap: cap?.text, minDelay: minDelay?.text }
+      out.maxElapsed = m.maxElapsed?.text
+      out.maxCumulativeDelay = m.maxCumulativeDelay?.text
+      return out
+    })
+
+/** A config with its keys in a random order (the order must not matter) and undefined keys left out. */
+const shuffled = (config: RawConfig): fc.Arbitrary<RawConfig> => {
+  const keys = Object.keys(config).filter((k) => config[k] !== undefined)
+  return fc
+    .shuffledSubarray(keys, { minLength: keys.length, maxLength: keys.length })
+    .map((order) => Object.fromEntries(order.map((k) => [k, config[k]])))
+}
+
+const leafArbitrary: fc.Arbitrary<RawConfig> = fc.oneof(
+  fc
+    .tuple(orderedDurations, fc.option(fc.double({ min: 1, max: 4, noNaN: true }), { nil: undefined }), fc.boolean())
+    .chain(([[base, cap], factor, capped]) =>
+      modifiersArbitrary(base.value, capped ? cap : null).map((m) => ({ ...m, exponential: base.text, factor }))
+    ),
+  ...(['constant', 'linear', 'fibonacci'] as const).map((kind) =>
+    durationArbitrary.chain((base) => modifiersArbitrary(base.value).map((m) => ({ ...m, [kind]: base.text })))
+  ),
+  orderedDurations.chain(([base, cap]) =>
+    modifiersArbitrary(base.value, cap).map((m) => ({ ...m, decorrelatedJitter: base.text }))
+  ),
+  orderedDurations.chain(([min, max]) => modifiersArbitrary(undefined).map((m) => ({ ...m, randomBetween: [min.text, max.text] }))),
+  fc
+    .array(durationArbitrary, { maxLength: 5 })
+    .chain((ds) => modifiersArbitrary(undefined).map((m) => ({ ...m, delays: ds.map((d) => d.text) }))),
+  fc.nat(6).chain((n) => modifiersArbitrary(undefined).map((m) => ({ ...m, recurs: n }))),
+  modifiersArbitrary(undefined).map((m) => ({ ...m, forever: true })),
+  modifiersArbitrary(undefined).map((m) => ({ ...m, stop: true }))
+)
+
+/** Valid configs as people write them: compact and nested, durations as numbers or strings, keys in any order. */
+const configArbitrary: fc.Arbitrary<RawConfig> = fc
+  .letrec<{ config: RawConfig }>((tie) => ({
+    config: fc.oneof(
+      { maxDepth: 2, depthSize: 'small' },
+      leafArbitrary,
+      fc
+        .tuple(
+          fc.constantFrom('intersect', 'union', 'andThen'),
+          fc.array(tie('config'), { minLength: 1, maxLength: 3 }),
+          modifiersArbitrary(undefined)
+        )
+        .map(([kind, configs, m]): RawConfig => ({ ...m, [kind]: configs }))
+    )
+  }))
+  .config.chain(shuffled)
+
+/** What a generated schedule is run with: a seed, an error (with a code or not), how long each attempt takes. */
+interface RunContext {
+  readonly seed: number
+  readonly input: unknown
+  readonly attemptDuration: number
+}
+
+const runArbitrary: fc.Arbitrary<RunContext> = fc.record({
+  seed: seedArbitrary,
+  input: fc.constantFrom<unknown>(undefined, { code: 'ECONNRESET' }, { status: 503 }, 429, new Error('no code')),
+  attemptDuration: fc.constantFrom(0, 7, 250.5)
+})
+
+const delaysOf = (schedule: Schedule.Schedule<unknown>, run: RunContext): ReadonlyArray<number> =>
+  Schedule.delays(schedule, { random: Random.seeded(run.seed), input: run.input, attemptDuration: run.attemptDuration, limit: 30 })
+
+/** An independent reading of the grammar, in plain pipes: the schedule a (decoded) config should be. */
+const reference = (c: ScheduleConfig, codeOf: (e: unknown) => Code | undefined = defaultCodeOf): Schedule.Schedule<unknown> => {
+  const r = c as unknown as Record<string, unknown>
+  const nested = (key: string, combine: typeof Schedule.intersect): Schedule.Schedule<unknown> => {
+    const [first, ...rest] = r[key] as ReadonlyArray<ScheduleConfig>
+    let s = reference(first, codeOf)
+    for (const next of rest) s = combine(reference(next, codeOf))(s)
+    return s
+  }
+  let s: Schedule.Schedule<unknown> =
+    'exponential' in c
+      ? Schedule.exponential(c.exponential, c.factor ?? 2)
+      : 'constant' in c
+        ? Schedule.constant(c.constant)
+        : 'linear' in c
+          ? Schedule.linear(c.linear)
+          : 'fibonacci' in c
+            ? Schedule.fibonacci(c.fibonacci)
+            : 'decorrelatedJitter' in c
+              ? Schedule.decorrelatedJitter(c.decorrelatedJitter, c.cap)
+              : 'randomBetween' in c
+                ? Schedule.randomBetween(...c.randomBetween)
+                : 'delays' in c
+                  ? Schedule.fromDelays(c.delays)
+                  : 'recurs' in c
+                    ? Schedule.recurs(c.recurs)
+                    : 'forever' in c
+                      ? Schedule.forever
+                      : 'stop' in c
+                        ? Schedule.stop
+                        : 'intersect' in c
+                          ? nested('intersect', Schedule.intersect)
+                          : 'union' in c
+                            ? nested('union', Schedule.union)
+                            : nested('andThen', Schedule.andThen)
+  if (c.cap !== undefined && !('decorrelatedJitter' in c)) s = pipe(s, Schedule.capped(c.cap))
+  if (c.jitter === 'full') s = pipe(s, Schedule.fullJitter)
+  if (c.jitter === 'equal') s = pipe(s, Schedule.equalJitter)
+  if (c.minDelay !== undefined) s = pipe(s, Schedule.minDelay(c.minDelay))
+  if (c.maxRetries !== undefined) s = pipe(s, Schedule.intersect(Schedule.recurs(c.maxRetries)))
+  if (c.maxElapsed !== undefined) s = pipe(s, Schedule.upTo(c.maxElapsed))
+  if (c.maxCumulativeDelay !== undefined) s = pipe(s, Schedule.maxCumulativeDelay(c.maxCumulativeDelay))
+  const allow = c.retryOn?.map(String)
+  if (allow !== undefined) s = pipe(s, Schedule.whileInput((e: unknown) => allow.includes(String(codeOf(e)))))
+  const deny = c.neverRetryOn?.map(String)
+  if (deny !== undefined) s = pipe(s, Schedule.untilInput((e: unknown) => deny.includes(String(codeOf(e)))))
+  return s
+}
+
+const numRuns = 200
+
+// -------------------------------------------------------------------------------------
+// tests
+// -------------------------------------------------------------------------------------
+
+describe('ScheduleConfig', () => {
+  describe('the compact examples of the issue, exactly as written', () => {
+    it('{ "exponential": "100ms", "cap": "10s", "jitter": "full", "maxRetries": 5, "maxElapsed": "30s" }', () => {
+      const config = decode(JSON.parse('{ "exponential": "100ms", "cap": "10s", "jitter": "full", "maxRetries": 5, "maxElapsed": "30s" }'))
+      deepStrictEqual<ScheduleConfig>(config, { exponential: 100, cap: 10_000, jitter: 'full', maxRetries: 5, maxElapsed: 30_000 })
+      const schedule = toSchedule(config)
+      // full jitter with a draw of 0.5 halves each delay: 100, 200, 400, 800, 1600 -> 50, ..., 800
+      deepStrictEqual(Schedule.delays(schedule, { random: Random.fixed(0.5) }), [50, 100, 200, 400, 800])
+      sameDelays(
+        schedule,
+        pipe(
+          Schedule.exponential(100),
+          Schedule.capped(10_000),
+          Schedule.fullJitter,
+          Schedule.intersect(Schedule.recurs(5)),
+          Schedule.upTo(30_000)
+        ),
+        { attemptDurations: [0, 5000, 12_000] }
+      )
+      // 6 s attempts: the fifth retry would start after 5 attempts and 4 sleeps, past 30 s
+      deepStrictEqual(Schedule.delays(schedule, { random: Random.fixed(0.5), attemptDuration: 6000 }), [50, 100, 200, 400])
+    })
+
+    it('{ "constant": "10ms", "maxRetries": 3 }', () => {
+      const config = decode(JSON.parse('{ "constant": "10ms", "maxRetries": 3 }'))
+      deepStrictEqual<ScheduleConfig>(config, { constant: 10, maxRetries: 3 })
+      deepStrictEqual(Schedule.delays(toSchedule(config)), [10, 10, 10])
+      sameDelays(toSchedule(config), pipe(Schedule.constant(10), Schedule.intersect(Schedule.recurs(3))))
+    })
+
+    it('{ "decorrelatedJitter": "5ms", "cap": "2s" }', () => {
+      const config = decode(JSON.parse('{ "decorrelatedJitter": "5ms", "cap": "2s" }'))
+      deepStrictEqual<ScheduleConfig>(config, { decorrelatedJitter: 5, cap: 2000 })
+      // min(cap, base + u * (3 * previous - base)) with u = 0.5: 10, 17.5, 28.75, ...
+      deepStrictEqual(Schedule.delays(toSchedule(config), { random: Random.fixed(0.5), limit: 3 }), [10, 17.5, 28.75])
+      deepStrictEqual(Schedule.delays(toSchedule(config), { random: Random.fixed(0.999), limit: 12 }).slice(-1), [2000])
+      sameDelays(toSchedule(config), Schedule.decorrelatedJitter(5, 2000))
+    })
+  })
+
+  describe('every constructor and combinator gives the delays of the hand-built schedule', () => {
+    const table: ReadonlyArray<readonly [string, unknown, Schedule.Schedule<unknown>]> = [
+      ['exponential', { exponential: 100 }, Schedule.exponential(100)],
+      ['exponential + factor', { exponential: '100ms', factor: 3 }, Schedule.exponential(100, 3)],
+      ['exponential + fractional factor', { exponential: 10, factor: 1.5 }, Schedule.exponential(10, 1.5)],
+      ['constant', { constant: '1s' }, Schedule.constant(1000)],
+      ['linear', { linear: 50 }, Schedule.linear(50)],
+      ['fibonacci', { fibonacci: '10ms' }, Schedule.fibonacci(10)],
+      ['decorrelatedJitter + cap', { decorrelatedJitter: 5, cap: '2s' }, Schedule.decorrelatedJitter(5, 2000)],
+      ['randomBetween', { randomBetween: ['100ms', '1s'] }, Schedule.randomBetween(100, 1000)],
+      ['delays', { delays: [10, '1s', '2m', '1h'] }, Schedule.fromDelays([10, 1000, 120_000, 3_600_000])],
+      ['delays, empty', { delays: [] }, Schedule.stop],
+      ['recurs', { recurs: 3 }, Schedule.recurs(3)],
+      ['recurs(0)', { recurs: 0 }, Schedule.stop],
+      ['forever', { forever: true }, Schedule.forever],
+      ['stop', { stop: true }, Schedule.stop],
+      ['cap', { exponential: 100, cap: 1000 }, pipe(Schedule.exponential(100), Schedule.capped(1000))],
+      ['minDelay', { randomBetween: [0, 100], minDelay: 50 }, pipe(Schedule.randomBetween(0, 100), Schedule.minDelay(50))],
+      ['jitter full', { constant: 1000, jitter: 'full' }, pipe(Schedule.constant(1000), Schedule.fullJitter)],
+      ['jitter equal', { constant: 1000, jitter: 'equal' }, pipe(Schedule.constant(1000), Schedule.equalJitter)],
+      ['jitter none', { constant: 1000, jitter: 'none' }, Schedule.constant(1000)],
+      ['maxRetries', { linear: 10, maxRetries: 4 }, pipe(Schedule.linear(10), Schedule.intersect(Schedule.recurs(4)))],
+      ['maxElapsed', { constant: 100, maxElapsed: '1s' }, pipe(Schedule.constant(100), Schedule.upTo(1000))],
+      [
+        'maxCumulativeDelay',
+        { constant: 300, maxCumulativeDelay: '1s' },
+        pipe(Schedule.constant(300), Schedule.maxCumulativeDelay(1000))
+      ],
+      [
+        'cap, jitter, minDelay, maxRetries, maxElapsed, maxCumulativeDelay together, keys in reverse order',
+        { maxCumulativeDelay: '5s', maxElapsed: '4s', maxRetries: 8, minDelay: 50, jitter: 'full', cap: '1s', exponential: 100 },
+        pipe(
+          Schedule.exponential(100),
+          Schedule.capped(1000),
+          Schedule.fullJitter,
+          Schedule.minDelay(50),
+          Schedule.intersect(Schedule.recurs(8)),
+          Schedule.upTo(4000),
+          Schedule.maxCumulativeDelay(5000)
+        )
+      ],
+      [
+        'intersect',
+        { intersect: [{ exponential: 100 }, { recurs: 3 }, { constant: 150 }] },
+        pipe(Schedule.exponential(100), Schedule.intersect(Schedule.recurs(3)), Schedule.intersect(Schedule.constant(150)))
+      ],
+      [
+        'union',
+        { union: [{ delays: [10, 10] }, { constant: '1s', maxRetries: 4 }] },
+        pipe(Schedule.fromDelays([10, 10]), Schedule.union(pipe(Schedule.constant(1000), Schedule.intersect(Schedule.recurs(4)))))
+      ],
+      [
+        'andThen',
+        { andThen: [{ delays: [0, 0] }, { delays: [500, 1000] }] },
+        pipe(Schedule.fromDelays([0, 0]), Schedule.andThen(Schedule.fromDelays([500, 1000])))
+      ],
+      [
+        'nested intersect / union / andThen, with modifiers at each level',
+        {
+          andThen: [
+            { union: [{ constant: 10, maxRetries: 2 }, { exponential: 50, jitter: 'equal', maxRetries: 3 }] },
+            { intersect: [{ decorrelatedJitter: '20ms', cap: '500ms' }, { recurs: 4 }], minDelay: 30 }
+          ],
+          maxElapsed: '3s'
+        },
+        pipe(
+          pipe(Schedule.constant(10), Schedule.intersect(Schedule.recurs(2))),
+          Schedule.union(pipe(Schedule.exponential(50), Schedule.equalJitter, Schedule.intersect(Schedule.recurs(3)))),
+          Schedule.andThen(
+            pipe(Schedule.decorrelatedJitter(20, 500), Schedule.intersect(Schedule.recurs(4)), Schedule.minDelay(30))
+          ),
+          Schedule.upTo(3000)
+        )
+      ]
+    ]
+
+    it.each(table)('%s', (_, config, expected) => {
+      sameDelays(fromConfig(config), expected, { attemptDurations: [0, 100, 333.5] })
+    })
+
+    it('each case should make some delay, or be meant to make none (the table tests something)', () => {
+      const empty = table.filter(([, config]) => Schedule.delays(fromConfig(config), { limit: 5 }).length === 0).map(([name]) => name)
+      deepStrictEqual(empty, ['delays, empty', 'recurs(0)', 'stop'])
+    })
+
+    it('should apply the modifiers in one fixed order, whatever the order of the keys', () => {
+      // minDelay after the jitter: a full jitter draw of 0 is raised to 100; the other order would not be
+      const s = fromConfig({ minDelay: 100, jitter: 'full', constant: 1000 })
+      deepStrictEqual(Schedule.delays(s, { random: Random.fixed(0), limit: 2 }), [100, 100])
+      // the cap before the jitter: full jitter draws below the cap, not below the uncapped delay
+      const t = fromConfig({ jitter: 'full', cap: 1000, exponential: 100 })
+      deepStrictEqual(Schedule.delays(t, { random: Random.fixed(0.5), limit: 6 }), [50, 100, 200, 400, 500, 500])
+    })
+  })
+
+  describe('retryOn / neverRetryOn', () => {
+    const reset = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' })
+    const timeout = Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' })
+    const http503 = { status: 503 }
+    const http404 = { statusCode: 404 }
+    const noCode = new Error('no code')
+
+    const retries = (config: unknown, input: unknown, options?: Parameters<typeof toSchedule>[1]): number =>
+      Schedule.delays(fromConfig(config, options), { input, limit: 10 }).length
+
+    it('retryOn should retry only the listed codes, found by the default codeOf (code, status, statusCode)', () => {
+      const config = { constant: 10, maxRetries: 3, retryOn: ['ECONNRESET', 503, 404] }
+      deepStrictEqual(
+        [reset, timeout, http503, http404, noCode, undefined, 'ECONNRESET', 503, null].map((e) => retries(config, e)),
+        [3, 0, 3, 3, 0, 0, 3, 3, 0]
+      )
+    })
+
+    it('neverRetryOn should retry everything but the listed codes; an error without a code is retried', () => {
+      const config = { constant: 10, maxRetries: 3, neverRetryOn: ['ETIMEDOUT', 404] }
+      deepStrictEqual([reset, timeout, http503, http404, noCode, undefined].map((e) => retries(config, e)), [3, 0, 3, 0, 3, 3])
+    })
+
+    it('should compare codes as strings: 503 in the config matches "503" in the error and the other way round', () => {
+      deepStrictEqual(retries({ constant: 10, maxRetries: 2, retryOn: [503] }, { code: '503' }), 2)
+      deepStrictEqual(retries({ constant: 10, maxRetries: 2, retryOn: ['503'] }, { status: 503 }), 2)
+      deepStrictEqual(retries({ constant: 10, maxRetries: 2, neverRetryOn: ['429'] }, 429), 0)
+    })
+
+    it('both lists together: retryOn first, then neverRetryOn', () => {
+      const config = { constant: 10, maxRetries: 2, retryOn: ['ECONNRESET', 'ETIMEDOUT'], neverRetryOn: ['ETIMEDOUT'] }
+      deepStrictEqual([reset, timeout, http503].map((e) => retries(config, e)), [2, 0, 0])
+    })
+
+    it('a custom codeOf should replace the default one', () => {
+      const codeOf = (e: unknown): Code | undefined => (e as { response?: { status?: number } }).response?.status
+      const config = { constant: 10, maxRetries: 2, retryOn: [503] }
+      deepStrictEqual(retries(config, { response: { status: 503 } }, { codeOf }), 2)
+      deepStrictEqual(retries(config, { response: { status: 500 } }, { codeOf }), 0)
+      // the default would have read `status`; the custom one does not
+      deepStrictEqual(retries(config, http503, { codeOf }), 0)
+      deepStrictEqual(retries(config, { response: { status: 503 } }), 0)
+    })
+
+    it('should give the delays of whileInput / untilInput on the hand-built schedule', () => {
+      const allow = (e: unknown) => ['ECONNRESET', '503'].includes(String(defaultCodeOf(e)))
+      sameDelays(
+        fromConfig({ exponential: 10, maxRetries: 4, retryOn: ['ECONNRESET', 503] }),
+        pipe(Schedule.exponential(10), Schedule.intersect(Schedule.recurs(4)), Schedule.whileInput(allow)),
+        { inputs: [reset, timeout, http503, noCode] }
+      )
+      sameDelays(
+        fromConfig({ exponential: 10, maxRetries: 4, neverRetryOn: ['ECONNRESET'] }),
+        pipe(Schedule.exponential(10), Schedule.intersect(Schedule.recurs(4)), Schedule.untilInput((e: unknown) => defaultCodeOf(e) === 'ECONNRESET')),
+        { inputs: [reset, timeout, http503, noCode] }
+      )
+    })
+
+    it('should stop the runner on the first error whose code is not to be retried', async () => {
+      const schedule = fromConfig({ constant: '100ms', maxRetries: 5, retryOn: ['ECONNRESET'] })
+      const errors = [reset, reset, timeout, reset]
+      let calls = 0
+      const action: TE.TaskEither<Error, string> = () => Promise.resolve(E.left(errors[calls++]))
+      const clock = TestClock.make()
+      const run = pipe(action, retrying(schedule, { clock }))()
+      await clock.runAll()
+      deepStrictEqual(await run, E.left(timeout))
+      deepStrictEqual(calls, 3)
+      deepStrictEqual(clock.sleeps, [100, 100])
+    })
+  })
+
+  describe('defaultCodeOf', () => {
+    it('should read the error itself when it is a string or a number, else code, status, statusCode in that order', () => {
+      deepStrictEqual(defaultCodeOf('EPIPE'), 'EPIPE')
+      deepStrictEqual(defaultCodeOf(503), 503)
+      deepStrictEqual(defaultCodeOf({ code: 'E1', status: 500, statusCode: 501 }), 'E1')
+      deepStrictEqual(defaultCodeOf({ status: 500, statusCode: 501 }), 500)
+      deepStrictEqual(defaultCodeOf({ statusCode: 501 }), 501)
+      deepStrictEqual(defaultCodeOf({ code: { nested: 1 }, status: 502 }), 502)
+      deepStrictEqual([null, undefined, true, {}, [], new Error('x'), Symbol('s')].map(defaultCodeOf), [
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+        undefined
+      ])
+    })
+  })
+
+  describe('Duration', () => {
+    it.each([
+      [0, 0],
+      [250, 250],
+      [1.5, 1.5],
+      ['250ms', 250],
+      ['1.5s', 1500],
+      ['2m', 120_000],
+      ['1h', 3_600_000],
+      ['1d', 86_400_000],
+      ['250', 250],
+      [' 2 s ', 2000],
+      ['2 minutes', 120_000],
+      ['1H', 3_600_000],
+      [-0, 0]
+    ] as const)('should decode %j as %d ms', (input, expected) => {
+      const result = Duration.decode(input)
+      deepStrictEqual(result, E.right(expected))
+      if (E.isRight(result)) assert.ok(Object.is(result.right, expected), 'no -0')
+    })
+
+    it.each([['ten'], [''], ['  '], ['-1s'], [-1], [Infinity], [NaN], ['1e3'], ['Infinity'], [null], [true], [{}], [[]], ['9'.repeat(101)]])(
+      'should reject %j',
+      (input) => {
+        assert.ok(E.isLeft(Duration.decode(input)))
+        assert.strictEqual(Duration.is(input), false)
+      }
+    )
+
+    it('should encode to the number of ms, and is() should accept only numbers of ms', () => {
+      deepStrictEqual(Duration.encode(1500), 1500)
+      assert.ok(Duration.is(1500))
+      assert.ok(!Duration.is('1.5s'))
+    })
+
+    it('should accept durations as numbers or strings in every duration field', () => {
+      deepStrictEqual(decode({ exponential: '1.5s', cap: '2m', minDelay: 250, maxElapsed: '1h', maxCumulativeDelay: '30s' }), {
+        exponential: 1500,
+        cap: 120_000,
+        minDelay: 250,
+        maxElapsed: 3_600_000,
+        maxCumulativeDelay: 30_000
+      })
+      deepStrictEqual(decode({ randomBetween: ['250ms', 1000] }), { randomBetween: [250, 1000] })
+    })
+  })
+
+  describe('error reporting', () => {
+    it('should give the exact message of the issue for a bad cap', () => {
+      assert.strictEqual(
+        messageOf({ exponential: '100ms', cap: 'ten' }),
+        'at schedule.cap: expected a duration like "250ms" or a number of ms, got "ten"'
+      )
+    })
+
+    it('should report every error at once, each with its path, the expected form and the value found', () => {
+      const error = errorOf({
+        exponential: '100ms',
+        cap: 'ten',
+        maxRetries: 2.5,
+        jitter: 'half',
+        retryOn: ['ECONNRESET', null, {}],
+        maxRetry: 3
+      })
+      deepStrictEqual(error._tag, 'ConfigError')
+      deepStrictEqual(error.issues, [
+        { path: 'schedule.maxRetry', expected: 'one of the keys "exponential", "factor", "cap", "jitter", "minDelay", "maxRetries", "maxElapsed", "maxCumulativeDelay", "retryOn", "neverRetryOn"', actual: 3 },
+        { path: 'schedule.cap', expected: 'a duration like "250ms" or a number of ms', actual: 'ten' },
+        { path: 'schedule.jitter', expected: 'one of "full", "equal", "none"', actual: 'half' },
+        { path: 'schedule.maxRetries', expected: 'a whole number >= 0', actual: 2.5 },
+        { path: 'schedule.retryOn[1]', expected: 'an error code (a string or a number)', actual: null },
+        { path: 'schedule.retryOn[2]', expected: 'an error code (a string or a number)', actual: {} }
+      ])
+      deepStrictEqual(
+        error.message.split('\n'),
+        error.issues.map((i) => `at ${i.path}: expected ${i.expected}, got ${JSON.stringify(i.actual)}`)
+      )
+    })
+
+    it('should report errors inside nested configs with their full path', () => {
+      deepStrictEqual(
+        messageOf({
+          intersect: [{ exponential: 'fast' }, { union: [{ recurs: -1 }, { delays: [10, '1x'] }] }],
+          maxElapsed: '1 fortnight'
+        }).split('\n'),
+        [
+          'at schedule.intersect[0].exponential: expected a duration like "250ms" or a number of ms, got "fast"',
+          'at schedule.intersect[1].union[0].recurs: expected a whole number >= 0, got -1',
+          'at schedule.intersect[1].union[1].delays[1]: expected a duration like "250ms" or a number of ms, got "1x"',
+          'at schedule.maxElapsed: expected a duration like "250ms" or a number of ms, got "1 fortnight"'
+        ]
+      )
+    })
+
+    it.each([
+      ['a negative delay', { constant: -5 }, 'at schedule.constant: expected a duration like "250ms" or a number of ms, got -5'],
+      ['a negative duration string', { linear: '-1s' }, 'at schedule.linear: expected a duration like "250ms" or a number of ms, got "-1s"'],
+      ['a cap below the base', { exponential: '1s', cap: '500ms' }, 'at schedule.cap: expected a cap >= the base delay (1000 ms), got "500ms"'],
+      ['a decorrelatedJitter cap below the base', { decorrelatedJitter: 50, cap: 10 }, 'at schedule.cap: expected a cap >= the base delay (50 ms), got 10'],
+      ['a factor < 1', { exponential: 100, factor: 0.5 }, 'at schedule.factor: expected a growth factor: a finite number >= 1, got 0.5'],
+      ['a factor that is a string', { exponential: 100, factor: '2' }, 'at schedule.factor: expected a growth factor: a finite number >= 1, got "2"'],
+      ['a factor without exponential', { constant: 100, factor: 2 }, 'at schedule.factor: expected no "factor": it goes with "exponential" only, got 2'],
+      ['a fractional maxRetries', { constant: 1, maxRetries: 2.5 }, 'at schedule.maxRetries: expected a whole number >= 0, got 2.5'],
+      ['a negative maxRetries', { constant: 1, maxRetries: -1 }, 'at schedule.maxRetries: expected a whole number >= 0, got -1'],
+      ['a maxRetries as a string', { constant: 1, maxRetries: '3' }, 'at schedule.maxRetries: expected a whole number >= 0, got "3"'],
+      ['a fractional recurs', { recurs: 1.5 }, 'at schedule.recurs: expected a whole number >= 0, got 1.5'],
+      [
+        'an unknown key',
+        { constant: 1, retries: 3 },
+        'at schedule.retries: expected one of the keys "constant", "cap", "jitter", "minDelay", "maxRetries", "maxElapsed", "maxCumulativeDelay", "retryOn", "neverRetryOn", got 3'
+      ],
+      ['two constructor keys', { exponential: 100, constant: 50 }, 'at schedule.constant: expected no constructor key besides "exponential", got 50'],
+      [
+        'decorrelatedJitter without a cap',
+        { decorrelatedJitter: '5ms' },
+        'at schedule.cap: expected a cap for "decorrelatedJitter", such as {"decorrelatedJitter": "5ms", "cap": "2s"}, got nothing'
+      ],
+      ['randomBetween with min > max', { randomBetween: ['2s', '1s'] }, 'at schedule.randomBetween: expected a pair [min, max] with min <= max, got ["2s","1s"]'],
+      ['randomBetween not a pair', { randomBetween: [1, 2, 3] }, 'at schedule.randomBetween: expected a pair of durations [min, max], got [1,2,3]'],
+      ['a minDelay above the cap', { constant: 10, cap: 100, minDelay: 200 }, 'at schedule.minDelay: expected a minimum delay <= the cap (100 ms), got 200'],
+      ['an unknown jitter', { constant: 10, jitter: 'decorrelated' }, 'at schedule.jitter: expected one of "full", "equal", "none", got "decorrelated"'],
+      ['forever: false', { forever: false }, 'at schedule.forever: expected true, got false'],
+      ['an empty intersect', { intersect: [] }, 'at schedule.intersect: expected a non-empty list of schedule configs, got []'],
+      ['a union that is not a list', { union: { constant: 1 } }, 'at schedule.union: expected a non-empty list of schedule configs, got {"constant":1}'],
+      ['delays that are not a list', { delays: 100 }, 'at schedule.delays: expected a list of durations, got 100'],
+      ['retryOn that is not a list', { constant: 1, retryOn: 'ECONNRESET' }, 'at schedule.retryOn: expected a list of error codes (strings or numbers), got "ECONNRESET"'],
+      ['a key that is not an identifier', { constant: 1, 'max-retries': 3 }, 'at schedule["max-retries"]: expected one of the keys "constant", "cap", "jitter", "minDelay", "maxRetries", "maxElapsed", "maxCumulativeDelay", "retryOn", "neverRetryOn", got 3']
+    ])('%s', (_, config, message) => {
+      assert.strictEqual(messageOf(config), message)
+    })
+
+    it('should report a config with no constructor key, and its unknown keys (a typo), and its bad modifiers', () => {
+      deepStrictEqual(messageOf({ exponental: '100ms', maxRetries: 'x' }).split('\n'), [
+        'at schedule: expected an object with exactly one of "exponential", "constant", "linear", "fibonacci", "decorrelatedJitter", "randomBetween", "delays", "recurs", "forever", "stop", "intersect", "union", "andThen", such as {"exponential": "100ms", "maxRetries": 5}, got {"exponental":"100ms","maxRetries":"x"}',
+        'at schedule.exponental: expected one of the keys "exponential", "constant", "linear", "fibonacci", "decorrelatedJitter", "randomBetween", "delays", "recurs", "forever", "stop", "intersect", "union", "andThen", "factor", "cap", "jitter", "minDelay", "maxRetries", "maxElapsed", "maxCumulativeDelay", "retryOn", "neverRetryOn", got "100ms"',
+        'at schedule.maxRetries: expected a whole number >= 0, got "x"'
+      ])
+    })
+
+    it('should report two constructor keys and still check the rest', () => {
+      deepStrictEqual(messageOf({ exponential: 100, constant: 50, cap: 'ten' }).split('\n'), [
+        'at schedule.constant: expected no constructor key besides "exponential", got 50',
+        'at schedule.cap: expected a duration like "250ms" or a number of ms, got "ten"'
+      ])
+    })
+
+    it.each([[null], [[]], ['100ms'], [42], [undefined]])('should reject %j, which is not an object', (u) => {
+      const error = errorOf(u)
+      deepStrictEqual(error.issues.length, 1)
+      deepStrictEqual(error.issues[0].path, 'schedule')
+      assert.match(error.message, /^at schedule: expected an object with exactly one of "exponential", .*, got /)
+    })
+
+    it('should shorten a long value, and show values that have no JSON', () => {
+      const long = messageOf({ constant: 'x'.repeat(200) })
+      assert.ok(long.endsWith(`got "${'x'.repeat(76)}...`), long)
+      assert.strictEqual(messageOf({ constant: BigInt(10) }), 'at schedule.constant: expected a duration like "250ms" or a number of ms, got 10n')
+      assert.strictEqual(messageOf({ stop: 'yes', junk: undefined }), 'at schedule.stop: expected true, got "yes"')
+    })
+
+    it('should treat a key whose value is undefined as absent', () => {
+      deepStrictEqual(decode({ constant: 10, cap: undefined }), { constant: 10 })
+      // a constructor key without a value is no constructor key
+      assert.match(messageOf({ exponential: undefined }), /^at schedule: expected an object with exactly one of/)
+    })
+
+    it('should report too deep or cyclic configs instead of overflowing the stack', () => {
+      let deep: unknown = { constant: 1 }
+      for (let i = 0; i < 100_000; i++) deep = { intersect: [deep] }
+      const error = errorOf(deep)
+      deepStrictEqual(error.issues.length, 1)
+      assert.match(error.issues[0].expected, /^a schedule config nested at most 32 levels deep$/)
+      const cyclic: { maxRetries: number; union: Array<unknown> } = { maxRetries: 1, union: [] }
+      cyclic.union.push(cyclic)
+      assert.match(messageOf(cyclic), /nested at most 32 levels deep, got \[object Object\]$/)
+    })
+
+    it('toConfigError should name paths as the codec does when the config is decoded on its own', () => {
+      const result = ScheduleConfigCodec.decode({ constant: 'slow' })
+      assert.ok(E.isLeft(result))
+      if (E.isLeft(result)) deepStrictEqual(toConfigError(result.left).issues.map((i) => i.path), ['schedule.constant'])
+    })
+  })
+
+  describe('decoding never throws', () => {
+    const neverThrows = (u: unknown): void => {
+      const result = ScheduleConfigCodec.decode(u)
+      if (E.isLeft(result)) {
+        const error = toConfigError(result.left)
+        assert.ok(error.issues.length > 0)
+        deepStrictEqual(error.message.split('\n').length, error.issues.length)
+      } else {
+        // whatever decodes builds a schedule that runs
+        const delays = Schedule.delays(toSchedule(result.right), { limit: 10, attemptDuration: 1 })
+        assert.ok(delays.every((d) => d >= 0 && Number.isFinite(d)))
+      }
+    }
+
+    it('on fc.anything() (with BigInt, sparse arrays, null prototypes, boxed values, Maps, Dates)', () => {
+      fc.assert(
+        fc.property(
+          fc.anything({
+            withBigInt: true,
+            withBoxedValues: true,
+            withDate: true,
+            withMap: true,
+            withSet: true,
+            withNullPrototype: true,
+            withObjectString: true,
+            withSparseArray: true,
+            withTypedArray: true
+          }),
+          neverThrows
+        ),
+        { numRuns: 500 }
+      )
+    })
+
+    it('on fc.jsonValue()', () => {
+      fc.assert(fc.property(fc.jsonValue(), neverThrows), { numRuns: 500 })
+    })
+
+    it('on near-configs: the right keys with arbitrary values, nested', () => {
+      const key = fc.constantFrom('exponential', 'factor', 'cap', 'decorrelatedJitter', 'randomBetween', 'delays', 'recurs', 'forever', 'intersect', 'union', 'andThen', 'jitter', 'minDelay', 'maxRetries', 'retryOn', 'neverRetryOn', 'bogus')
+      const value = fc.oneof(fc.anything(), fc.constantFrom('1s', '-1s', 'ten', 0, -0, 1.5, 1e308, true, 'full', []))
+      const { near } = fc.letrec<{ near: unknown }>((tie) => ({
+        near: fc.oneof(
+          { maxDepth: 3 },
+          fc.dictionary(key, value, { maxKeys: 4 }),
+          fc.dictionary(key, fc.array(tie('near'), { maxLength: 3 }), { maxKeys: 3 }),
+          fc.array(tie('near'), { maxLength: 3 })
+        )
+      }))
+      fc.assert(fc.property(near, neverThrows), { numRuns: 1000 })
+    })
+  })
+
+  describe('round trip', () => {
+    it('decode(encode(decode(x))) should equal decode(x), through JSON, and build a schedule with the same delays', () => {
+      fc.assert(
+        fc.property(configArbitrary, runArbitrary, (raw, run) => {
+          const decoded = decode(raw)
+          const encoded = ScheduleConfigCodec.encode(decoded)
+          const again = decode(JSON.parse(JSON.stringify(encoded)))
+          deepStrictEqual(again, decoded)
+          deepStrictEqual(ScheduleConfigCodec.encode(again), encoded)
+          deepStrictEqual(delaysOf(toSchedule(again), run), delaysOf(toSchedule(decoded), run))
+          deepStrictEqual(toSchedule(again).description, toSchedule(decoded).description)
+        }),
+        { numRuns }
+      )
+    })
+
+    it('ScheduleConfigCodec.is should accept decoded configs and their encodings, and reject what differs from them', () => {
+      fc.assert(
+        fc.property(configArbitrary, (raw) => {
+          const decoded = decode(raw)
+          assert.ok(ScheduleConfigCodec.is(decoded))
+          assert.ok(ScheduleConfigCodec.is(ScheduleConfigCodec.encode(decoded)))
+          // the config as written is a decoded one only when decoding changes nothing (no duration strings)
+          assert.strictEqual(ScheduleConfigCodec.is(raw), equal(raw, decoded))
+        }),
+        { numRuns }
+      )
+      assert.ok(!ScheduleConfigCodec.is({ constant: '10ms' }))
+      assert.ok(!ScheduleConfigCodec.is({ constant: 10, extra: 1 }))
+      assert.ok(!ScheduleConfigCodec.is({ exponential: 100, cap: 10 }))
+      assert.ok(!ScheduleConfigCodec.is(null))
+      assert.ok(ScheduleConfigCodec.is({ constant: 10, maxRetries: 3 }))
+    })
+
+    it('a decoded config should build the schedule an independent reading of the grammar builds', () => {
+      fc.assert(
+        fc.property(configArbitrary, runArbitrary, (raw, run) => {
+          const decoded = decode(raw)
+          deepStrictEqual(delaysOf(toSchedule(decoded), run), delaysOf(reference(decoded), run))
+        }),
+        { numRuns }
+      )
+    })
+  })
+
+  describe('description', () => {
+    it('should be the canonical JSON of the config: stable under key order and duration spelling', () => {
+      const a = fromConfig({ exponential: '100ms', cap: '10s', jitter: 'full', maxRetries: 5, maxElapsed: '30s' })
+      const b = fromConfig({ maxElapsed: 30_000, maxRetries: 5, jitter: 'full', cap: '10 seconds', exponential: 100 })
+      assert.strictEqual(a.description, 'config({"exponential":100,"cap":10000,"jitter":"full","maxRetries":5,"maxElapsed":30000})')
+      assert.strictEqual(b.description, a.description)
+      // a hand-built config in another key order describes the same way too
+      const c = toSchedule({ maxRetries: 5, constant: 10 })
+      assert.strictEqual(c.description, toSchedule({ constant: 10, maxRetries: 5 }).description)
+    })
+
+    it('should be the same for two decodings of one config, and differ exactly when the decoded configs differ', () => {
+      fc.assert(
+        fc.property(configArbitrary, configArbitrary, (x, y) => {
+          const dx = decode(x)
+          const dy = decode(y)
+          assert.strictEqual(toSchedule(dx).description, toSchedule(decode(x)).description)
+          const same = JSON.stringify(ScheduleConfigCodec.encode(dx)) === JSON.stringify(ScheduleConfigCodec.encode(dy))
+          assert.strictEqual(toSchedule(dx).description === toSchedule(dy).description, same)
+          assert.strictEqual(same, equal(dx, dy))
+        }),
+        { numRuns }
+      )
+    })
+
+    it('should change when any one value of the config changes', () => {
+      fc.assert(
+        fc.property(configArbitrary, (raw) => {
+          const decoded = ScheduleConfigCodec.encode(decode(raw))
+          const description = toSchedule(decode(decoded)).description
+          // bump every number of the config, one at a time, keeping the config valid where it stays valid
+          const paths: Array<ReadonlyArray<string | number>> = []
+          const walk = (v: unknown, path: ReadonlyArray<string | number>): void => {
+            if (typeof v === 'number') paths.push(path)
+            else if (Array.isArray(v)) v.forEach((x, i) => walk(x, [...path, i]))
+            else if (typeof v === 'object' && v !== null) for (const [k, x] of Object.entries(v)) walk(x, [...path, k])
+          }
+          walk(decoded, [])
+          for (const path of paths) {
+            const copy = JSON.parse(JSON.stringify(decoded)) as Record<string | number, unknown>
+            let parent = copy
+            for (const key of path.slice(0, -1)) parent = parent[key] as Record<string | number, unknown>
+            const last = path[path.length - 1]
+            parent[last] = (parent[last] as number) + 1
+            const changed = ScheduleConfigCodec.decode(copy)
+            if (E.isRight(changed)) assert.notStrictEqual(toSchedule(changed.right).description, description)
+          }
+        }),
+        { numRuns: 100 }
+      )
+    })
+  })
+})
