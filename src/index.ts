@@ -5,6 +5,7 @@
  */
 import * as Budget from './Budget'
 import * as Clock from './Clock'
+import * as Contention from './Contention'
 import * as Random from './Random'
 import * as Retry from './Retry'
 import * as RetryState from './RetryState'
@@ -28,6 +29,13 @@ export {
    * @since 0.1.0
    */
   Clock,
+  /**
+   * The contention simulation of the AWS "Exponential Backoff and Jitter" article: compare schedules under load.
+   *
+   * @category interpreters
+   * @since 0.1.0
+   */
+  Contention,
   /**
    * Uniform draws in `[0, 1)`: `Random.live`, `Random.seeded`, `Random.fromState`, `Random.fixed`.
    *

@@ -1,0 +1,278 @@
+import * as assert from 'assert'
+import * as fc from 'fast-check'
+import { pipe } from 'fp-ts/function'
+import * as Contention from '../src/Contention'
+import * as Random from '../src/Random'
+import type { RetryStatus } from '../src/RetryStatus'
+import * as Schedule from '../src/Schedule'
+import { deepStrictEqual, seedArbitrary, throwsRangeError } from './util'
+
+/** A network where every message takes exactly 10 ms: runs that can be worked out by hand. */
+const exact: Contention.Network = { mean: 10, sd: 0 }
+
+const named = (name: string): Contention.Candidate => {
+  const found = Contention.awsStrategies().find((s) => s.name === name)
+  if (found === undefined) throw new Error(`no strategy ${name}`)
+  return found
+}
+
+const row = (rows: ReadonlyArray<Contention.Comparison>, name: string, clients: number): Contention.Comparison => {
+  const found = rows.find((r) => r.name === name && r.clients === clients)
+  if (found === undefined) throw new Error(`no row ${name} at ${clients}`)
+  return found
+}
+
+/**
+ * How many standard errors our mean lies from a reference figure. The reference is itself the mean of 100 runs
+ * (with about the same spread per run as ours), printed truncated to a whole number: its own standard error is
+ * ours · √(runs / 100), and the true figure lies in [figure, figure + 1).
+ */
+const zScore = (estimate: Contention.Estimate, runs: number, figure: number): number =>
+  (estimate.mean - (figure + 0.5)) / (estimate.standardError * Math.sqrt(1 + runs / 100))
+
+describe('Contention', () => {
+  describe('simulate', () => {
+    it('should make one write and take four hops for a single client', () => {
+      deepStrictEqual(Contention.simulate({ clients: 1, schedule: Schedule.forever, network: exact }), {
+        calls: 1,
+        rejected: 0,
+        succeeded: 1,
+        gaveUp: 0,
+        time: 40
+      })
+    })
+
+    it('should let one client win per round in lockstep: N rounds and N(N+1)/2 writes with no backoff', () => {
+      for (const n of [2, 3, 10, 40]) {
+        deepStrictEqual(Contention.simulate({ clients: n, schedule: Schedule.forever, network: exact }), {
+          calls: (n * (n + 1)) / 2,
+          rejected: (n * (n - 1)) / 2,
+          succeeded: n,
+          gaveUp: 0,
+          time: 40 * n
+        })
+      }
+    })
+
+    it('should send the next read one network delay plus the backoff after the rejection reaches the client', () => {
+      // round 1 ends at 40; the losers' reads reach the server at 40 + 10 + 100, and each round takes 140 ms
+      const outcome = Contention.simulate({ clients: 3, schedule: Schedule.constant(100), network: exact })
+      deepStrictEqual(outcome, { calls: 6, rejected: 3, succeeded: 3, gaveUp: 0, time: 40 + 2 * 140 })
+    })
+
+    it('should give up a client when its schedule stops', () => {
+      deepStrictEqual(Contention.simulate({ clients: 10, schedule: Schedule.stop, network: exact }), {
+        calls: 10,
+        rejected: 9,
+        succeeded: 1,
+        gaveUp: 9,
+        time: 40
+      })
+    })
+
+    it('should step each schedule with the runner status: retries so far, and time since t = 0', () => {
+      const seen: Array<RetryStatus & { readonly now: number; readonly client: number }> = []
+      const recording = Schedule.make(null, (_, conflict: Contention.Conflict, status, now) => {
+        seen.push({ ...status, now, client: conflict.client })
+        return Schedule.continueAfter(5, null)
+      })
+      Contention.simulate({ clients: 3, schedule: recording, network: exact })
+      // round 1: clients 1 and 2 lose at 40 ms; round 2 (reads at 55): client 2 loses at 85 ms
+      deepStrictEqual(
+        seen.map((s) => [s.client, s.iterNumber, s.elapsed, s.now, s.cumulativeDelay]),
+        [
+          [1, 0, 40, 40, 0],
+          [2, 0, 40, 40, 0],
+          [2, 1, 85, 85, 5]
+        ]
+      )
+    })
+
+    it('should stop a client whose upTo budget would be passed', () => {
+      // rejections at 40, 80 and 120 ms; at 120 the next retry would start past 100 ms
+      const outcome = Contention.simulate({
+        clients: 5,
+        schedule: pipe(Schedule.forever, Schedule.upTo(100)),
+        network: exact
+      })
+      deepStrictEqual(outcome, { calls: 12, rejected: 9, succeeded: 3, gaveUp: 2, time: 120 })
+    })
+
+    it('should hand the schedule the conflict: code 409 and the client', () => {
+      const evenOnly = pipe(Schedule.constant(50), Schedule.whileInput((c: Contention.Conflict) => c.code === 409 && c.client % 2 === 0))
+      const outcome = Contention.simulate({ clients: 10, schedule: evenOnly, seed: 4 })
+      assert.ok(outcome.gaveUp >= 1)
+      assert.strictEqual(outcome.succeeded + outcome.gaveUp, 10)
+    })
+
+    it('should be deterministic for a seed, and equal to the same seeded Random', () => {
+      fc.assert(
+        fc.property(seedArbitrary, fc.integer({ min: 0, max: 30 }), (seed, clients) => {
+          const schedule = named('full jitter').schedule
+          const a = Contention.simulate({ clients, schedule, seed })
+          deepStrictEqual(Contention.simulate({ clients, schedule, seed }), a)
+          deepStrictEqual(Contention.simulate({ clients, schedule, random: Random.seeded(seed) }), a)
+        }),
+        { numRuns: 50 }
+      )
+    })
+
+    it('should depend on the seed', () => {
+      const schedule = named('decorrelated').schedule
+      const outcomes = new Set([1, 2, 3, 4, 5].map((seed) => JSON.stringify(Contention.simulate({ clients: 30, schedule, seed }))))
+      assert.ok(outcomes.size >= 4)
+    })
+
+    it('should keep its invariants for any seed and client count', () => {
+      fc.assert(
+        fc.property(seedArbitrary, fc.integer({ min: 0, max: 60 }), fc.constantFrom(...Contention.awsStrategies()), (seed, clients, { schedule }) => {
+          const o = Contention.simulate({ clients, schedule, seed })
+          assert.strictEqual(o.succeeded, clients) // no limit: everyone writes in the end
+          assert.strictEqual(o.gaveUp, 0)
+          assert.strictEqual(o.rejected, o.calls - o.succeeded)
+          assert.ok(o.calls >= clients && o.calls <= (clients * (clients + 1)) / 2 + 10 * clients)
+          // four messages of |Normal(10, 2)|: rarely under 4 ms each
+          assert.ok(clients === 0 ? o.time === 0 : o.time > 0)
+        }),
+        { numRuns: 60 }
+      )
+    })
+
+    it('should stop with a RangeError past maxCalls', () => {
+      throwsRangeError(
+        () => Contention.simulate({ clients: 10, schedule: Schedule.forever, network: exact, maxCalls: 54 }),
+        /Contention.simulate: more than maxCalls \(54\) writes/
+      )
+      assert.strictEqual(Contention.simulate({ clients: 10, schedule: Schedule.forever, network: exact, maxCalls: 55 }).calls, 55)
+    })
+
+    it('should reject bad options with a RangeError naming the value', () => {
+      const schedule = Schedule.forever
+      throwsRangeError(() => Contention.simulate({ clients: -1, schedule }), /clients must be a whole number >= 0, received -1/)
+      throwsRangeError(() => Contention.simulate({ clients: 2.5, schedule }), /clients .* received 2.5/)
+      throwsRangeError(() => Contention.simulate({ clients: 2, schedule, network: { mean: 10, sd: -1 } }), /network.sd .* received -1/)
+      throwsRangeError(() => Contention.simulate({ clients: 2, schedule, network: { mean: NaN, sd: 1 } }), /network.mean .* received NaN/)
+      throwsRangeError(() => Contention.simulate({ clients: 2, schedule, seed: -3 }), /seed .* received -3/)
+      throwsRangeError(() => Contention.simulate({ clients: 2, schedule, seed: 1, random: Random.seeded(1) }), /random or seed, not both/)
+    })
+  })
+
+  describe('awsStrategies', () => {
+    it('should build the five strategies, the exponential starting at 2 · base as the reference counts it', () => {
+      const strategies = Contention.awsStrategies()
+      const delays = (name: string) => Schedule.delays(named(name).schedule, { random: Random.fixed(0.5), limit: 10 })
+      deepStrictEqual(strategies.map((s) => s.name), ['none', 'exponential', 'full jitter', 'equal jitter', 'decorrelated'])
+      deepStrictEqual(delays('none'), Array.from({ length: 10 }, () => 0))
+      deepStrictEqual(delays('exponential'), [10, 20, 40, 80, 160, 320, 640, 1280, 2000, 2000])
+      deepStrictEqual(delays('full jitter'), [5, 10, 20, 40, 80, 160, 320, 640, 1000, 1000])
+      deepStrictEqual(delays('equal jitter'), [7.5, 15, 30, 60, 120, 240, 480, 960, 1500, 1500])
+      deepStrictEqual(named('decorrelated').schedule.description, 'decorrelatedJitter(5, 2000)')
+    })
+
+    it('should reject a cap below the base', () => {
+      throwsRangeError(() => Contention.awsStrategies(100, 50), /cap must be a finite number >= 100, received 50/)
+    })
+  })
+
+  describe('compare', () => {
+    it('should average simulate over seeds seed, seed + 1, ..., in the order of clients then candidates', () => {
+      const candidates = [named('full jitter'), named('none')]
+      const rows = Contention.compare({ candidates, clients: [5, 8], runs: 3, seed: 10 })
+      deepStrictEqual(rows.map((r) => [r.clients, r.name, r.runs]), [
+        [5, 'full jitter', 3],
+        [5, 'none', 3],
+        [8, 'full jitter', 3],
+        [8, 'none', 3]
+      ])
+      const outcomes = [10, 11, 12].map((seed) => Contention.simulate({ clients: 8, schedule: Schedule.forever, seed }))
+      const calls = outcomes.map((o) => o.calls)
+      const mean = (calls[0] + calls[1] + calls[2]) / 3
+      const sd = Math.sqrt(calls.reduce((s, c) => s + (c - mean) ** 2, 0) / 2)
+      assert.ok(Math.abs(rows[3].calls.mean - mean) < 1e-9)
+      assert.ok(Math.abs(rows[3].calls.standardError - sd / Math.sqrt(3)) < 1e-9)
+      assert.ok(Math.abs(rows[3].time.mean - (outcomes[0].time + outcomes[1].time + outcomes[2].time) / 3) < 1e-9)
+      deepStrictEqual(rows[3].gaveUp, { mean: 0, standardError: 0 })
+    })
+
+    it('should reject fewer than 2 runs, a bad seed and bad client counts', () => {
+      const candidates = Contention.awsStrategies()
+      throwsRangeError(() => Contention.compare({ candidates, clients: [5], runs: 1 }), /runs must be a whole number >= 2, received 1/)
+      throwsRangeError(() => Contention.compare({ candidates, clients: [5], seed: 2 ** 32 }), /seed .* received 4294967296/)
+      throwsRangeError(() => Contention.compare({ candidates, clients: [5, -2] }), /clients\[1\] .* received -2/)
+    })
+  })
+
+  describe('leaders', () => {
+    const estimate = (mean: number): Contention.Estimate => ({ mean, standardError: 1 })
+    const comparison = (name: string, clients: number, calls: number, time: number): Contention.Comparison => ({
+      name,
+      clients,
+      runs: 10,
+      calls: estimate(calls),
+      time: estimate(time),
+      gaveUp: estimate(0)
+    })
+
+    it('should name, per client count, the fewest mean calls and the lowest mean time, ties to the first', () => {
+      const rows = [
+        comparison('a', 10, 50, 300),
+        comparison('b', 10, 40, 300),
+        comparison('c', 10, 40, 200),
+        comparison('a', 20, 90, 100),
+        comparison('b', 20, 95, 90)
+      ]
+      deepStrictEqual(Contention.leaders(rows), [
+        { clients: 10, leastWork: 'b', firstToFinish: 'c' },
+        { clients: 20, leastWork: 'a', firstToFinish: 'b' }
+      ])
+    })
+  })
+
+  describe('the reference figures of the AWS simulator', () => {
+    // Deterministic (seeded), so these never flake; a change to the model or the schedules that moves a mean by
+    // more than a few standard errors fails them.
+    const runs = 200
+    let at50: ReadonlyArray<Contention.Comparison> = []
+    beforeAll(() => {
+      at50 = Contention.compare({ candidates: Contention.awsStrategies(), clients: [50], runs })
+    })
+
+    it('should reproduce the N = 50 reference means within 4 standard errors', () => {
+      for (const figure of Contention.reference.filter((r) => r.clients === 50)) {
+        const ours = row(at50, figure.strategy, 50)
+        const calls = zScore(ours.calls, runs, figure.calls)
+        const time = zScore(ours.time, runs, figure.time)
+        assert.ok(Math.abs(calls) < 4, `${figure.strategy}: calls ${ours.calls.mean} vs ${figure.calls} (z = ${calls})`)
+        assert.ok(Math.abs(time) < 4, `${figure.strategy}: time ${ours.time.mean} vs ${figure.time} (z = ${time})`)
+      }
+    })
+
+    it('should reproduce the N = 100 reference means of all five strategies within 4 standard errors', () => {
+      const at100 = Contention.compare({ candidates: Contention.awsStrategies(), clients: [100], runs: 100 })
+      for (const figure of Contention.reference.filter((r) => r.clients === 100)) {
+        const ours = row(at100, figure.strategy, 100)
+        const calls = zScore(ours.calls, 100, figure.calls)
+        const time = zScore(ours.time, 100, figure.time)
+        assert.ok(Math.abs(calls) < 4, `${figure.strategy}: calls ${ours.calls.mean} vs ${figure.calls} (z = ${calls})`)
+        assert.ok(Math.abs(time) < 4, `${figure.strategy}: time ${ours.time.mean} vs ${figure.time} (z = ${time})`)
+      }
+    })
+
+    it("should reproduce the reference's order: work full < equal < decorrelated < exponential < none, time none < decorrelated < full < equal < exponential", () => {
+      const by = (of: (r: Contention.Comparison) => number): ReadonlyArray<string> =>
+        [...at50].sort((a, b) => of(a) - of(b)).map((r) => r.name)
+      deepStrictEqual(by((r) => r.calls.mean), ['full jitter', 'equal jitter', 'decorrelated', 'exponential', 'none'])
+      deepStrictEqual(by((r) => r.time.mean), ['none', 'decorrelated', 'full jitter', 'equal jitter', 'exponential'])
+      // and the gaps are many standard errors wide, not luck
+      const full = row(at50, 'full jitter', 50).calls
+      const equal = row(at50, 'equal jitter', 50).calls
+      assert.ok(equal.mean - full.mean > 10 * Math.hypot(full.standardError, equal.standardError))
+    })
+
+    it('should miss the reference when the exponential starts at base instead of 2 · base', () => {
+      const early = pipe(Schedule.exponential(5), Schedule.capped(2000), Schedule.fullJitter)
+      const [ours] = Contention.compare({ candidates: [{ name: 'early', schedule: early }], clients: [50], runs: 100 })
+      assert.ok(zScore(ours.calls, 100, 333) > 10, `calls ${ours.calls.mean}`)
+    })
+  })
+})
