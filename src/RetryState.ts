@@ -12,6 +12,7 @@ import * as E from 'fp-ts/Either'
 import * as O from 'fp-ts/Option'
 import * as t from 'io-ts'
 import { Progress } from './internal/Progress'
+import * as validate from './internal/validate'
 import type { Random } from './Random'
 import type { RetryStatus } from './RetryStatus'
 import type { Json, Schedule } from './Schedule'
@@ -121,6 +122,12 @@ const NonNegative = t.refinement(t.number, (n) => n >= 0 && n !== Infinity, 'Non
 const Count = t.refinement(t.number, (n) => Number.isSafeInteger(n) && n >= 0, 'Count')
 const Finite = t.refinement(t.number, Number.isFinite, 'Finite')
 const Int32 = t.refinement(t.number, (n) => Number.isInteger(n) && n >= -0x80000000 && n <= 0x7fffffff, 'Int32')
+// What Random.fromState accepts: four signed 32-bit integers, not all zero (a fixed point that draws 0 forever).
+const RandomState = t.refinement(
+  t.readonlyArray(Int32),
+  (state) => state.length === 4 && state.some((n) => n !== 0),
+  'RandomState'
+)
 
 /**
  * The io-ts codec of {@link RetryState}, to and from JSON. Decoding never throws.
@@ -146,7 +153,7 @@ export const RetryStateCodec: t.Type<RetryState, RetryState, unknown> = t.readon
     previousDelay: t.union([NonNegative, t.null]),
     startedAt: Finite,
     dueAt: Finite,
-    random: t.union([t.readonlyArray(Int32), t.null])
+    random: t.union([RandomState, t.null])
   }),
   'RetryState'
 )
@@ -168,16 +175,19 @@ export const RetryStateCodec: t.Type<RetryState, RetryState, unknown> = t.readon
  * @category constructors
  * @since 0.1.0
  */
-export const start = <In>(schedule: Schedule<In>, startedAt: number): RetryState => ({
-  schedule: schedule.description,
-  scheduleState: schedule.initial,
-  iterNumber: 0,
-  cumulativeDelay: 0,
-  previousDelay: null,
-  startedAt,
-  dueAt: startedAt,
-  random: null
-})
+export const start = <In>(schedule: Schedule<In>, startedAt: number): RetryState => {
+  validate.finite('RetryState.start', 'startedAt', startedAt)
+  return {
+    schedule: schedule.description,
+    scheduleState: schedule.initial,
+    iterNumber: 0,
+    cumulativeDelay: 0,
+    previousDelay: null,
+    startedAt,
+    dueAt: startedAt,
+    random: null
+  }
+}
 
 // -------------------------------------------------------------------------------------
 // interpreters
@@ -261,6 +271,7 @@ export const next = <In>(
   now: number,
   random: Random
 ): E.Either<ScheduleMismatch, Step> => {
+  validate.finite('RetryState.next', 'now', now)
   if (state.schedule !== schedule.description) return E.left(new ScheduleMismatch(schedule.description, state.schedule))
   const progress = toProgress(schedule, state)
   const decision = progress.decide(input, now, random)

@@ -6,6 +6,7 @@
 import * as Budget from './Budget'
 import * as Clock from './Clock'
 import * as Contention from './Contention'
+import * as FileStore from './FileStore'
 import * as Random from './Random'
 import * as Retry from './Retry'
 import * as RetryState from './RetryState'
@@ -36,6 +37,13 @@ export {
    * @since 0.1.0
    */
   Contention,
+  /**
+   * A file-backed store for a persisted run: atomic `save` (usable as `persist`), `load`, `clear`.
+   *
+   * @category model
+   * @since 0.1.0
+   */
+  FileStore,
   /**
    * Uniform draws in `[0, 1)`: `Random.live`, `Random.seeded`, `Random.fromState`, `Random.fixed`.
    *

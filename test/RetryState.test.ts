@@ -1,0 +1,596 @@
+import * as assert from 'assert'
+import * as fc from 'fast-check'
+import * as E from 'fp-ts/Either'
+import { pipe } from 'fp-ts/function'
+import * as O from 'fp-ts/Option'
+import type * as TE from 'fp-ts/TaskEither'
+import type { Clock } from '../src/Clock'
+import * as Random from '../src/Random'
+import { retrying, retryingWithStatus } from '../src/Retry'
+import * as RetryState from '../src/RetryState'
+import type { RetryStatus } from '../src/RetryStatus'
+import * as Schedule from '../src/Schedule'
+import * as ScheduleConfig from '../src/ScheduleConfig'
+import * as TestClock from '../src/TestClock'
+import {
+  deepStrictEqual,
+  runContextArbitrary,
+  scheduleArbitrary,
+  seedArbitrary,
+  throwsRangeError,
+  trace,
+  type RunContext
+} from './util'
+
+// -------------------------------------------------------------------------------------
+// helpers
+// -------------------------------------------------------------------------------------
+
+/** One turn of the event loop: every queued promise job has run. */
+const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
+
+/** Through JSON and the codec, as a store would keep it. */
+const roundTrip = (state: RetryState.RetryState): RetryState.RetryState => {
+  const decoded = RetryState.RetryStateCodec.decode(JSON.parse(JSON.stringify(RetryState.RetryStateCodec.encode(state))))
+  if (E.isLeft(decoded)) return assert.fail(`a state did not survive a JSON round trip: ${JSON.stringify(state)}`)
+  return decoded.right
+}
+
+/** The `Random` a durable caller rebuilds for the next step: the stored position, else a fresh seeded one. */
+const randomFor = (state: RetryState.RetryState, seed: number): Random.Random =>
+  state.random !== null ? Random.fromState(state.random) : Random.seeded(seed)
+
+interface Stepped {
+  readonly delays: ReadonlyArray<number>
+  readonly statuses: ReadonlyArray<RetryStatus>
+  readonly states: ReadonlyArray<RetryState.RetryState>
+  /** Whether the schedule said `Done` (rather than the step limit being reached). */
+  readonly done: boolean
+}
+
+/**
+ * Drives a schedule one step at a time with `RetryState.next`, as a durable worker would: every state goes
+ * through JSON before the next step, and the `Random` is rebuilt from it each time. Time is simulated as in
+ * `Schedule.delays`: each attempt takes `attemptDuration`, the next one starts at `dueAt`.
+ */
+const stepThrough = <In>(schedule: Schedule.Schedule<In>, context: { seed: number; input: In; attemptDuration: number }, limit = 30): Stepped => {
+  const delays: Array<number> = []
+  const statuses: Array<RetryStatus> = []
+  const states: Array<RetryState.RetryState> = []
+  let state = roundTrip(RetryState.start(schedule, 0))
+  for (let i = 0; i < limit; i++) {
+    const failedAt = state.dueAt + context.attemptDuration
+    const step = RetryState.next(schedule, state, context.input, failedAt, randomFor(state, context.seed))
+    if (E.isLeft(step)) return assert.fail(step.left.message)
+    statuses.push(step.right.status)
+    if (step.right._tag === 'Done') return { delays, statuses, states, done: true }
+    assert.strictEqual(step.right.state.dueAt, failedAt + step.right.delay)
+    delays.push(step.right.delay)
+    states.push(step.right.state)
+    state = roundTrip(step.right.state)
+  }
+  return { delays, statuses, states, done: false }
+}
+
+/** An action that always fails (with `"down"`, or `error`), after taking `duration` ms of the clock (if any). */
+const failingAfter =
+  <E = string>(clock: Clock, duration: number, log?: Array<string>, error: E = 'down' as E) =>
+  (status: RetryStatus): TE.TaskEither<E, never> =>
+  async () => {
+    log?.push(`attempt ${status.iterNumber + 1} at ${clock.now()}`)
+    if (duration > 0) await clock.sleep(duration)
+    return E.left(error)
+  }
+
+/** A jittered schedule whose delays depend on every draw. */
+const jittered = pipe(
+  Schedule.exponential(100),
+  Schedule.capped(2000),
+  Schedule.fullJitter,
+  Schedule.intersect(Schedule.recurs(8))
+)
+
+/** Runs `schedule` against an always-failing action with a TestClock, recording every persisted state. */
+const persistedRun = async <In = unknown>(
+  schedule: Schedule.Schedule<In>,
+  options: { readonly seed: number; readonly attemptDuration?: number; readonly start?: number; readonly input?: In }
+): Promise<{ readonly states: ReadonlyArray<RetryState.RetryState>; readonly sleeps: ReadonlyArray<number> }> => {
+  const clock = TestClock.make(options.start ?? 0)
+  const states: Array<RetryState.RetryState> = []
+  const run = pipe(
+    failingAfter(clock, options.attemptDuration ?? 0, undefined, options.input as In),
+    retryingWithStatus(schedule, { clock, random: Random.seeded(options.seed), persist: (s) => void states.push(s) })
+  )()
+  await clock.runAll()
+  await run
+  return { states, sleeps: [...clock.sleeps] }
+}
+
+const numRuns = 150
+
+// -------------------------------------------------------------------------------------
+// tests
+// -------------------------------------------------------------------------------------
+
+describe('RetryState', () => {
+  describe('start', () => {
+    it('should be a run that has not retried, due at once', () => {
+      deepStrictEqual(RetryState.start(Schedule.exponential(100), 5000), {
+        schedule: 'exponential(100, 2)',
+        scheduleState: 100,
+        iterNumber: 0,
+        cumulativeDelay: 0,
+        previousDelay: null,
+        startedAt: 5000,
+        dueAt: 5000,
+        random: null
+      })
+    })
+
+    it('should reject a start time that is not a finite number', () => {
+      throwsRangeError(() => RetryState.start(Schedule.stop, NaN), /RetryState\.start: startedAt must be a finite number, received NaN/)
+    })
+  })
+
+  describe('RetryStateCodec', () => {
+    it('should round-trip, through JSON, every state of real runs of generated schedules', () => {
+      fc.assert(
+        fc.property(scheduleArbitrary(), runContextArbitrary, (schedule, context) => {
+          const { states } = stepThrough(schedule, context)
+          for (const state of [RetryState.start(schedule, 0), ...states]) {
+            assert.ok(RetryState.RetryStateCodec.is(state))
+            const json = JSON.parse(JSON.stringify(RetryState.RetryStateCodec.encode(state))) as unknown
+            deepStrictEqual(RetryState.RetryStateCodec.decode(json), E.right(state))
+          }
+        }),
+        { numRuns }
+      )
+    })
+
+    it('should round-trip the states the runner persists', async () => {
+      await fc.assert(
+        fc.asyncProperty(scheduleArbitrary({ maxDepth: 2 }), seedArbitrary, async (schedule, seed) => {
+          const { states } = await persistedRun(pipe(schedule, Schedule.intersect(Schedule.recurs(10))), { seed, attemptDuration: 3, input: 4 })
+          for (const state of states) deepStrictEqual(roundTrip(state), state)
+        }),
+        { numRuns: 50 }
+      )
+    })
+
+    it('decoding garbage should never throw, and fail', () => {
+      fc.assert(
+        fc.property(fc.anything({ withBigInt: true, withNullPrototype: true, withSparseArray: true, withMap: true }), (u) => {
+          assert.ok(E.isLeft(RetryState.RetryStateCodec.decode(u)))
+        }),
+        { numRuns: 500 }
+      )
+      fc.assert(
+        fc.property(fc.jsonValue(), (u) => {
+          assert.ok(E.isLeft(RetryState.RetryStateCodec.decode(u)))
+        }),
+        { numRuns: 500 }
+      )
+    })
+
+    it('a valid state with any one field replaced by garbage should fail to decode, without throwing', () => {
+      const valid = stepThrough(jittered, { seed: 3, input: undefined, attemptDuration: 10 }).states[2]
+      const fields = Object.keys(valid) as ReadonlyArray<keyof RetryState.RetryState>
+      fc.assert(
+        fc.property(fc.constantFrom(...fields), fc.anything({ withBigInt: true }), (field, garbage) => {
+          const corrupted = { ...valid, [field]: garbage }
+          const result = RetryState.RetryStateCodec.decode(corrupted)
+          // the only garbage that passes is a value of the field's own type (a JSON value for scheduleState)
+          if (E.isRight(result)) assert.ok(RetryState.RetryStateCodec.is(corrupted), JSON.stringify(corrupted))
+        }),
+        { numRuns: 500 }
+      )
+    })
+
+    it.each([
+      ['a negative iterNumber', { iterNumber: -1 }],
+      ['a fractional iterNumber', { iterNumber: 1.5 }],
+      ['a negative cumulativeDelay', { cumulativeDelay: -1 }],
+      ['an infinite cumulativeDelay', { cumulativeDelay: Infinity }],
+      ['a negative previousDelay', { previousDelay: -5 }],
+      ['a NaN dueAt', { dueAt: NaN }],
+      ['a string startedAt', { startedAt: '2024-01-01' }],
+      ['a missing schedule', { schedule: undefined }],
+      ['a random state of 3 numbers', { random: [1, 2, 3] }],
+      ['an all-zero random state (it would draw 0 forever)', { random: [0, 0, 0, 0] }],
+      ['a random state out of 32 bits', { random: [1, 2, 3, 2 ** 31] }],
+      ['a fractional random state', { random: [1, 2, 3, 4.5] }],
+      ['a scheduleState that is not JSON', { scheduleState: () => 1 }]
+    ])('should reject %s', (_, patch) => {
+      const valid = stepThrough(jittered, { seed: 3, input: undefined, attemptDuration: 0 }).states[0]
+      assert.ok(RetryState.RetryStateCodec.is(valid))
+      assert.ok(E.isLeft(RetryState.RetryStateCodec.decode({ ...valid, ...patch })))
+    })
+  })
+
+  describe('next', () => {
+    it('stepping a stored state, JSON round-tripped at every step, should make the delays and decisions of Schedule.delays with the same seed', () => {
+      fc.assert(
+        fc.property(scheduleArbitrary(), runContextArbitrary, (schedule, context: RunContext) => {
+          const stepped = stepThrough(schedule, context)
+          const expected = Schedule.delays(schedule, {
+            random: Random.seeded(context.seed),
+            input: context.input,
+            attemptDuration: context.attemptDuration,
+            limit: 30
+          })
+          deepStrictEqual(stepped.delays, expected)
+          // Done exactly where the uninterrupted run stops
+          assert.strictEqual(stepped.done, expected.length < 30)
+          // and each decision was made with the status of the uninterrupted run
+          deepStrictEqual(
+            stepped.statuses,
+            trace(schedule, { ...context, limit: 30 }).map((s) => s.status).slice(0, stepped.statuses.length)
+          )
+        }),
+        { numRuns }
+      )
+    })
+
+    it('should store the state the runner persists, step for step, for the same seed and attempt times', async () => {
+      await fc.assert(
+        fc.asyncProperty(scheduleArbitrary({ maxDepth: 2 }), seedArbitrary, fc.constantFrom(0, 5, 20), fc.integer({ min: 0, max: 10 }), async (s, seed, attemptDuration, input) => {
+          const schedule = pipe(s, Schedule.intersect(Schedule.recurs(12)))
+          const { states } = await persistedRun(schedule, { seed, attemptDuration, input })
+          deepStrictEqual(stepThrough(schedule, { seed, input, attemptDuration }).states, states)
+        }),
+        { numRuns: 50 }
+      )
+    })
+
+    it('should answer Done with the status of the last decision when the schedule stops', () => {
+      const schedule = Schedule.fromDelays([100])
+      const first = RetryState.next(schedule, RetryState.start(schedule, 0), 'e', 10, Random.live)
+      assert.ok(E.isRight(first) && first.right._tag === 'Scheduled')
+      if (E.isRight(first) && first.right._tag === 'Scheduled') {
+        deepStrictEqual(first.right.state.dueAt, 110)
+        const second = RetryState.next(schedule, first.right.state, 'e', 130, Random.live)
+        deepStrictEqual(second, E.right<RetryState.ScheduleMismatch, RetryState.Step>({
+          _tag: 'Done',
+          status: { iterNumber: 1, elapsed: 130, cumulativeDelay: 100, previousDelay: O.some(100) }
+        }))
+      }
+    })
+
+    it('should not change the state it is given', () => {
+      const state = RetryState.start(jittered, 0)
+      const copy = JSON.parse(JSON.stringify(state)) as RetryState.RetryState
+      RetryState.next(jittered, state, undefined, 10, Random.seeded(1))
+      deepStrictEqual(state, copy)
+    })
+
+    it('should reject a time that is not a finite number', () => {
+      throwsRangeError(
+        () => RetryState.next(Schedule.stop, RetryState.start(Schedule.stop, 0), undefined, Infinity, Random.live),
+        /RetryState\.next: now must be a finite number, received Infinity/
+      )
+    })
+  })
+
+  describe('ScheduleMismatch', () => {
+    const parse = (config: unknown): Schedule.Schedule<unknown> => {
+      const result = ScheduleConfig.parse(config)
+      if (E.isLeft(result)) return assert.fail(result.left.message)
+      return result.right
+    }
+    const before = parse({ exponential: '100ms', maxRetries: 5 })
+    const after = parse({ exponential: '100ms', maxRetries: 6 }) // the config changed while the run was stored
+    const stored = (): RetryState.RetryState => {
+      const step = RetryState.next(before, RetryState.start(before, 0), 'e', 0, Random.seeded(1))
+      if (E.isLeft(step) || step.right._tag === 'Done') return assert.fail('expected a retry')
+      return roundTrip(step.right.state)
+    }
+
+    const isMismatch = (e: unknown): e is RetryState.ScheduleMismatch => {
+      assert.ok(e instanceof RetryState.ScheduleMismatch)
+      assert.ok(e instanceof Error)
+      assert.strictEqual(e._tag, 'ScheduleMismatch')
+      assert.strictEqual(e.name, 'ScheduleMismatch')
+      assert.strictEqual(e.expected, after.description)
+      assert.strictEqual(e.found, before.description)
+      assert.strictEqual(
+        e.message,
+        'RetryState: the stored run belongs to the schedule config({"exponential":100,"maxRetries":5}), not to config({"exponential":100,"maxRetries":6})'
+      )
+      return true
+    }
+
+    it('check should accept the same schedule rebuilt from the same config, and refuse a changed one', () => {
+      const state = stored()
+      deepStrictEqual(RetryState.check(parse({ maxRetries: 5, exponential: 100 }), state), E.right(state))
+      const checked = RetryState.check(after, state)
+      assert.ok(E.isLeft(checked) && isMismatch(checked.left))
+    })
+
+    it('next should refuse a changed schedule without stepping it', () => {
+      const result = RetryState.next(after, stored(), 'e', 200, Random.seeded(1))
+      assert.ok(E.isLeft(result) && isMismatch(result.left))
+    })
+
+    it('the runner should reject a resume with a changed schedule, making no attempt and no sleep', async () => {
+      let calls = 0
+      const clock = TestClock.make()
+      const action: TE.TaskEither<string, string> = async () => {
+        calls++
+        return E.left('e')
+      }
+      const run = pipe(action, retrying(after, { clock, resume: stored() }))()
+      await assert.rejects(run, isMismatch)
+      deepStrictEqual(calls, 0)
+      deepStrictEqual(clock.sleeps, [])
+    })
+
+    it('should tell apart hand-built schedules that differ only in a parameter', () => {
+      const state = RetryState.start(Schedule.exponential(100), 0)
+      assert.ok(E.isRight(RetryState.check(Schedule.exponential(100), state)))
+      assert.ok(E.isLeft(RetryState.check(Schedule.exponential(100, 3), state)))
+      assert.ok(E.isLeft(RetryState.check(pipe(Schedule.exponential(100), Schedule.capped(1000)), state)))
+    })
+  })
+
+  describe('the runner: persist', () => {
+    it('should be awaited before each sleep: a slow persist delays the sleep, and onRetry comes after it', async () => {
+      const clock = TestClock.make()
+      const log: Array<string> = []
+      const logged: Clock = {
+        now: clock.now,
+        sleep: (ms, signal) => {
+          log.push(`sleep ${ms} at ${clock.now()}`)
+          return clock.sleep(ms, signal)
+        }
+      }
+      // a store that takes 50 ms (of the test clock) to write
+      const persist = async (state: RetryState.RetryState): Promise<void> => {
+        log.push(`persist due ${state.dueAt} at ${clock.now()}`)
+        await clock.sleep(50)
+        log.push(`persisted at ${clock.now()}`)
+      }
+      const run = pipe(
+        failingAfter(clock, 0, log),
+        retryingWithStatus(Schedule.fromDelays([100, 200]), {
+          clock: logged,
+          persist,
+          onRetry: (_, __, delay) => log.push(`onRetry ${delay} at ${clock.now()}`)
+        })
+      )()
+      await settle()
+      // the first attempt failed; the store is writing; the run has not gone to sleep
+      deepStrictEqual(log, ['attempt 1 at 0', 'persist due 100 at 0'])
+      deepStrictEqual(clock.sleeps, [50])
+      await clock.runAll()
+      deepStrictEqual(await run, E.left('down'))
+      deepStrictEqual(log, [
+        'attempt 1 at 0',
+        'persist due 100 at 0',
+        'persisted at 50',
+        'onRetry 100 at 50',
+        'sleep 100 at 50',
+        'attempt 2 at 150',
+        'persist due 350 at 150',
+        'persisted at 200',
+        'onRetry 200 at 200',
+        'sleep 200 at 200',
+        'attempt 3 at 400'
+      ])
+      deepStrictEqual(clock.sleeps, [50, 100, 50, 200])
+    })
+
+    it('should not sleep until a persist that never settles does', async () => {
+      const clock = TestClock.make()
+      let release: () => void = () => undefined
+      const persisted: Array<RetryState.RetryState> = []
+      const run = pipe(
+        failingAfter(clock, 0),
+        retryingWithStatus(Schedule.fromDelays([100]), {
+          clock,
+          persist: (state) =>
+            new Promise<void>((resolve) => {
+              persisted.push(state)
+              release = resolve
+            })
+        })
+      )()
+      await clock.runAll()
+      await clock.advance(10_000)
+      deepStrictEqual(persisted.length, 1)
+      deepStrictEqual(clock.sleeps, [])
+      release()
+      await clock.runAll()
+      deepStrictEqual(clock.sleeps, [100])
+      deepStrictEqual(await run, E.left('down'))
+    })
+
+    it('should receive states whose dueAt = now + delay, with the count, the sums and the seeded position', async () => {
+      const clock = TestClock.make(1000)
+      const states: Array<RetryState.RetryState> = []
+      const delays: Array<number> = []
+      const run = pipe(
+        failingAfter(clock, 30),
+        retryingWithStatus(jittered, {
+          clock,
+          random: Random.seeded(9),
+          persist: (s) => void states.push(s),
+          onRetry: (_, __, delay) => delays.push(delay)
+        })
+      )()
+      await clock.runAll()
+      await run
+      deepStrictEqual(delays, Schedule.delays(jittered, { random: Random.seeded(9) }))
+      let failedAt = 1000 + 30
+      let cumulative = 0
+      states.forEach((state, i) => {
+        cumulative += delays[i]
+        deepStrictEqual(state.dueAt, failedAt + delays[i])
+        deepStrictEqual(state.iterNumber, i + 1)
+        deepStrictEqual(state.startedAt, 1000)
+        deepStrictEqual(state.previousDelay, delays[i])
+        assert.ok(Math.abs(state.cumulativeDelay - cumulative) < 1e-9)
+        deepStrictEqual(state.schedule, jittered.description)
+        // the position of the seeded generator after this decision: the next draw is the next decision's
+        const replay = Random.seeded(9)
+        for (let k = 0; k <= i; k++) replay.next()
+        deepStrictEqual(state.random, replay.getState())
+        failedAt = state.dueAt + 30
+      })
+      deepStrictEqual(states.length, 8)
+    })
+
+    it('a persist that rejects should make the run reject with its error, before any sleep', async () => {
+      const clock = TestClock.make()
+      const failure = new Error('disk full')
+      const run = pipe(failingAfter(clock, 0), retryingWithStatus(Schedule.constant(100), { clock, persist: () => Promise.reject(failure) }))()
+      await assert.rejects(run, (e) => e === failure)
+      deepStrictEqual(clock.sleeps, [])
+    })
+  })
+
+  describe('the runner: resume', () => {
+    it('should wait until dueAt: the first sleep is the remaining wait, then the schedule goes on', async () => {
+      const schedule = Schedule.fromDelays([100, 200, 400])
+      const { states, sleeps } = await persistedRun(schedule, { seed: 1 })
+      deepStrictEqual(sleeps, [100, 200, 400])
+      const stored = roundTrip(states[1]) // after attempt 2 failed: attempt 3 due at 300
+      deepStrictEqual(stored.dueAt, 300)
+      // a new process starts at t = 250: 50 ms to go
+      const clock = TestClock.make(250)
+      const log: Array<string> = []
+      const run = pipe(failingAfter(clock, 0, log), retryingWithStatus(schedule, { clock, resume: stored }))()
+      await clock.runAll()
+      deepStrictEqual(await run, E.left('down'))
+      deepStrictEqual(clock.sleeps, [50, 400])
+      deepStrictEqual(log, ['attempt 3 at 300', 'attempt 4 at 700'])
+    })
+
+    it('should make the attempt at once when dueAt has passed', async () => {
+      const schedule = Schedule.fromDelays([100, 200])
+      const { states } = await persistedRun(schedule, { seed: 1 })
+      const clock = TestClock.make(5000)
+      const log: Array<string> = []
+      const run = pipe(failingAfter(clock, 0, log), retryingWithStatus(schedule, { clock, resume: states[0] }))()
+      await clock.runAll()
+      await run
+      deepStrictEqual(clock.sleeps, [200])
+      deepStrictEqual(log, ['attempt 2 at 5000', 'attempt 3 at 5200'])
+    })
+
+    it('should restore the seeded Random from the stored state: the remaining delays are those of the uninterrupted run', async () => {
+      await fc.assert(
+        fc.asyncProperty(seedArbitrary, fc.integer({ min: 0, max: 7 }), async (seed, k) => {
+          const uninterrupted = await persistedRun(jittered, { seed })
+          const stored = roundTrip(uninterrupted.states[k])
+          const clock = TestClock.make(stored.dueAt)
+          const run = pipe(failingAfter(clock, 0), retryingWithStatus(jittered, { clock, resume: stored }))()
+          await clock.runAll()
+          await run
+          deepStrictEqual(clock.sleeps, uninterrupted.sleeps.slice(k + 1))
+        }),
+        { numRuns: 50 }
+      )
+    })
+
+    it('should use the random option when one is given, instead of the stored position', async () => {
+      const uninterrupted = await persistedRun(jittered, { seed: 5 })
+      const clock = TestClock.make(uninterrupted.states[2].dueAt)
+      const run = pipe(failingAfter(clock, 0), retryingWithStatus(jittered, { clock, resume: uninterrupted.states[2], random: Random.fixed(0) }))()
+      await clock.runAll()
+      await run
+      // full jitter drawing 0 makes every remaining delay 0, which skips the clock; the stored position would not
+      deepStrictEqual(clock.sleeps, [])
+      assert.ok(uninterrupted.sleeps.slice(3).every((d) => d > 0))
+    })
+
+    it('should continue the count: iterNumber, cumulativeDelay and elapsed from the original startedAt', async () => {
+      const schedule = Schedule.fromDelays([100, 200, 400])
+      const { states } = await persistedRun(schedule, { seed: 1, start: 10_000 })
+      const stored = roundTrip(states[1]) // attempt 3 due at 10_300
+      // the process was down: it comes back at 20_000
+      const clock = TestClock.make(20_000)
+      const seen: Array<RetryStatus> = []
+      const retries: Array<RetryStatus> = []
+      const done: Array<RetryStatus> = []
+      const run = pipe(
+        (status: RetryStatus) => {
+          seen.push(status)
+          return failingAfter(clock, 0)(status)
+        },
+        retryingWithStatus(schedule, {
+          clock,
+          resume: stored,
+          onRetry: (_, status) => retries.push(status),
+          onDone: (_, status) => done.push(status)
+        })
+      )()
+      await clock.runAll()
+      await run
+      deepStrictEqual(seen, [
+        { iterNumber: 2, elapsed: 10_000, cumulativeDelay: 300, previousDelay: O.some(200) },
+        { iterNumber: 3, elapsed: 10_400, cumulativeDelay: 700, previousDelay: O.some(400) }
+      ])
+      deepStrictEqual(retries, [{ iterNumber: 2, elapsed: 10_000, cumulativeDelay: 300, previousDelay: O.some(200) }])
+      deepStrictEqual(done, [{ iterNumber: 3, elapsed: 10_400, cumulativeDelay: 700, previousDelay: O.some(400) }])
+    })
+
+    it('upTo should count the time the process was down', async () => {
+      const schedule = pipe(Schedule.constant(100), Schedule.upTo(1000))
+      const uninterrupted = await persistedRun(schedule, { seed: 1 })
+      deepStrictEqual(uninterrupted.sleeps, [100, 100, 100, 100, 100, 100, 100, 100, 100, 100])
+      const stored = roundTrip(uninterrupted.states[1]) // attempt 3 due at 200
+      // back at 800: attempt 3 at 800, then retries at 900 and 1000 fit in the second, 1100 does not
+      const clock = TestClock.make(800)
+      const run = pipe(failingAfter(clock, 0), retryingWithStatus(schedule, { clock, resume: stored }))()
+      await clock.runAll()
+      await run
+      deepStrictEqual(clock.sleeps, [100, 100])
+      deepStrictEqual(clock.now(), 1000)
+    })
+
+    it('should end with the Right of the resumed attempt, with onDone seeing the continued count', async () => {
+      const schedule = Schedule.fromDelays([100, 200, 400])
+      const { states } = await persistedRun(schedule, { seed: 1 })
+      const clock = TestClock.make(0)
+      const done: Array<readonly [number, string]> = []
+      const run = pipe(
+        (status: RetryStatus): TE.TaskEither<string, number> =>
+          () => Promise.resolve(E.right(status.iterNumber + 1)),
+        retryingWithStatus(schedule, { clock, resume: states[1], onDone: (_, status, reason) => done.push([status.iterNumber, reason]) })
+      )()
+      await clock.runAll()
+      deepStrictEqual(await run, E.right(3))
+      deepStrictEqual(done, [[2, 'succeeded']])
+    })
+
+    it('resumed with persist, should persist the same states as the uninterrupted run', async () => {
+      const uninterrupted = await persistedRun(jittered, { seed: 77, attemptDuration: 10 })
+      const k = 3
+      const stored = roundTrip(uninterrupted.states[k])
+      const clock = TestClock.make(stored.dueAt)
+      const states: Array<RetryState.RetryState> = []
+      const run = pipe(failingAfter(clock, 10), retryingWithStatus(jittered, { clock, resume: stored, persist: (s) => void states.push(s) }))()
+      await clock.runAll()
+      await run
+      deepStrictEqual(states, uninterrupted.states.slice(k + 1))
+    })
+
+    it('an abort during the wait should make the task reject with the signal reason, making no attempt', async () => {
+      const schedule = Schedule.fromDelays([100, 200])
+      const { states } = await persistedRun(schedule, { seed: 1 })
+      const clock = TestClock.make(0)
+      const controller = new AbortController()
+      let calls = 0
+      const action: TE.TaskEither<string, string> = async () => {
+        calls++
+        return E.left('e')
+      }
+      const run = pipe(action, retrying(schedule, { clock, resume: states[0], signal: controller.signal }))()
+      await settle()
+      deepStrictEqual(clock.sleeps, [100])
+      controller.abort(new Error('shutting down'))
+      await assert.rejects(run, /shutting down/)
+      deepStrictEqual(calls, 0)
+    })
+  })
+})
