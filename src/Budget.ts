@@ -7,6 +7,7 @@
  *
  * @since 0.1.0
  */
+import * as validate from './internal/validate'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -35,4 +36,232 @@
 export interface RetryBudget {
   readonly record: (succeeded: boolean, latency: number, now: number) => void
   readonly allowRetry: (now: number) => boolean
+}
+
+/**
+ * A {@link RetryBudget} that can tell how many tokens it holds: see {@link tokenBucket}.
+ *
+ * @example
+ * import * as Budget from 'fp-ts-retry/Budget'
+ * import * as assert from 'assert'
+ *
+ * const bucket: Budget.TokenBucket = Budget.tokenBucket({ maxTokens: 10, tokenRatio: 0.1 })
+ * assert.strictEqual(bucket.tokens, 10)
+ *
+ * @category model
+ * @since 0.1.0
+ */
+export interface TokenBucket extends RetryBudget {
+  /** The tokens left, in `[0, maxTokens]`. */
+  readonly tokens: number
+}
+
+/**
+ * Options of {@link tokenBucket}, named as in gRPC's service config (`retryThrottling`).
+ *
+ * @example
+ * import type { TokenBucketOptions } from 'fp-ts-retry/Budget'
+ *
+ * // gRPC's example: throttles retries once failures pass about 10% of calls
+ * const options: TokenBucketOptions = { maxTokens: 10, tokenRatio: 0.1 }
+ *
+ * @category model
+ * @since 0.1.0
+ */
+export interface TokenBucketOptions {
+  readonly maxTokens: number
+  readonly tokenRatio: number
+}
+
+/**
+ * Options of {@link adaptive}.
+ *
+ * **Details**
+ *
+ * - `window`: how far back the samples count, in ms (finite, > 0).
+ * - `minSuccessRate`: in `[0, 1]`; retries are refused while the share of successful attempts in the window is
+ *   below it.
+ * - `maxLatencyPercentile` (optional): `{ percentile, ms }`, with `percentile` in `(0, 100]`; retries are refused
+ *   while that percentile of the attempts' latencies in the window is above `ms`.
+ * - `minSamples`: a whole number `>= 1`; with fewer attempts in the window there is too little evidence, and
+ *   retries are allowed.
+ *
+ * @example
+ * import type { AdaptiveOptions } from 'fp-ts-retry/Budget'
+ *
+ * // over the last 10 s: stop retrying below 50% success, or when p95 latency passes 2 s
+ * const options: AdaptiveOptions = {
+ *   window: 10_000,
+ *   minSuccessRate: 0.5,
+ *   maxLatencyPercentile: { percentile: 95, ms: 2_000 },
+ *   minSamples: 20
+ * }
+ *
+ * @category model
+ * @since 0.1.0
+ */
+export interface AdaptiveOptions {
+  readonly window: number
+  readonly minSuccessRate: number
+  readonly maxLatencyPercentile?: { readonly percentile: number; readonly ms: number }
+  readonly minSamples: number
+}
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+const fail = (where: string, name: string, expected: string, value: unknown): never => {
+  throw new RangeError(`${where}: ${name} must be ${expected}, received ${String(value)}`)
+}
+
+/** gRPC keeps its token count in thousandths, so that `tokenRatio` additions never drift (0.1 · 10 is exactly 1). */
+const MILLI = 1000
+
+/**
+ * gRPC's retry throttling (gRFC A6): a token bucket shared by every run that uses it, which stops retries once
+ * failures pass a share of the calls.
+ *
+ * **Details**
+ *
+ * - The bucket starts full, at `maxTokens`. Every failed attempt takes 1 token (not below 0); every successful one
+ *   gives back `tokenRatio` (not above `maxTokens`).
+ * - A retry is allowed only while `tokens > maxTokens / 2`: at exactly half, it is refused.
+ * - In a total outage a fresh bucket allows at most `ceil(maxTokens / 2) - 1` retries in all, across every run
+ *   that shares it, then one attempt per call until successes refill it above half. In steady state, retries go
+ *   on while failures stay below about `tokenRatio / (1 + tokenRatio)` of attempts (gRPC's 10/0.1: ~9%).
+ * - Both numbers must be `>= 0.001`; like gRPC, they count in thousandths of a token (3 decimal places).
+ * - Every attempt the runner reports counts, first attempts included. `Http.retryingFetch` reports only transient
+ *   failures as failures (gRPC counts only retryable status codes).
+ *
+ * @example
+ * import * as Budget from 'fp-ts-retry/Budget'
+ * import * as assert from 'assert'
+ *
+ * const bucket = Budget.tokenBucket({ maxTokens: 4, tokenRatio: 0.5 })
+ * bucket.record(false, 10, 0) // 3 tokens: 3 > 2
+ * assert.strictEqual(bucket.allowRetry(0), true)
+ * bucket.record(false, 10, 0) // 2 tokens: 2 > 2 is false
+ * assert.strictEqual(bucket.allowRetry(0), false)
+ * bucket.record(true, 10, 0) // 2.5 tokens
+ * assert.strictEqual(bucket.allowRetry(0), true)
+ * assert.strictEqual(bucket.tokens, 2.5)
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const tokenBucket = (options: TokenBucketOptions): TokenBucket => {
+  const where = 'Budget.tokenBucket'
+  if (options === null || typeof options !== 'object') fail(where, 'options', 'an object', options)
+  const max = Math.round(validate.atLeast(where, 'maxTokens', 0.001, options.maxTokens) * MILLI)
+  const ratio = Math.round(validate.atLeast(where, 'tokenRatio', 0.001, options.tokenRatio) * MILLI)
+  let tokens = max
+  return {
+    record: (succeeded) => {
+      tokens = succeeded ? Math.min(max, tokens + ratio) : Math.max(0, tokens - MILLI)
+    },
+    allowRetry: () => tokens * 2 > max,
+    get tokens() {
+      return tokens / MILLI
+    }
+  }
+}
+
+/**
+ * An adaptive retry guard (seed 003): over a sliding window of recent attempts, refuses retries while the success
+ * rate is below a threshold or a latency percentile is above one, so that a struggling dependency is not asked
+ * twice.
+ *
+ * **Details**
+ *
+ * - An attempt is in the window at `now` when it ended less than `window` ms before `now` (at `now - window` it
+ *   is out). Times come from the runner's clock, so a `TestClock` drives it.
+ * - With fewer than `minSamples` attempts in the window, retries are allowed.
+ * - Otherwise a retry is refused when `successes / samples < minSuccessRate` (exactly at the threshold it is
+ *   allowed), or when the `percentile`-th latency (nearest rank: the `ceil(percentile / 100 · samples)`-th
+ *   smallest) is `> ms` (exactly at `ms` it is allowed).
+ * - Shared by every run that uses it; it keeps one sample per attempt in the window.
+ *
+ * @example
+ * import * as Budget from 'fp-ts-retry/Budget'
+ * import * as assert from 'assert'
+ *
+ * const guard = Budget.adaptive({ window: 10_000, minSuccessRate: 0.5, minSamples: 4 })
+ * guard.record(true, 20, 1_000)
+ * guard.record(false, 20, 2_000)
+ * guard.record(false, 20, 3_000)
+ * assert.strictEqual(guard.allowRetry(3_000), true) // 3 samples: too few to judge
+ * guard.record(false, 20, 4_000)
+ * assert.strictEqual(guard.allowRetry(4_000), false) // 1 success in 4 < 50%
+ * assert.strictEqual(guard.allowRetry(11_500), true) // the first two have left the window: 2 samples
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const adaptive = (options: AdaptiveOptions): RetryBudget => {
+  const where = 'Budget.adaptive'
+  if (options === null || typeof options !== 'object') fail(where, 'options', 'an object', options)
+  const { window, minSuccessRate, maxLatencyPercentile, minSamples } = options
+  if (!(typeof window === 'number' && window > 0 && window !== Infinity)) fail(where, 'window', 'a finite number > 0', window)
+  if (!(typeof minSuccessRate === 'number' && minSuccessRate >= 0 && minSuccessRate <= 1)) {
+    fail(where, 'minSuccessRate', 'a number in [0, 1]', minSuccessRate)
+  }
+  if (!(Number.isSafeInteger(minSamples) && minSamples >= 1)) fail(where, 'minSamples', 'a whole number >= 1', minSamples)
+  if (maxLatencyPercentile !== undefined) {
+    const { percentile, ms } = maxLatencyPercentile
+    if (!(typeof percentile === 'number' && percentile > 0 && percentile <= 100)) {
+      fail(where, 'maxLatencyPercentile.percentile', 'a number in (0, 100]', percentile)
+    }
+    validate.duration(where, 'maxLatencyPercentile.ms', ms)
+  }
+
+  // The samples in the window, oldest first, from `head` on; the front is dropped as time passes.
+  const times: Array<number> = []
+  const outcomes: Array<boolean> = []
+  const latencies: Array<number> = []
+  let head = 0
+  let successes = 0
+  // The window's latencies, sorted, kept until the window changes.
+  let sorted: Array<number> | undefined
+
+  const expire = (now: number): void => {
+    const cutoff = now - window
+    const start = head
+    while (head < times.length && times[head] <= cutoff) {
+      if (outcomes[head]) successes--
+      head++
+    }
+    if (head === start) return
+    sorted = undefined
+    // Compact now and then, so that the arrays hold about the window's samples and no more.
+    if (head > 1024 && head * 2 > times.length) {
+      times.splice(0, head)
+      outcomes.splice(0, head)
+      latencies.splice(0, head)
+      head = 0
+    }
+  }
+
+  const percentileLatency = (percentile: number, count: number): number => {
+    sorted ??= latencies.slice(head).sort((a, b) => a - b)
+    return sorted[Math.max(1, Math.ceil((percentile * count) / 100)) - 1]
+  }
+
+  return {
+    record: (succeeded, latency, now) => {
+      expire(now)
+      times.push(now)
+      outcomes.push(succeeded)
+      latencies.push(latency)
+      if (succeeded) successes++
+      sorted = undefined
+    },
+    allowRetry: (now) => {
+      expire(now)
+      const count = times.length - head
+      if (count < minSamples) return true
+      if (successes / count < minSuccessRate) return false
+      return maxLatencyPercentile === undefined || percentileLatency(maxLatencyPercentile.percentile, count) <= maxLatencyPercentile.ms
+    }
+  }
 }

@@ -7,6 +7,7 @@ import * as Budget from './Budget'
 import * as Clock from './Clock'
 import * as Contention from './Contention'
 import * as FileStore from './FileStore'
+import * as Http from './Http'
 import * as Random from './Random'
 import * as Retry from './Retry'
 import * as RetryState from './RetryState'
@@ -44,6 +45,13 @@ export {
    * @since 0.1.0
    */
   FileStore,
+  /**
+   * HTTP retries done right: a classified `fetch`, the retry condition, idempotency, `Retry-After`, timeouts.
+   *
+   * @category interpreters
+   * @since 0.1.0
+   */
+  Http,
   /**
    * Uniform draws in `[0, 1)`: `Random.live`, `Random.seeded`, `Random.fromState`, `Random.fixed`.
    *

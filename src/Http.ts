@@ -1,0 +1,1005 @@
+/**
+ * HTTP retries done right, on the global `fetch` of Node 18 and later: a `TaskEither` view of `fetch` whose
+ * failures are a classified union, the retry condition of go-retryablehttp as a schedule combinator, idempotency
+ * rules, `Retry-After` with a cap, a per-attempt timeout driven by the run's `Clock`, and the body of every
+ * response that is retried released, so that no socket is held across retries.
+ *
+ * `retryingFetch` puts it together; `request`, `retryable`, `retryAfter` and `isRetryable` are the parts.
+ *
+ * @example
+ * import * as Http from 'fp-ts-retry/Http'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * const policy = pipe(
+ *   Schedule.exponential(100), //            100, 200, 400, ... ms
+ *   Schedule.fullJitter, //                  ... drawn in [0, d)
+ *   Http.retryAfter(5_000), //               the server's Retry-After instead, never more than 5 s
+ *   Schedule.intersect(Schedule.recurs(3)), // 3 retries, 4 attempts
+ *   Schedule.upTo(10_000) //                 last: it sees the Retry-After delays too
+ * )
+ * const getJson = Http.retryingFetch(policy, { timeout: 2_000 })
+ * assert.strictEqual(typeof getJson, 'function')
+ *
+ * @since 0.1.0
+ */
+import * as O from 'fp-ts/Option'
+import type { Predicate } from 'fp-ts/Predicate'
+import type { Show as ShowT } from 'fp-ts/Show'
+import type { TaskEither } from 'fp-ts/TaskEither'
+import type { RetryBudget } from './Budget'
+import type { Clock } from './Clock'
+import * as LiveClock from './Clock'
+import { MAX_DELAY } from './internal/validate'
+import * as validate from './internal/validate'
+import type { Random } from './Random'
+import type { Hooks } from './Retry'
+import { retrying } from './Retry'
+import * as Schedule from './Schedule'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * What an error says about the request that failed: its method (upper case), its URL, and whether it may be
+ * retried (see {@link isIdempotent}).
+ *
+ * @example
+ * import type { RequestSummary } from 'fp-ts-retry/Http'
+ *
+ * const request: RequestSummary = { method: 'GET', url: 'http://127.0.0.1:8080/users/1', idempotent: true }
+ *
+ * @category model
+ * @since 0.1.0
+ */
+export interface RequestSummary {
+  readonly method: string
+  readonly url: string
+  readonly idempotent: boolean
+}
+
+/**
+ * The connection failed before a response arrived: refused, reset, closed by the other side, a DNS failure, or
+ * one of undici's own timeouts. Retryable.
+ *
+ * **Details**
+ *
+ * `code` is the first error code found along the `cause` chain of `fetch`'s `TypeError` (`ECONNRESET`,
+ * `ECONNREFUSED`, `UND_ERR_SOCKET`, `ENOTFOUND`, ...), `undefined` if there is none.
+ *
+ * @example
+ * import * as Http from 'fp-ts-retry/Http'
+ * import * as assert from 'assert'
+ *
+ * const error: Http.NetworkError = {
+ *   _tag: 'NetworkError',
+ *   request: { method: 'GET', url: 'http://127.0.0.1:8080/', idempotent: true },
+ *   code: 'ECONNRESET',
+ *   message: 'read ECONNRESET',
+ *   cause: undefined
+ * }
+ * assert.strictEqual(Http.isRetryable(error), true)
+ *
+ * @category model
+ * @since 0.1.0
+ */
+export interface NetworkError {
+  readonly _tag: 'NetworkError'
+  readonly request: RequestSummary
+  readonly code: string | undefined
+  readonly message: string
+  readonly cause: unknown
+}
+
+/**
+ * The attempt took longer than its `timeout` (ms) to get the response headers, and was aborted. Retryable.
+ *
+ * @example
+ * import * as Http from 'fp-ts-retry/Http'
+ * import * as assert from 'assert'
+ *
+ * const error: Http.TimeoutError = {
+ *   _tag: 'TimeoutError',
+ *   request: { method: 'GET', url: 'http://127.0.0.1:8080/', idempotent: true },
+ *   timeout: 2000
+ * }
+ * assert.strictEqual(Http.isRetryable(error), true)
+ *
+ * @category model
+ * @since 0.1.0
+ */
+export interface TimeoutError {
+  readonly _tag: 'TimeoutError'
+  readonly request: RequestSummary
+  readonly timeout: number
+}
+
+/**
+ * The server answered with a status of 400 or more. The `Response` is there to read (its body, its headers).
+ *
+ * **Details**
+ *
+ * Retryable for 408, 429 and 5xx except 501 (see {@link isTransient}). When a run retries after it, its body has
+ * been released (`bodyUsed` is `true`); the `StatusError` a run ends with keeps its body for you to read or
+ * release (see {@link discardBody}).
+ *
+ * @example
+ * import * as Http from 'fp-ts-retry/Http'
+ * import * as assert from 'assert'
+ *
+ * const error: Http.StatusError = {
+ *   _tag: 'StatusError',
+ *   request: { method: 'GET', url: 'http://127.0.0.1:8080/', idempotent: true },
+ *   status: 503,
+ *   response: new Response('busy', { status: 503 })
+ * }
+ * assert.strictEqual(Http.isRetryable(error), true)
+ *
+ * @category model
+ * @since 0.1.0
+ */
+export interface StatusError {
+  readonly _tag: 'StatusError'
+  readonly request: RequestSummary
+  readonly status: number
+  readonly response: Response
+}
+
+/**
+ * The caller's `AbortSignal` aborted the attempt. Never retried: the caller has given up.
+ *
+ * @example
+ * import * as Http from 'fp-ts-retry/Http'
+ * import * as assert from 'assert'
+ *
+ * const error: Http.AbortError = {
+ *   _tag: 'AbortError',
+ *   request: { method: 'GET', url: 'http://127.0.0.1:8080/', idempotent: true },
+ *   reason: new Error('shutting down')
+ * }
+ * assert.strictEqual(Http.isRetryable(error), false)
+ *
+ * @category model
+ * @since 0.1.0
+ */
+export interface AbortError {
+  readonly _tag: 'AbortError'
+  readonly request: RequestSummary
+  readonly reason: unknown
+}
+
+/**
+ * The request could not be made as written: an invalid URL, a scheme other than `http:` or `https:`, a blocked
+ * port, an invalid header, a body on a GET, a body stream already read. Never retried: it would fail the same way.
+ *
+ * @example
+ * import * as Http from 'fp-ts-retry/Http'
+ * import * as assert from 'assert'
+ *
+ * async function main() {
+ *   const result = await Http.request('ftp://127.0.0.1/file')()
+ *   assert.ok(result._tag === 'Left' && result.left._tag === 'InvalidRequestError')
+ * }
+ * main()
+ *
+ * @category model
+ * @since 0.1.0
+ */
+export interface InvalidRequestError {
+  readonly _tag: 'InvalidRequestError'
+  readonly request: RequestSummary
+  readonly message: string
+  readonly cause: unknown
+}
+
+/**
+ * Redirects went wrong: more than 20 of them (`fetch`'s limit), a redirect with `redirect: 'error'`, or a
+ * redirect to a scheme other than HTTP(S). Never retried.
+ *
+ * @example
+ * import * as Http from 'fp-ts-retry/Http'
+ * import * as assert from 'assert'
+ *
+ * const error: Http.RedirectError = {
+ *   _tag: 'RedirectError',
+ *   request: { method: 'GET', url: 'http://127.0.0.1:8080/loop', idempotent: true },
+ *   message: 'redirect count exceeded',
+ *   cause: undefined
+ * }
+ * assert.strictEqual(Http.isRetryable(error), false)
+ *
+ * @category model
+ * @since 0.1.0
+ */
+export interface RedirectError {
+  readonly _tag: 'RedirectError'
+  readonly request: RequestSummary
+  readonly message: string
+  readonly cause: unknown
+}
+
+/**
+ * The server's TLS certificate was refused: self-signed, expired, not yet valid, for another host name, from an
+ * unknown authority. Never retried: the certificate will not change in a few seconds.
+ *
+ * **Details**
+ *
+ * `code` is Node's (OpenSSL's) verification code, such as `DEPTH_ZERO_SELF_SIGNED_CERT`, `CERT_HAS_EXPIRED` or
+ * `ERR_TLS_CERT_ALTNAME_INVALID`.
+ *
+ * @example
+ * import * as Http from 'fp-ts-retry/Http'
+ * import * as assert from 'assert'
+ *
+ * const error: Http.TlsError = {
+ *   _tag: 'TlsError',
+ *   request: { method: 'GET', url: 'https://127.0.0.1:8443/', idempotent: true },
+ *   code: 'CERT_HAS_EXPIRED',
+ *   message: 'certificate has expired',
+ *   cause: undefined
+ * }
+ * assert.strictEqual(Http.isRetryable(error), false)
+ *
+ * @category model
+ * @since 0.1.0
+ */
+export interface TlsError {
+  readonly _tag: 'TlsError'
+  readonly request: RequestSummary
+  readonly code: string
+  readonly message: string
+  readonly cause: unknown
+}
+
+/**
+ * Every way an HTTP attempt can fail, classified so that a schedule can tell a transient failure from one that
+ * would fail again.
+ *
+ * **Details**
+ *
+ * | `_tag` | what happened | retried by default |
+ * | --- | --- | --- |
+ * | `NetworkError` | refused, reset, closed, DNS, undici timeouts | yes |
+ * | `TimeoutError` | the attempt's own `timeout` | yes |
+ * | `StatusError` | status 408, 429, 500, 502, 503, 504, ... (5xx but 501) | yes |
+ * | `StatusError` | any other status >= 400 (400, 401, 404, 501, ...) | no |
+ * | `AbortError` | the caller's signal | no |
+ * | `InvalidRequestError` | invalid URL or scheme, bad header, blocked port | no |
+ * | `RedirectError` | too many redirects, `redirect: 'error'` | no |
+ * | `TlsError` | certificate refused | no |
+ *
+ * "Retried by default" also needs an idempotent request: see {@link isRetryable}.
+ *
+ * @example
+ * import type { HttpError } from 'fp-ts-retry/Http'
+ *
+ * const describe = (e: HttpError): string => (e._tag === 'StatusError' ? `HTTP ${e.status}` : e._tag)
+ *
+ * @category model
+ * @since 0.1.0
+ */
+export type HttpError =
+  | NetworkError
+  | TimeoutError
+  | StatusError
+  | AbortError
+  | InvalidRequestError
+  | RedirectError
+  | TlsError
+
+/**
+ * Options of {@link request}.
+ *
+ * **Details**
+ *
+ * - `timeout`: the longest an attempt may wait for the response headers, in ms (finite, > 0); none by default.
+ *   It sleeps on `clock`, so a `TestClock` drives it. Reading the body is not covered: the body is yours.
+ * - `clock` (default `Clock.live`): the clock of the timeout. Give the same clock as the runner's.
+ * - `idempotent`: whether this request may be retried, overriding the method rule of {@link isIdempotent}
+ *   (`true` opts a POST in; `false` opts a GET out).
+ *
+ * @example
+ * import type { RequestOptions } from 'fp-ts-retry/Http'
+ * import * as TestClock from 'fp-ts-retry/TestClock'
+ *
+ * const options: RequestOptions = { timeout: 2_000, clock: TestClock.make(), idempotent: true }
+ *
+ * @category model
+ * @since 0.1.0
+ */
+export interface RequestOptions {
+  readonly timeout?: number
+  readonly clock?: Clock
+  readonly idempotent?: boolean
+}
+
+/**
+ * Options of {@link retryingFetch}: those of {@link request}, the runner's `random`, `budget` and hooks, and the
+ * retry condition.
+ *
+ * **Details**
+ *
+ * - `retryOn` (default {@link isRetryable}) decides which errors may be retried; the schedule decides when. Extend
+ *   the default rather than replace it: `(e) => Http.isRetryable(e) || (e._tag === 'StatusError' && e.status === 409)`.
+ * - `budget`: a shared `RetryBudget`. As in gRPC's retry throttling, only transient failures ({@link isTransient})
+ *   count as failures: a 404 or an abort says nothing about the server's health, and is not recorded.
+ * - `clock` serves both the runner's sleeps and the attempts' timeouts.
+ *
+ * @example
+ * import type { RetryingFetchOptions } from 'fp-ts-retry/Http'
+ * import * as Budget from 'fp-ts-retry/Budget'
+ *
+ * const options: RetryingFetchOptions = { timeout: 2_000, budget: Budget.tokenBucket({ maxTokens: 10, tokenRatio: 0.1 }) }
+ *
+ * @category model
+ * @since 0.1.0
+ */
+export interface RetryingFetchOptions extends RequestOptions, Hooks<HttpError> {
+  readonly random?: Random
+  readonly budget?: RetryBudget
+  readonly retryOn?: Predicate<HttpError>
+}
+
+// -------------------------------------------------------------------------------------
+// classification
+// -------------------------------------------------------------------------------------
+
+/** RFC 9110 §9.2.2 idempotent methods, and TRACE (safe). */
+const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE'])
+
+/**
+ * Node's certificate verification codes (the `X509_V_ERR_*` of OpenSSL, without the prefix) and its host name
+ * check: a certificate that was refused once will be refused again.
+ */
+const TLS_CERTIFICATE_CODES: ReadonlySet<string> = new Set([
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_CRL',
+  'UNABLE_TO_DECRYPT_CERT_SIGNATURE',
+  'UNABLE_TO_DECRYPT_CRL_SIGNATURE',
+  'UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY',
+  'CERT_SIGNATURE_FAILURE',
+  'CRL_SIGNATURE_FAILURE',
+  'CERT_NOT_YET_VALID',
+  'CERT_HAS_EXPIRED',
+  'CRL_NOT_YET_VALID',
+  'CRL_HAS_EXPIRED',
+  'ERROR_IN_CERT_NOT_BEFORE_FIELD',
+  'ERROR_IN_CERT_NOT_AFTER_FIELD',
+  'ERROR_IN_CRL_LAST_UPDATE_FIELD',
+  'ERROR_IN_CRL_NEXT_UPDATE_FIELD',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'CERT_CHAIN_TOO_LONG',
+  'CERT_REVOKED',
+  'INVALID_CA',
+  'PATH_LENGTH_EXCEEDED',
+  'INVALID_PURPOSE',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'HOSTNAME_MISMATCH',
+  'ERR_TLS_CERT_ALTNAME_INVALID'
+])
+
+/** Codes of a request that is wrong as written, from Node or undici. */
+const INVALID_REQUEST_CODES: ReadonlySet<string> = new Set([
+  'ERR_INVALID_URL',
+  'ERR_INVALID_ARG_TYPE',
+  'ERR_INVALID_ARG_VALUE',
+  'ERR_INVALID_HTTP_TOKEN',
+  'ERR_INVALID_CHAR',
+  'UND_ERR_INVALID_ARG',
+  'UND_ERR_NOT_SUPPORTED'
+])
+
+/**
+ * The reasons undici gives, as plain messages without a code, for the network errors of the Fetch standard that
+ * are not transient (lib/web/fetch/index.js). Any other reason is taken as transient, as go-retryablehttp does.
+ */
+const REDIRECT_REASONS: ReadonlySet<string> = new Set([
+  'redirect count exceeded',
+  'unexpected redirect',
+  'URL scheme must be a HTTP(S) scheme'
+])
+const INVALID_REQUEST_REASONS: ReadonlySet<string> = new Set([
+  'bad port',
+  'blocked',
+  'local URLs only',
+  'unknown scheme',
+  'invalid URL',
+  'not implemented... yet...',
+  'proxy authentication required',
+  'cross origin not allowed for request mode "cors"',
+  'URL cannot contain credentials for request mode "cors"'
+])
+
+const isObject = (u: unknown): u is Record<string, unknown> => typeof u === 'object' && u !== null
+
+const messageOf = (u: unknown): string => (isObject(u) && typeof u.message === 'string' ? u.message : String(u))
+
+/** The first string `code` along the `cause` chain (and the first of an `AggregateError`), at most 8 deep. */
+const findCode = (error: unknown): { readonly code: string; readonly message: string } | undefined => {
+  let current: unknown = error
+  for (let depth = 0; depth < 8 && isObject(current); depth++) {
+    if (typeof current.code === 'string') return { code: current.code, message: messageOf(current) }
+    const errors = current.errors
+    current = current.cause ?? (Array.isArray(errors) ? errors[0] : undefined)
+  }
+  return undefined
+}
+
+/** Classifies what `fetch` rejected with (when it was not an abort). */
+const classify = (error: unknown, request: RequestSummary): HttpError => {
+  const found = findCode(error)
+  if (found !== undefined) {
+    if (TLS_CERTIFICATE_CODES.has(found.code)) {
+      return { _tag: 'TlsError', request, code: found.code, message: found.message, cause: error }
+    }
+    if (INVALID_REQUEST_CODES.has(found.code)) {
+      return { _tag: 'InvalidRequestError', request, message: messageOf(error), cause: error }
+    }
+    return { _tag: 'NetworkError', request, code: found.code, message: found.message, cause: error }
+  }
+  const cause = isObject(error) ? error.cause : undefined
+  if (cause !== undefined) {
+    const reason = messageOf(cause)
+    if (REDIRECT_REASONS.has(reason)) return { _tag: 'RedirectError', request, message: reason, cause: error }
+    if (INVALID_REQUEST_REASONS.has(reason)) return { _tag: 'InvalidRequestError', request, message: reason, cause: error }
+    return { _tag: 'NetworkError', request, code: undefined, message: reason, cause: error }
+  }
+  // A TypeError without a cause comes from building the Request (a bad header, a body on a GET, a used body).
+  // Compared by name: fetch's TypeError may come from another realm (a vm context, a test runner).
+  if (isObject(error) && error.name === 'TypeError') return { _tag: 'InvalidRequestError', request, message: messageOf(error), cause: error }
+  return { _tag: 'NetworkError', request, code: undefined, message: messageOf(error), cause: error }
+}
+
+// -------------------------------------------------------------------------------------
+// utils
+// -------------------------------------------------------------------------------------
+
+/**
+ * Whether a request may be retried by default: its method is idempotent (GET, HEAD, OPTIONS, PUT, DELETE, TRACE)
+ * or it carries an `Idempotency-Key` header.
+ *
+ * **Details**
+ *
+ * A POST or PATCH repeated after a timeout may be applied twice. Send an `Idempotency-Key` (the server then
+ * applies it once), or opt in with `RequestOptions.idempotent` when you know the endpoint is safe to repeat.
+ * The method is compared in upper case, as `fetch` normalizes it.
+ *
+ * @example
+ * import * as Http from 'fp-ts-retry/Http'
+ * import * as assert from 'assert'
+ *
+ * assert.strictEqual(Http.isIdempotent('get'), true)
+ * assert.strictEqual(Http.isIdempotent('POST'), false)
+ * assert.strictEqual(Http.isIdempotent('POST', { 'Idempotency-Key': '8e03978e' }), true)
+ *
+ * @category utils
+ * @since 0.1.0
+ */
+export const isIdempotent = (method: string, headers?: RequestInit['headers']): boolean =>
+  IDEMPOTENT_METHODS.has(method.toUpperCase()) ||
+  (headers !== undefined && headers !== null && new Headers(headers).has('idempotency-key'))
+
+/**
+ * Whether an error is worth retrying, whatever the method: a network error, a timeout, or a status of 408, 429 or
+ * 5xx except 501 (go-retryablehttp's `DefaultRetryPolicy`).
+ *
+ * **Details**
+ *
+ * Never transient: another 4xx (the request is wrong, retrying repeats it), 501 (the server does not implement
+ * it), an abort, an invalid request, a redirect error or a TLS certificate error.
+ *
+ * @example
+ * import * as Http from 'fp-ts-retry/Http'
+ * import * as assert from 'assert'
+ *
+ * const request = { method: 'POST', url: 'http://127.0.0.1:8080/orders', idempotent: false }
+ * const status = (n: number): Http.HttpError => ({ _tag: 'StatusError', request, status: n, response: new Response(null, { status: n }) })
+ * assert.deepStrictEqual([408, 429, 500, 501, 503, 400, 404].map((n) => Http.isTransient(status(n))), [true, true, true, false, true, false, false])
+ *
+ * @category utils
+ * @since 0.1.0
+ */
+export const isTransient = (error: HttpError): boolean => {
+  switch (error._tag) {
+    case 'NetworkError':
+    case 'TimeoutError':
+      return true
+    case 'StatusError':
+      return error.status === 408 || error.status === 429 || (error.status >= 500 && error.status <= 599 && error.status !== 501)
+    default:
+      return false
+  }
+}
+
+/**
+ * The default retry condition: the request is idempotent (see {@link isIdempotent}) and the error is transient
+ * (see {@link isTransient}).
+ *
+ * **Details**
+ *
+ * Extend it rather than rewrite it, so that the idempotency rule stays:
+ * `(e) => Http.isRetryable(e) || (e._tag === 'StatusError' && e.status === 409 && e.request.idempotent)`.
+ *
+ * @example
+ * import * as Http from 'fp-ts-retry/Http'
+ * import * as assert from 'assert'
+ *
+ * const timeout = (method: string, idempotent: boolean): Http.HttpError => ({ _tag: 'TimeoutError', request: { method, url: 'http://127.0.0.1/', idempotent }, timeout: 1000 })
+ * assert.strictEqual(Http.isRetryable(timeout('GET', true)), true)
+ * assert.strictEqual(Http.isRetryable(timeout('POST', false)), false) // may have been applied: not retried
+ *
+ * @category utils
+ * @since 0.1.0
+ */
+export const isRetryable: Predicate<HttpError> = (error) => error.request.idempotent && isTransient(error)
+
+const WEEKDAY = '(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)'
+const LONG_WEEKDAY = '(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)'
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
+const MONTH = `(${MONTHS.join('|')})`
+const TIME = '(\\d{2}):(\\d{2}):(\\d{2})'
+// The three HTTP-date formats of RFC 9110 §5.6.7: IMF-fixdate, then the obsolete RFC 850 and asctime formats.
+const IMF_FIXDATE = new RegExp(`^${WEEKDAY}, (\\d{2}) ${MONTH} (\\d{4}) ${TIME} GMT$`)
+const RFC_850 = new RegExp(`^${LONG_WEEKDAY}, (\\d{2})-${MONTH}-(\\d{2}) ${TIME} GMT$`)
+const ASCTIME = new RegExp(`^${WEEKDAY} ${MONTH} ([ \\d]\\d) ${TIME} (\\d{4})$`)
+
+/** Epoch ms of a date, or undefined if a field is out of range (Feb 30, 25:00). A leap second 60 is allowed. */
+const utc = (year: number, month: string, day: number, h: number, m: number, s: number): number | undefined => {
+  const monthIndex = MONTHS.indexOf(month)
+  if (day < 1 || h > 23 || m > 59 || s > 60) return undefined
+  const t = Date.UTC(year, monthIndex, day, h, m, s)
+  return new Date(Date.UTC(year, monthIndex, day)).getUTCDate() === day ? t : undefined
+}
+
+const parseHttpDate = (value: string, now: number): number | undefined => {
+  let match = IMF_FIXDATE.exec(value)
+  if (match !== null) return utc(+match[3], match[2], +match[1], +match[4], +match[5], +match[6])
+  match = ASCTIME.exec(value)
+  if (match !== null) return utc(+match[6], match[1], +match[2].trim(), +match[3], +match[4], +match[5])
+  match = RFC_850.exec(value)
+  if (match === null) return undefined
+  // RFC 9110: a two-digit year more than 50 years in the future is the most recent past year with those digits.
+  const thisYear = new Date(now).getUTCFullYear()
+  let year = thisYear - (thisYear % 100) + +match[3]
+  if (year > thisYear + 50) year -= 100
+  return utc(year, match[2], +match[1], +match[4], +match[5], +match[6])
+}
+
+/**
+ * The delay a `Retry-After` header value asks for, in ms, read against `now` (epoch ms): `some(ms)`, or `none`
+ * when the value is neither delta-seconds nor an HTTP-date.
+ *
+ * **Details**
+ *
+ * - Delta-seconds: `"2"` is `some(2000)`. Only whole numbers of seconds are valid (RFC 9110 §10.2.3).
+ * - An HTTP-date in any of the three formats of RFC 9110 (`Wed, 21 Oct 2015 07:28:00 GMT`, the obsolete RFC 850
+ *   and asctime forms) is read against `now`; a date in the past is `some(0)`.
+ * - The result is not capped here: {@link retryAfter} clamps it.
+ *
+ * @example
+ * import * as Http from 'fp-ts-retry/Http'
+ * import * as O from 'fp-ts/Option'
+ * import * as assert from 'assert'
+ *
+ * const now = Date.UTC(2015, 9, 21, 7, 28, 0)
+ * assert.deepStrictEqual(Http.parseRetryAfter('2', now), O.some(2000))
+ * assert.deepStrictEqual(Http.parseRetryAfter('Wed, 21 Oct 2015 07:28:30 GMT', now), O.some(30_000))
+ * assert.deepStrictEqual(Http.parseRetryAfter('Wed, 21 Oct 2015 07:00:00 GMT', now), O.some(0))
+ * assert.deepStrictEqual(Http.parseRetryAfter('soon', now), O.none)
+ *
+ * @category utils
+ * @since 0.1.0
+ */
+export const parseRetryAfter = (value: string, now: number): O.Option<number> => {
+  const trimmed = value.trim()
+  if (/^\d+$/.test(trimmed)) return O.some(Math.min(Number(trimmed) * 1000, MAX_DELAY))
+  const date = parseHttpDate(trimmed, now)
+  return date === undefined ? O.none : O.some(Math.max(0, Math.min(date - now, MAX_DELAY)))
+}
+
+/**
+ * Releases the body of the response an error carries, if any, so that its connection is not held: for the
+ * `StatusError` a run ends with, when you do not read its body.
+ *
+ * **Details**
+ *
+ * Cancels the body stream (undici then closes the connection if the body was still arriving). Resolves once
+ * done; never rejects. {@link retryingFetch} does this itself for every response it retries.
+ *
+ * @example
+ * import * as Http from 'fp-ts-retry/Http'
+ * import * as assert from 'assert'
+ *
+ * async function main() {
+ *   const response = new Response('busy', { status: 503 })
+ *   await Http.discardBody({ _tag: 'StatusError', request: { method: 'GET', url: 'http://127.0.0.1/', idempotent: true }, status: 503, response })
+ *   assert.strictEqual(response.bodyUsed, true)
+ * }
+ * main()
+ *
+ * @category utils
+ * @since 0.1.0
+ */
+export const discardBody = async (error: HttpError): Promise<void> => {
+  if (error._tag !== 'StatusError' || error.response.bodyUsed) return
+  try {
+    await error.response.body?.cancel()
+  } catch {
+    // A body that errored or is locked by a reader is not ours to release.
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// instances
+// -------------------------------------------------------------------------------------
+
+/**
+ * A one-line description of an error, for logs: `503 Service Unavailable (Retry-After: 2)`,
+ * `network error ECONNRESET: read ECONNRESET`, `timed out after 2000 ms`, ...
+ *
+ * @example
+ * import * as Http from 'fp-ts-retry/Http'
+ * import * as assert from 'assert'
+ *
+ * const request = { method: 'GET', url: 'http://127.0.0.1/', idempotent: true }
+ * const response = new Response(null, { status: 503, statusText: 'Service Unavailable', headers: { 'Retry-After': '2' } })
+ * assert.strictEqual(Http.Show.show({ _tag: 'StatusError', request, status: 503, response }), '503 Service Unavailable (Retry-After: 2)')
+ * assert.strictEqual(Http.Show.show({ _tag: 'TimeoutError', request, timeout: 2000 }), 'timed out after 2000 ms')
+ *
+ * @category instances
+ * @since 0.1.0
+ */
+export const Show: ShowT<HttpError> = {
+  show: (error) => {
+    switch (error._tag) {
+      case 'NetworkError':
+        return `network error${error.code === undefined ? '' : ` ${error.code}`}: ${error.message}`
+      case 'TimeoutError':
+        return `timed out after ${error.timeout} ms`
+      case 'StatusError': {
+        const retryAfterValue = error.response.headers.get('retry-after')
+        const text = error.response.statusText === '' ? '' : ` ${error.response.statusText}`
+        return `${error.status}${text}${retryAfterValue === null ? '' : ` (Retry-After: ${retryAfterValue})`}`
+      }
+      case 'AbortError':
+        return `aborted: ${messageOf(error.reason)}`
+      case 'InvalidRequestError':
+        return `invalid request: ${error.message}`
+      case 'RedirectError':
+        return `redirect error: ${error.message}`
+      case 'TlsError':
+        return `TLS certificate error ${error.code}: ${error.message}`
+    }
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// combinators
+// -------------------------------------------------------------------------------------
+
+/**
+ * Retries only what {@link isRetryable} allows: idempotent requests that failed transiently.
+ *
+ * **Details**
+ *
+ * `Schedule.whileInput(Http.isRetryable)`: stops on a 4xx (but 408 and 429), a 501, an abort, an invalid
+ * request, a redirect or TLS error, and on any failure of a POST or PATCH without an `Idempotency-Key`. For another
+ * condition, use `Schedule.whileInput` with your own predicate. {@link retryingFetch} applies its `retryOn`
+ * (by default this condition) itself.
+ *
+ * @example
+ * import * as Http from 'fp-ts-retry/Http'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * const request = { method: 'GET', url: 'http://127.0.0.1/', idempotent: true }
+ * const status = (n: number): Http.HttpError => ({ _tag: 'StatusError', request, status: n, response: new Response(null, { status: n }) })
+ * const policy = pipe(Schedule.constant(100), Http.retryable, Schedule.intersect(Schedule.recurs(2)))
+ * assert.deepStrictEqual(Schedule.delays(policy, { input: status(503) }), [100, 100])
+ * assert.deepStrictEqual(Schedule.delays(policy, { input: status(404) }), [])
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const retryable: <In>(self: Schedule.Schedule<In>) => Schedule.Schedule<In & HttpError> =
+  Schedule.whileInput(isRetryable)
+
+const TIME_LIMIT = /\b(?:upTo|maxCumulativeDelay)\(/
+
+/**
+ * Waits as the server's `Retry-After` says, never more than `max` ms: after a `StatusError` carrying the header,
+ * the delay is the server's, clamped to `max`; otherwise it is the schedule's.
+ *
+ * **Details**
+ *
+ * - Delta-seconds and HTTP-dates are both read (see {@link parseRetryAfter}); a date is read against the run's
+ *   clock, so a `TestClock` drives it. An unreadable value is ignored.
+ * - The clamp is not optional: go-retryablehttp honours the header uncapped (its issues 247 and 295), and a
+ *   server (or a proxy) answering `Retry-After: 86400` would park the caller for a day.
+ * - The wrapped schedule is still stepped, so its counts and its stops hold: `recurs(3)` still ends the run.
+ * - Put it **before** `Schedule.upTo` / `Schedule.maxCumulativeDelay` in a `pipe`, so that the server's delay
+ *   counts toward the time limit like any other. Applied to a schedule that already has a time limit, it throws a
+ *   `TypeError` rather than let the limit be overslept. Put jitter before it too, or it jitters the server's delay.
+ *
+ * @example
+ * import * as Http from 'fp-ts-retry/Http'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * const request = { method: 'GET', url: 'http://127.0.0.1/', idempotent: true }
+ * const busy = (retryAfter: string): Http.HttpError => ({
+ *   _tag: 'StatusError', request, status: 503, response: new Response(null, { status: 503, headers: { 'Retry-After': retryAfter } })
+ * })
+ * const policy = pipe(Schedule.exponential(100), Http.retryAfter(5_000), Schedule.intersect(Schedule.recurs(3)))
+ * assert.deepStrictEqual(Schedule.delays(policy, { input: busy('2') }), [2000, 2000, 2000])
+ * assert.deepStrictEqual(Schedule.delays(policy, { input: busy('3600') }), [5000, 5000, 5000]) // clamped
+ * // the order that would let upTo be overslept is refused
+ * assert.throws(() => pipe(Schedule.exponential(100), Schedule.upTo(10_000), Http.retryAfter(5_000)), TypeError)
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
+export const retryAfter = (max: number): (<In>(self: Schedule.Schedule<In>) => Schedule.Schedule<In & HttpError>) => {
+  validate.duration('Http.retryAfter', 'max', max)
+  return <In>(self: Schedule.Schedule<In>): Schedule.Schedule<In & HttpError> => {
+    if (TIME_LIMIT.test(self.description)) {
+      throw new TypeError(
+        `Http.retryAfter: put it before Schedule.upTo / Schedule.maxCumulativeDelay in the pipe, so that the server's ` +
+          `delay counts toward the time limit; received ${self.description}`
+      )
+    }
+    return Schedule.make(
+      self.initial,
+      (state, input: In & HttpError, status, now, random) => {
+        const decision = self.step(state, input, status, now, random)
+        if (decision._tag === 'Done' || input?._tag !== 'StatusError') return decision
+        const value = input.response.headers.get('retry-after')
+        if (value === null) return decision
+        const asked = parseRetryAfter(value, now)
+        if (asked._tag === 'None') return decision
+        return Schedule.continueAfter(Math.min(asked.value, max), decision.state)
+      },
+      `retryAfter(${max})(${self.description})`
+    )
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+const positive = (where: string, name: string, value: number): number => {
+  if (typeof value === 'number' && value > 0 && value !== Infinity) return value
+  throw new RangeError(`${where}: ${name} must be a finite number > 0, received ${String(value)}`)
+}
+
+const validateRequestOptions = (where: string, options: RequestOptions): void => {
+  if (options.timeout !== undefined) positive(where, 'options.timeout', options.timeout)
+  if (options.idempotent !== undefined && typeof options.idempotent !== 'boolean') {
+    throw new TypeError(`${where}: options.idempotent must be a boolean, received ${String(options.idempotent)}`)
+  }
+}
+
+const summarize = (input: string | URL, init: RequestInit, options: RequestOptions): RequestSummary => {
+  const method = (init.method ?? 'GET').toUpperCase()
+  const url = String(input)
+  let idempotent = options.idempotent
+  if (idempotent === undefined) {
+    try {
+      idempotent = isIdempotent(method, init.headers)
+    } catch {
+      idempotent = false // invalid headers: the attempt fails as an InvalidRequestError anyway
+    }
+  }
+  return { method, url, idempotent }
+}
+
+const checkUrl = (request: RequestSummary): InvalidRequestError | undefined => {
+  let url: URL
+  try {
+    url = new URL(request.url)
+  } catch (cause) {
+    return { _tag: 'InvalidRequestError', request, message: `invalid URL: ${request.url}`, cause }
+  }
+  return url.protocol === 'http:' || url.protocol === 'https:'
+    ? undefined
+    : { _tag: 'InvalidRequestError', request, message: `unsupported scheme ${url.protocol}`, cause: undefined }
+}
+
+/** Runs one attempt; the caller's `signal` and the timeout both abort it, and no listener outlives it. */
+const attempt = async (
+  input: string | URL,
+  init: RequestInit,
+  request: RequestSummary,
+  timeout: number | undefined,
+  clock: Clock
+): Promise<{ readonly _tag: 'Left'; readonly left: HttpError } | { readonly _tag: 'Right'; readonly right: Response }> => {
+  const invalid = checkUrl(request)
+  if (invalid !== undefined) return { _tag: 'Left', left: invalid }
+  const signal = init.signal ?? undefined
+  if (signal?.aborted) return { _tag: 'Left', left: { _tag: 'AbortError', request, reason: signal.reason } }
+  // A composition by hand rather than AbortSignal.any: on Node 20, AbortSignal.any keeps every composed signal
+  // alive for as long as a long-lived caller signal lives (nodejs/node#55351). This listener goes at the end.
+  const controller = new AbortController()
+  const forward = (): void => controller.abort(signal?.reason)
+  signal?.addEventListener('abort', forward, { once: true })
+  const timer = new AbortController()
+  let timedOut = false
+  if (timeout !== undefined) {
+    void clock.sleep(timeout, timer.signal).then(() => {
+      if (timer.signal.aborted) return
+      timedOut = true
+      controller.abort(new DOMException(`the attempt timed out after ${timeout} ms`, 'TimeoutError'))
+    })
+  }
+  try {
+    const response = await fetch(input, { ...init, signal: controller.signal })
+    return response.status >= 400
+      ? { _tag: 'Left', left: { _tag: 'StatusError', request, status: response.status, response } }
+      : { _tag: 'Right', right: response }
+  } catch (error) {
+    if (signal?.aborted) return { _tag: 'Left', left: { _tag: 'AbortError', request, reason: signal.reason } }
+    if (timedOut && timeout !== undefined) return { _tag: 'Left', left: { _tag: 'TimeoutError', request, timeout } }
+    return { _tag: 'Left', left: classify(error, request) }
+  } finally {
+    timer.abort()
+    signal?.removeEventListener('abort', forward)
+  }
+}
+
+/**
+ * One HTTP attempt as a `TaskEither`: `fetch(input, init)`, with a `Response` of status below 400 on the right and
+ * every failure classified on the left as an {@link HttpError}. It never rejects.
+ *
+ * **Details**
+ *
+ * - `input` is a URL (a string or a `URL`) with the scheme `http:` or `https:`; anything else is an
+ *   `InvalidRequestError`, before any I/O. Each run of the task makes a new request, so it can be retried (a
+ *   `ReadableStream` body can be sent once only: the second attempt is an `InvalidRequestError`).
+ * - `init.signal` aborts the attempt in flight (an `AbortError`); once the response has arrived, the body is
+ *   yours and the signal no longer touches it.
+ * - `options.timeout` aborts an attempt that has no response headers after that many ms of `options.clock`: a
+ *   `TimeoutError`. Its timer is cleared as soon as the attempt ends.
+ * - A status of 400 or more is a `StatusError`, whose `Response` is not read: read or release its body.
+ *
+ * @example
+ * import * as Http from 'fp-ts-retry/Http'
+ * import * as http from 'http'
+ * import * as assert from 'assert'
+ *
+ * async function main() {
+ *   const server = http.createServer((req, res) => { res.statusCode = req.url === '/missing' ? 404 : 200; res.end('hello') })
+ *   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+ *   const { port } = server.address() as { port: number }
+ *   try {
+ *     const ok = await Http.request(`http://127.0.0.1:${port}/`)()
+ *     assert.ok(ok._tag === 'Right' && (await ok.right.text()) === 'hello')
+ *     const missing = await Http.request(`http://127.0.0.1:${port}/missing`)()
+ *     assert.ok(missing._tag === 'Left' && missing.left._tag === 'StatusError' && missing.left.status === 404)
+ *     await Http.discardBody(missing.left)
+ *   } finally {
+ *     server.close()
+ *   }
+ * }
+ * main()
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const request = (
+  input: string | URL,
+  init: RequestInit = {},
+  options: RequestOptions = {}
+): TaskEither<HttpError, Response> => {
+  validateRequestOptions('Http.request', options)
+  const clock = options.clock ?? LiveClock.live
+  return () => attempt(input, init, summarize(input, init, options), options.timeout, clock)
+}
+
+// -------------------------------------------------------------------------------------
+// interpreters
+// -------------------------------------------------------------------------------------
+
+/**
+ * A `fetch` that retries: `retryingFetch(schedule, options)(input, init)` is a `TaskEither` that makes the
+ * request with {@link request} and retries it as `schedule` says, for the errors `options.retryOn` allows
+ * (default {@link isRetryable}: idempotent requests that failed transiently).
+ *
+ * **Details**
+ *
+ * - The body of every response that is retried is released before the sleep, so no connection is held across
+ *   retries. The `StatusError` a run ends with keeps its body: read it or call {@link discardBody}.
+ * - `init.signal` aborts the attempt in flight and ends a sleep at once; the run then returns the last error (an
+ *   `AbortError` if the attempt was cut short). A signal aborted before the start gives an `AbortError` at once.
+ * - Retry-After: put {@link retryAfter} in the schedule, before any time limit.
+ * - `options.budget` is told of every attempt, transient failures counting as failures and other errors not at
+ *   all, and is asked before every retry; when it refuses, the run ends with the last error, reason `'budget'`.
+ * - The schedule's time (`upTo`) and the timeouts both run on `options.clock` (default `Clock.live`).
+ *
+ * @example
+ * import * as Http from 'fp-ts-retry/Http'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as TestClock from 'fp-ts-retry/TestClock'
+ * import { pipe } from 'fp-ts/function'
+ * import * as http from 'http'
+ * import * as assert from 'assert'
+ *
+ * async function main() {
+ *   let calls = 0
+ *   const server = http.createServer((_, res) => {
+ *     if (++calls < 3) res.writeHead(503, { 'Retry-After': '1' }).end('busy')
+ *     else res.end('ok')
+ *   })
+ *   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+ *   const { port } = server.address() as { port: number }
+ *   const delays: Array<number> = []
+ *   const policy = pipe(Schedule.constant(10), Http.retryAfter(5), Schedule.intersect(Schedule.recurs(3)))
+ *   try {
+ *     const get = Http.retryingFetch(policy, { onRetry: (_, __, delay) => delays.push(delay) })
+ *     const result = await get(`http://127.0.0.1:${port}/`)()
+ *     assert.ok(result._tag === 'Right' && (await result.right.text()) === 'ok')
+ *     assert.deepStrictEqual(delays, [5, 5]) // Retry-After: 1 s, clamped to 5 ms
+ *   } finally {
+ *     server.close()
+ *   }
+ * }
+ * main()
+ *
+ * @category interpreters
+ * @since 0.1.0
+ */
+export const retryingFetch = (
+  schedule: Schedule.Schedule<HttpError>,
+  options: RetryingFetchOptions = {}
+): ((input: string | URL, init?: RequestInit) => TaskEither<HttpError, Response>) => {
+  const where = 'Http.retryingFetch'
+  validateRequestOptions(where, options)
+  const retryOn = validate.callable(where, 'options.retryOn', options.retryOn ?? isRetryable)
+  const onRetry = options.onRetry === undefined ? undefined : validate.callable(where, 'options.onRetry', options.onRetry)
+  if (options.onDone !== undefined) validate.callable(where, 'options.onDone', options.onDone)
+  const policy = Schedule.whileInput(retryOn)(schedule)
+  const clock = options.clock ?? LiveClock.live
+  const { random, budget, onDone, timeout } = options
+  return (input, init = {}) => {
+    const requestSummary = summarize(input, init, options)
+    const signal = init.signal ?? undefined
+    return async () => {
+      if (signal?.aborted) return { _tag: 'Left', left: { _tag: 'AbortError', request: requestSummary, reason: signal.reason } }
+      // What the budget is told: as in gRPC's retry throttling, only transient failures count as failures.
+      let lastCounts = true
+      const counted: RetryBudget | undefined =
+        budget === undefined
+          ? undefined
+          : {
+              record: (succeeded, latency, now) => {
+                if (succeeded || lastCounts) budget.record(succeeded, latency, now)
+              },
+              allowRetry: (now) => budget.allowRetry(now)
+            }
+      const once: TaskEither<HttpError, Response> = () =>
+        attempt(input, init, requestSummary, timeout, clock).then((result) => {
+          lastCounts = result._tag === 'Right' || isTransient(result.left)
+          return result
+        })
+      return retrying(policy, {
+        clock,
+        random,
+        signal,
+        budget: counted,
+        onRetry: (error, status, delay) => {
+          void discardBody(error)
+          onRetry?.(error, status, delay)
+        },
+        onDone
+      })(once)()
+    }
+  }
+}

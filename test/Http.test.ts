@@ -1,0 +1,570 @@
+import { getEventListeners } from 'events'
+import * as fc from 'fast-check'
+import { pipe } from 'fp-ts/function'
+import * as O from 'fp-ts/Option'
+import type { ServerResponse } from 'http'
+import * as Budget from '../src/Budget'
+import * as Http from '../src/Http'
+import type { StopReason } from '../src/Retry'
+import * as Schedule from '../src/Schedule'
+import * as TestClock from '../src/TestClock'
+import { closedPort, startServer, startTlsServer, type Handler, type TestServer } from './support/http'
+import { drive, waitFor } from './support/wait'
+import { deepStrictEqual, throwsRangeError } from './util'
+
+// -------------------------------------------------------------------------------------
+// fixtures
+// -------------------------------------------------------------------------------------
+
+let server: TestServer | undefined
+
+const serve = async (handler: Handler): Promise<TestServer> => {
+  server = await startServer(handler)
+  return server
+}
+
+afterEach(async () => {
+  await server?.close()
+  server = undefined
+})
+
+/** Answers `status` with optional headers and a short body. */
+const answer = (res: ServerResponse, status: number, headers: Record<string, string> = {}, body = `status ${status}`): void => {
+  res.writeHead(status, headers).end(body)
+}
+
+/** What a run did: every error retried (with the delay chosen) and how it ended. */
+interface Log {
+  readonly retried: Array<{ readonly error: Http.HttpError; readonly delay: number }>
+  readonly done: Array<StopReason>
+}
+
+const logged = (): Log & Pick<Http.RetryingFetchOptions, 'onRetry' | 'onDone'> => {
+  const log: Log = { retried: [], done: [] }
+  return {
+    ...log,
+    onRetry: (error, _, delay) => log.retried.push({ error, delay }),
+    onDone: (_, __, reason) => log.done.push(reason)
+  }
+}
+
+const tagOf = <A>(result: { readonly _tag: 'Left'; readonly left: Http.HttpError } | { readonly _tag: 'Right'; readonly right: A }): string =>
+  result._tag === 'Left' ? result.left._tag : 'Right'
+
+const leftOf = <A>(result: { readonly _tag: 'Left'; readonly left: Http.HttpError } | { readonly _tag: 'Right'; readonly right: A }): Http.HttpError => {
+  if (result._tag !== 'Left') throw new Error('expected a Left')
+  return result.left
+}
+
+const threeRetries = (delay: number): Schedule.Schedule<Http.HttpError> =>
+  pipe(Schedule.constant(delay), Schedule.intersect(Schedule.recurs(3)))
+
+const GET = { method: 'GET', url: 'http://127.0.0.1/', idempotent: true }
+
+const statusError = (status: number, headers: Record<string, string> = {}, request = GET): Http.HttpError => ({
+  _tag: 'StatusError',
+  request,
+  status,
+  response: new Response(null, { status, headers })
+})
+
+// -------------------------------------------------------------------------------------
+// tests
+// -------------------------------------------------------------------------------------
+
+describe('Http', () => {
+  describe('request', () => {
+    it('should answer a Response below 400 as a Right', async () => {
+      const s = await serve((_, res) => answer(res, 200, {}, 'hello'))
+      const result = await Http.request(`${s.url}/`)()
+      expect(result._tag).toBe('Right')
+      if (result._tag === 'Right') expect(await result.right.text()).toBe('hello')
+    })
+
+    it('should answer a status of 400 or more as a StatusError with its unread Response', async () => {
+      const s = await serve((_, res) => answer(res, 404, {}, 'no such user'))
+      const error = leftOf(await Http.request(`${s.url}/users/7`)())
+      if (error._tag !== 'StatusError') throw new Error(error._tag)
+      expect(error.status).toBe(404)
+      deepStrictEqual(error.request, { method: 'GET', url: `${s.url}/users/7`, idempotent: true })
+      expect(error.response.bodyUsed).toBe(false)
+      expect(await error.response.text()).toBe('no such user')
+    })
+
+    it('should classify a connection reset as a NetworkError', async () => {
+      const s = await serve((req) => req.socket.destroy())
+      const error = leftOf(await Http.request(`${s.url}/`)())
+      expect(error._tag).toBe('NetworkError')
+      if (error._tag === 'NetworkError') expect(error.code).toBe('UND_ERR_SOCKET')
+      expect(Http.isRetryable(error)).toBe(true)
+    })
+
+    it('should classify a refused connection as a NetworkError with code ECONNREFUSED', async () => {
+      const port = await closedPort()
+      const error = leftOf(await Http.request(`http://127.0.0.1:${port}/`)())
+      expect(error._tag).toBe('NetworkError')
+      if (error._tag === 'NetworkError') expect(error.code).toBe('ECONNREFUSED')
+    })
+
+    it('should classify an invalid URL and a non-HTTP scheme as InvalidRequestError, with no I/O', async () => {
+      for (const url of ['not a url', 'ftp://127.0.0.1/file', 'file:///etc/hosts', 'data:text/plain,hi']) {
+        const error = leftOf(await Http.request(url)())
+        expect([url, error._tag]).toEqual([url, 'InvalidRequestError'])
+        expect(Http.isRetryable(error)).toBe(false)
+      }
+    })
+
+    it('should classify a request fetch refuses to build (a body on a GET, a bad header) as InvalidRequestError', async () => {
+      const s = await serve((_, res) => answer(res, 200))
+      expect(tagOf(await Http.request(`${s.url}/`, { body: 'x' })())).toBe('InvalidRequestError')
+      expect(tagOf(await Http.request(`${s.url}/`, { headers: { 'bad header': 'x' } })())).toBe('InvalidRequestError')
+      expect(tagOf(await Http.request(`http://127.0.0.1:1/`)())).toBe('InvalidRequestError') // a blocked port
+      expect(s.received.length).toBe(0)
+    })
+
+    it('should classify too many redirects as a RedirectError', async () => {
+      const s = await serve((_, res) => answer(res, 302, { location: '/loop' }))
+      const error = leftOf(await Http.request(`${s.url}/loop`)())
+      expect(error._tag).toBe('RedirectError')
+      expect(s.received.length).toBe(21) // fetch follows 20 redirects
+      expect(tagOf(await Http.request(`${s.url}/loop`, { redirect: 'error' })())).toBe('RedirectError')
+    })
+
+    it('should classify a self-signed certificate as a TlsError', async () => {
+      server = await startTlsServer((_, res) => answer(res, 200))
+      const error = leftOf(await Http.request(`${server.url}/`)())
+      expect(error._tag).toBe('TlsError')
+      if (error._tag === 'TlsError') expect(error.code).toBe('DEPTH_ZERO_SELF_SIGNED_CERT')
+      expect(Http.isRetryable(error)).toBe(false)
+    })
+
+    it('should map the codes and reasons undici reports along the cause chain', async () => {
+      const failure = (cause: unknown): TypeError => new TypeError('fetch failed', { cause })
+      const coded = (code: string, message = code): Error => Object.assign(new Error(message), { code })
+      const cases: ReadonlyArray<readonly [unknown, string, string | undefined]> = [
+        [failure(coded('CERT_HAS_EXPIRED', 'certificate has expired')), 'TlsError', 'CERT_HAS_EXPIRED'],
+        [failure(coded('ERR_TLS_CERT_ALTNAME_INVALID')), 'TlsError', 'ERR_TLS_CERT_ALTNAME_INVALID'],
+        [failure(coded('UNABLE_TO_VERIFY_LEAF_SIGNATURE')), 'TlsError', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE'],
+        [failure(coded('ENOTFOUND')), 'NetworkError', 'ENOTFOUND'],
+        [failure(coded('UND_ERR_CONNECT_TIMEOUT')), 'NetworkError', 'UND_ERR_CONNECT_TIMEOUT'],
+        [failure(new AggregateError([coded('ECONNREFUSED'), coded('ECONNREFUSED')])), 'NetworkError', 'ECONNREFUSED'],
+        [failure(new Error('wrapped', { cause: coded('ECONNRESET') })), 'NetworkError', 'ECONNRESET'],
+        [failure(new Error('unexpected redirect')), 'RedirectError', undefined],
+        [failure(new Error('URL scheme must be a HTTP(S) scheme')), 'RedirectError', undefined],
+        [failure(new Error('bad port')), 'InvalidRequestError', undefined],
+        [failure(new Error('something new')), 'NetworkError', undefined],
+        [new TypeError('Request with GET/HEAD method cannot have body.'), 'InvalidRequestError', undefined],
+        ['a string', 'NetworkError', undefined]
+      ]
+      const spy = jest.spyOn(globalThis, 'fetch')
+      try {
+        for (const [rejection, tag, code] of cases) {
+          spy.mockRejectedValueOnce(rejection)
+          const error = leftOf(await Http.request('https://127.0.0.1/')())
+          const actualCode = error._tag === 'NetworkError' || error._tag === 'TlsError' ? error.code : undefined
+          expect([String(rejection), error._tag, actualCode]).toEqual([String(rejection), tag, code])
+        }
+      } finally {
+        spy.mockRestore()
+      }
+    })
+
+    it('should time out an attempt on the given clock, and abort it on the server', async () => {
+      const s = await serve(() => undefined) // never answers
+      const clock = TestClock.make()
+      const run = Http.request(`${s.url}/`, {}, { timeout: 1000, clock })()
+      await waitFor(() => s.received.length === 1, { what: 'the request' })
+      await clock.advance(999)
+      await clock.advance(1)
+      deepStrictEqual(leftOf(await run), { _tag: 'TimeoutError', request: { method: 'GET', url: `${s.url}/`, idempotent: true }, timeout: 1000 })
+      await waitFor(() => s.abortedResponses() === 1, { what: 'the server to see the attempt go' })
+      deepStrictEqual(clock.sleeps, [1000])
+    })
+
+    it('should clear the timeout and the abort listener once the attempt ends', async () => {
+      const s = await serve((_, res) => answer(res, 200))
+      const clock = TestClock.make()
+      const controller = new AbortController()
+      const result = await Http.request(`${s.url}/`, { signal: controller.signal }, { timeout: 1000, clock })()
+      expect(result._tag).toBe('Right')
+      expect(clock.pending).toBe(0)
+      expect(getEventListeners(controller.signal, 'abort').length).toBe(0)
+    })
+
+    it('should answer an AbortError when the signal aborts the attempt in flight', async () => {
+      const s = await serve(() => undefined)
+      const controller = new AbortController()
+      const run = Http.request(`${s.url}/`, { signal: controller.signal })()
+      await waitFor(() => s.received.length === 1, { what: 'the request' })
+      controller.abort(new Error('user left'))
+      const error = leftOf(await run)
+      expect(error._tag).toBe('AbortError')
+      if (error._tag === 'AbortError') expect(error.reason).toEqual(new Error('user left'))
+      await waitFor(() => s.abortedResponses() === 1, { what: 'the server to see the attempt go' })
+    })
+
+    it('should answer an AbortError at once for a signal aborted before the start', async () => {
+      const s = await serve((_, res) => answer(res, 200))
+      expect(tagOf(await Http.request(`${s.url}/`, { signal: AbortSignal.abort() })())).toBe('AbortError')
+      expect(s.received.length).toBe(0)
+    })
+
+    it('should reject a timeout that is not a finite number > 0, naming it', () => {
+      for (const timeout of [0, -1, NaN, Infinity]) {
+        throwsRangeError(() => Http.request('http://127.0.0.1/', {}, { timeout }), /Http\.request: options\.timeout must be a finite number > 0, received/)
+      }
+    })
+  })
+
+  describe('isTransient', () => {
+    it("should retry 408, 429 and 5xx but 501, and no other status (go-retryablehttp's rule)", () => {
+      for (let status = 400; status <= 599; status++) {
+        const expected = status === 408 || status === 429 || (status >= 500 && status !== 501)
+        expect([status, Http.isTransient(statusError(status))]).toEqual([status, expected])
+      }
+    })
+
+    it('should retry network errors and timeouts, and never aborts, invalid requests, redirects or TLS errors', () => {
+      const cause = undefined
+      expect(Http.isTransient({ _tag: 'NetworkError', request: GET, code: 'ECONNRESET', message: '', cause })).toBe(true)
+      expect(Http.isTransient({ _tag: 'TimeoutError', request: GET, timeout: 1 })).toBe(true)
+      expect(Http.isTransient({ _tag: 'AbortError', request: GET, reason: cause })).toBe(false)
+      expect(Http.isTransient({ _tag: 'InvalidRequestError', request: GET, message: '', cause })).toBe(false)
+      expect(Http.isTransient({ _tag: 'RedirectError', request: GET, message: '', cause })).toBe(false)
+      expect(Http.isTransient({ _tag: 'TlsError', request: GET, code: 'CERT_HAS_EXPIRED', message: '', cause })).toBe(false)
+    })
+  })
+
+  describe('isIdempotent', () => {
+    it('should allow GET, HEAD, OPTIONS, PUT, DELETE and TRACE, in any case', () => {
+      for (const method of ['GET', 'head', 'Options', 'PUT', 'delete', 'TRACE']) expect([method, Http.isIdempotent(method)]).toEqual([method, true])
+      for (const method of ['POST', 'PATCH', 'CONNECT']) expect([method, Http.isIdempotent(method)]).toEqual([method, false])
+    })
+
+    it('should allow any method with an Idempotency-Key header, in any form of headers', () => {
+      expect(Http.isIdempotent('POST', { 'idempotency-key': 'k' })).toBe(true)
+      expect(Http.isIdempotent('PATCH', [['Idempotency-Key', 'k']])).toBe(true)
+      expect(Http.isIdempotent('POST', new Headers({ 'IDEMPOTENCY-KEY': 'k' }))).toBe(true)
+      expect(Http.isIdempotent('POST', { 'x-request-id': 'k' })).toBe(false)
+    })
+  })
+
+  describe('parseRetryAfter', () => {
+    const now = Date.UTC(2025, 0, 1, 12, 0, 0)
+
+    it('should read delta-seconds as whole seconds', () => {
+      deepStrictEqual(Http.parseRetryAfter('0', now), O.some(0))
+      deepStrictEqual(Http.parseRetryAfter(' 120 ', now), O.some(120_000))
+      deepStrictEqual(Http.parseRetryAfter('9'.repeat(400), now), O.some(Number.MAX_SAFE_INTEGER))
+      for (const value of ['1.5', '-1', '+3', '2s', '', 'soon']) deepStrictEqual([value, Http.parseRetryAfter(value, now)], [value, O.none])
+    })
+
+    it('should read the three HTTP-date formats against now, a past date as 0', () => {
+      deepStrictEqual(Http.parseRetryAfter('Wed, 01 Jan 2025 12:00:03 GMT', now), O.some(3000))
+      deepStrictEqual(Http.parseRetryAfter('Wednesday, 01-Jan-25 12:00:03 GMT', now), O.some(3000))
+      deepStrictEqual(Http.parseRetryAfter('Wed Jan  1 12:00:03 2025', now), O.some(3000))
+      deepStrictEqual(Http.parseRetryAfter('Tue, 31 Dec 2024 12:00:00 GMT', now), O.some(0))
+    })
+
+    it('should read a two-digit RFC 850 year more than 50 years ahead as the past century', () => {
+      deepStrictEqual(Http.parseRetryAfter('Friday, 01-Jan-99 00:00:00 GMT', now), O.some(0)) // 1999, not 2099
+      deepStrictEqual(Http.parseRetryAfter('Monday, 01-Jan-74 00:00:00 GMT', now), O.some(Date.UTC(2074, 0, 1) - now))
+    })
+
+    it('should refuse dates that do not exist or are not in GMT', () => {
+      for (const value of ['Sun, 30 Feb 2025 00:00:00 GMT', 'Wed, 01 Jan 2025 24:00:00 GMT', 'Wed, 01 Jan 2025 12:00:03 PST', '2025-01-01T12:00:03Z']) {
+        deepStrictEqual([value, Http.parseRetryAfter(value, now)], [value, O.none])
+      }
+    })
+
+    it('should read any IMF-fixdate written by Date.prototype.toUTCString as its distance from now', () => {
+      fc.assert(
+        fc.property(fc.integer({ min: Date.UTC(1970, 0, 1), max: Date.UTC(9999, 11, 31) }), fc.integer({ min: Date.UTC(1970, 0, 1), max: Date.UTC(9999, 11, 31) }), (at, nowMs) => {
+          const date = Math.floor(at / 1000) * 1000
+          deepStrictEqual(Http.parseRetryAfter(new Date(date).toUTCString(), nowMs), O.some(Math.max(0, date - nowMs)))
+        })
+      )
+    })
+  })
+
+  describe('retryable', () => {
+    it('should stop on what isRetryable refuses, and leave the rest to the schedule', () => {
+      const policy = pipe(Schedule.constant(10), Http.retryable, Schedule.intersect(Schedule.recurs(2)))
+      deepStrictEqual(Schedule.delays(policy, { input: statusError(503) }), [10, 10])
+      deepStrictEqual(Schedule.delays(policy, { input: statusError(501) }), [])
+      deepStrictEqual(Schedule.delays(policy, { input: statusError(503, {}, { ...GET, method: 'POST', idempotent: false }) }), [])
+    })
+  })
+
+  describe('retryAfter', () => {
+    const policy = pipe(Schedule.exponential(100), Http.retryAfter(5000), Schedule.intersect(Schedule.recurs(3)))
+
+    it("should use the server's delay, clamped to the maximum, and the schedule's otherwise", () => {
+      deepStrictEqual(Schedule.delays(policy, { input: statusError(503, { 'Retry-After': '2' }) }), [2000, 2000, 2000])
+      deepStrictEqual(Schedule.delays(policy, { input: statusError(503, { 'Retry-After': '86400' }) }), [5000, 5000, 5000])
+      deepStrictEqual(Schedule.delays(policy, { input: statusError(503) }), [100, 200, 400])
+      deepStrictEqual(Schedule.delays(policy, { input: statusError(503, { 'Retry-After': 'later' }) }), [100, 200, 400])
+      deepStrictEqual(Schedule.delays(policy, { input: { _tag: 'TimeoutError', request: GET, timeout: 1 } }), [100, 200, 400])
+    })
+
+    // Dates with four-digit years: what an HTTP-date can say.
+    const readableDate = fc.date({ min: new Date(Date.UTC(1970, 0, 1)), max: new Date(Date.UTC(9999, 11, 31)), noInvalidDate: true })
+
+    it('should never wait more than the maximum, whatever delay the header asks for', () => {
+      fc.assert(
+        fc.property(fc.nat(10_000), fc.oneof(fc.nat().map(String), readableDate.map((d) => d.toUTCString())), (max, value) => {
+          const ds = Schedule.delays(pipe(Schedule.constant(50), Http.retryAfter(max), Schedule.intersect(Schedule.recurs(2))), {
+            input: statusError(429, { 'Retry-After': value })
+          })
+          expect(ds.length).toBe(2)
+          for (const d of ds) expect(d).toBeLessThanOrEqual(max)
+        })
+      )
+    })
+
+    it('should count toward a later upTo: a Retry-After past the deadline stops the run', () => {
+      const limited = pipe(Schedule.constant(100), Http.retryAfter(10_000), Schedule.upTo(1500))
+      deepStrictEqual(Schedule.delays(limited, { input: statusError(503, { 'Retry-After': '2' }), limit: 5 }), [])
+      deepStrictEqual(Schedule.delays(limited, { input: statusError(503, { 'Retry-After': '1' }), limit: 5 }), [1000])
+    })
+
+    it('should refuse a schedule that already has a time limit, since the limit would be overslept', () => {
+      expect(() => pipe(Schedule.constant(100), Schedule.upTo(1000), Http.retryAfter(5000))).toThrow(/before Schedule\.upTo/)
+      expect(() => pipe(Schedule.constant(100), Schedule.maxCumulativeDelay(1000), Schedule.intersect(Schedule.recurs(3)), Http.retryAfter(5000))).toThrow(TypeError)
+    })
+
+    it('should reject a maximum that is negative, NaN or infinite, naming it', () => {
+      for (const max of [-1, NaN, Infinity]) throwsRangeError(() => Http.retryAfter(max), /Http\.retryAfter: max must be a finite number >= 0/)
+    })
+  })
+
+  describe('retryingFetch', () => {
+    it('should retry a connection reset and succeed', async () => {
+      const s = await serve((req, res, n) => (n === 1 ? req.socket.destroy() : answer(res, 200, {}, 'ok')))
+      const clock = TestClock.make()
+      const log = logged()
+      const result = await drive(clock, Http.retryingFetch(threeRetries(1000), { clock, ...log })(`${s.url}/`)())
+      expect(result._tag).toBe('Right')
+      deepStrictEqual(log.retried.map((r) => r.error._tag), ['NetworkError'])
+      deepStrictEqual(clock.sleeps, [1000])
+      deepStrictEqual(log.done, ['succeeded'])
+    })
+
+    it('should wait as a 503 with Retry-After: 2 asks', async () => {
+      const s = await serve((_, res, n) => (n === 1 ? answer(res, 503, { 'Retry-After': '2' }) : answer(res, 200)))
+      const clock = TestClock.make()
+      const policy = pipe(Schedule.exponential(100), Http.retryAfter(10_000), Schedule.intersect(Schedule.recurs(3)))
+      const result = await drive(clock, Http.retryingFetch(policy, { clock })(`${s.url}/`)())
+      expect(result._tag).toBe('Right')
+      deepStrictEqual(clock.sleeps, [2000])
+      expect(s.received.length).toBe(2)
+    })
+
+    it("should wait until a 429's HTTP-date, read against the clock's now", async () => {
+      const clock = TestClock.make(Date.UTC(2025, 5, 1, 8, 0, 0))
+      const s = await serve((_, res, n) =>
+        n === 1 ? answer(res, 429, { 'Retry-After': new Date(clock.now() + 3000).toUTCString() }) : answer(res, 200)
+      )
+      const policy = pipe(Schedule.exponential(100), Http.retryAfter(10_000), Schedule.intersect(Schedule.recurs(3)))
+      const result = await drive(clock, Http.retryingFetch(policy, { clock })(`${s.url}/`)())
+      expect(result._tag).toBe('Right')
+      deepStrictEqual(clock.sleeps, [3000])
+    })
+
+    it('should not retry a 501 or a 400', async () => {
+      for (const status of [501, 400]) {
+        const s = await serve((_, res) => answer(res, status))
+        const clock = TestClock.make()
+        const log = logged()
+        const result = await drive(clock, Http.retryingFetch(threeRetries(100), { clock, ...log })(`${s.url}/`)())
+        expect([status, tagOf(result), s.received.length]).toEqual([status, 'StatusError', 1])
+        deepStrictEqual(log.done, ['schedule'])
+        deepStrictEqual(clock.sleeps, [])
+        await s.close()
+      }
+    })
+
+    it('should not retry a POST without an Idempotency-Key', async () => {
+      const s = await serve((_, res) => answer(res, 503))
+      const clock = TestClock.make()
+      const result = await drive(clock, Http.retryingFetch(threeRetries(100), { clock })(`${s.url}/orders`, { method: 'POST', body: '{}' })())
+      expect(tagOf(result)).toBe('StatusError')
+      expect(s.received.length).toBe(1)
+    })
+
+    it('should retry a POST with an Idempotency-Key, sending the same key and body each time', async () => {
+      const bodies: Array<string> = []
+      const s = await serve((req, res, n) => {
+        let body = ''
+        req.on('data', (chunk: Buffer) => (body += chunk.toString()))
+        req.on('end', () => {
+          bodies.push(body)
+          if (n < 3) answer(res, 503)
+          else answer(res, 201)
+        })
+      })
+      const clock = TestClock.make()
+      const init = { method: 'POST', body: '{"sku":1}', headers: { 'Idempotency-Key': 'order-42' } }
+      const result = await drive(clock, Http.retryingFetch(threeRetries(100), { clock })(`${s.url}/orders`, init)())
+      expect(result._tag).toBe('Right')
+      deepStrictEqual(s.received.map((r) => r.headers['idempotency-key']), ['order-42', 'order-42', 'order-42'])
+      deepStrictEqual(bodies, ['{"sku":1}', '{"sku":1}', '{"sku":1}'])
+    })
+
+    it('should retry a POST opted in with idempotent: true, and no GET opted out with false', async () => {
+      const s = await serve((_, res) => answer(res, 503))
+      const clock = TestClock.make()
+      await drive(clock, Http.retryingFetch(threeRetries(100), { clock, idempotent: true })(`${s.url}/`, { method: 'POST' })())
+      expect(s.received.length).toBe(4)
+      await drive(clock, Http.retryingFetch(threeRetries(100), { clock, idempotent: false })(`${s.url}/`)())
+      expect(s.received.length).toBe(5)
+    })
+
+    it('should retry an attempt that timed out, the timeout running on the clock', async () => {
+      const s = await serve((_, res, n) => (n === 1 ? undefined : answer(res, 200, {}, 'late but ok')))
+      const clock = TestClock.make()
+      const log = logged()
+      const run = Http.retryingFetch(threeRetries(500), { clock, timeout: 1000, ...log })(`${s.url}/`)()
+      await waitFor(() => s.received.length === 1, { what: 'the first request' })
+      await clock.advance(1000) // the first attempt's timeout fires
+      await waitFor(() => clock.pending === 1 && log.retried.length === 1, { what: 'the retry sleep' })
+      await clock.advance(500) // the retry
+      const result = await run
+      expect(result._tag).toBe('Right')
+      deepStrictEqual(log.retried.map((r) => [r.error._tag, r.delay]), [['TimeoutError', 500]])
+      deepStrictEqual(clock.sleeps, [1000, 500, 1000]) // timeout, retry delay, the second attempt's timeout (cleared)
+      expect(clock.pending).toBe(0)
+      await waitFor(() => s.abortedResponses() === 1, { what: 'the server to see the first attempt go' })
+    })
+
+    it('should cancel the attempt in flight when the signal aborts, and end the run', async () => {
+      const s = await serve(() => undefined)
+      const clock = TestClock.make()
+      const controller = new AbortController()
+      const log = logged()
+      const run = Http.retryingFetch(threeRetries(100), { clock, timeout: 60_000, ...log })(`${s.url}/`, { signal: controller.signal })()
+      await waitFor(() => s.received.length === 1, { what: 'the request' })
+      controller.abort()
+      expect(tagOf(await run)).toBe('AbortError')
+      deepStrictEqual(log.done, ['aborted'])
+      await waitFor(() => s.abortedResponses() === 1, { what: 'the server to see the attempt go' })
+      expect(s.received.length).toBe(1)
+      expect(clock.pending).toBe(0)
+      expect(getEventListeners(controller.signal, 'abort').length).toBe(0)
+    })
+
+    it('should end a sleep at once when the signal aborts, with the last error', async () => {
+      const s = await serve((_, res) => answer(res, 503))
+      const clock = TestClock.make()
+      const controller = new AbortController()
+      const log = logged()
+      const run = Http.retryingFetch(threeRetries(10_000), { clock, ...log })(`${s.url}/`, { signal: controller.signal })()
+      await waitFor(() => clock.pending === 1, { what: 'the retry sleep' })
+      controller.abort()
+      const error = leftOf(await run)
+      expect(error._tag === 'StatusError' && error.status).toBe(503)
+      deepStrictEqual(log.done, ['aborted'])
+      deepStrictEqual(clock.sleeps, [10_000])
+      expect(s.received.length).toBe(1)
+    })
+
+    it('should answer an AbortError at once for a signal aborted before the start', async () => {
+      const s = await serve((_, res) => answer(res, 200))
+      const result = await Http.retryingFetch(threeRetries(100))(`${s.url}/`, { signal: AbortSignal.abort() })()
+      expect(tagOf(result)).toBe('AbortError')
+      expect(s.received.length).toBe(0)
+    })
+
+    it('should release the body of every retried response, so its connection is not held', async () => {
+      // The first answer's body never ends: only a client that lets go of it closes that response.
+      const s = await serve((_, res, n) => {
+        if (n === 1) res.writeHead(503).write('x'.repeat(256 * 1024))
+        else answer(res, 200)
+      })
+      const clock = TestClock.make()
+      const log = logged()
+      const result = await drive(clock, Http.retryingFetch(threeRetries(100), { clock, ...log })(`${s.url}/`)())
+      expect(result._tag).toBe('Right')
+      const retried = log.retried[0].error
+      expect(retried._tag === 'StatusError' && retried.response.bodyUsed).toBe(true)
+      await waitFor(() => s.abortedResponses() === 1, { what: 'the unfinished 503 to be closed by the client' })
+    })
+
+    it('should leave the body of the last response, the one the run ends with, unread', async () => {
+      const s = await serve((_, res) => answer(res, 503, {}, 'still busy'))
+      const clock = TestClock.make()
+      const log = logged()
+      const error = leftOf(await drive(clock, Http.retryingFetch(threeRetries(100), { clock, ...log })(`${s.url}/`)()))
+      expect(log.retried.every((r) => r.error._tag === 'StatusError' && r.error.response.bodyUsed)).toBe(true)
+      expect(log.retried.length).toBe(3)
+      if (error._tag !== 'StatusError') throw new Error(error._tag)
+      expect(await error.response.text()).toBe('still busy')
+    })
+
+    it('should let retryOn extend the default condition', async () => {
+      const s = await serve((_, res, n) => (n === 1 ? answer(res, 409) : answer(res, 200)))
+      const clock = TestClock.make()
+      const retryOn = (e: Http.HttpError): boolean => Http.isRetryable(e) || (e._tag === 'StatusError' && e.status === 409)
+      const result = await drive(clock, Http.retryingFetch(threeRetries(100), { clock, retryOn })(`${s.url}/`)())
+      expect(result._tag).toBe('Right')
+      expect(s.received.length).toBe(2)
+    })
+
+    it("should end the run with the last error and reason 'budget' when the budget refuses", async () => {
+      const s = await serve((_, res) => answer(res, 503))
+      const clock = TestClock.make()
+      const budget = Budget.tokenBucket({ maxTokens: 4, tokenRatio: 0.1 })
+      const log = logged()
+      const result = await drive(clock, Http.retryingFetch(threeRetries(100), { clock, budget, ...log })(`${s.url}/`)())
+      // 4 tokens: the first failure leaves 3 (> 2: retry), the second 2 (refused)
+      expect(tagOf(result)).toBe('StatusError')
+      expect(s.received.length).toBe(2)
+      deepStrictEqual(log.done, ['budget'])
+      expect(budget.tokens).toBe(2)
+    })
+
+    it('should tell the budget of transient failures only, as gRPC counts retryable codes only', async () => {
+      const s = await serve((req, res) => answer(res, req.url === '/missing' ? 404 : 503))
+      const clock = TestClock.make()
+      const budget = Budget.tokenBucket({ maxTokens: 10, tokenRatio: 0.5 })
+      const get = Http.retryingFetch(Schedule.stop, { clock, budget })
+      for (let i = 0; i < 3; i++) await get(`${s.url}/missing`)()
+      expect(budget.tokens).toBe(10)
+      await get(`${s.url}/down`)()
+      expect(budget.tokens).toBe(9)
+    })
+
+    it('should reject a retryOn or a hook that is not a function', () => {
+      throwsRangeError(() => Http.retryingFetch(Schedule.stop, { retryOn: 'yes' as unknown as () => boolean }), /Http\.retryingFetch: options\.retryOn must be a function/)
+      throwsRangeError(() => Http.retryingFetch(Schedule.stop, { onRetry: 1 as unknown as () => void }), /options\.onRetry must be a function/)
+    })
+  })
+
+  describe('Show', () => {
+    it('should describe each error in one line', () => {
+      const cause = undefined
+      deepStrictEqual(
+        [
+          Http.Show.show({ _tag: 'NetworkError', request: GET, code: 'ECONNRESET', message: 'read ECONNRESET', cause }),
+          Http.Show.show({ _tag: 'NetworkError', request: GET, code: undefined, message: 'other side closed', cause }),
+          Http.Show.show({ _tag: 'TimeoutError', request: GET, timeout: 250 }),
+          Http.Show.show(statusError(429, { 'Retry-After': '3' })),
+          Http.Show.show({ _tag: 'AbortError', request: GET, reason: new Error('bye') }),
+          Http.Show.show({ _tag: 'InvalidRequestError', request: GET, message: 'invalid URL: x', cause }),
+          Http.Show.show({ _tag: 'RedirectError', request: GET, message: 'redirect count exceeded', cause }),
+          Http.Show.show({ _tag: 'TlsError', request: GET, code: 'CERT_HAS_EXPIRED', message: 'certificate has expired', cause })
+        ],
+        [
+          'network error ECONNRESET: read ECONNRESET',
+          'network error: other side closed',
+          'timed out after 250 ms',
+          '429 (Retry-After: 3)',
+          'aborted: bye',
+          'invalid request: invalid URL: x',
+          'redirect error: redirect count exceeded',
+          'TLS certificate error CERT_HAS_EXPIRED: certificate has expired'
+        ]
+      )
+    })
+  })
+})
