@@ -5,6 +5,7 @@
  * chose, and how the run ended.
  */
 import * as Clock from '../src/Clock'
+import { overHttp } from './http'
 import { ms } from './log'
 import { preview } from './preview'
 import { givingUp, notRetryable, successAfterRetries } from './scenarios'
@@ -15,6 +16,7 @@ const main = async (): Promise<void> => {
   await givingUp()
   await notRetryable()
   preview()
+  await overHttp()
   console.log(`\nDone in ${ms(Clock.live.now() - start)}.`)
 }
 
