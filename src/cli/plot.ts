@@ -1,0 +1,117 @@
+/**
+ * The plots, as Vega-Lite specifications rendered to SVG by vega in Node (no browser). vega and vega-lite are
+ * optional dependencies, loaded only when a plot is asked for.
+ */
+import * as fs from 'fs'
+import type * as Contention from '../Contention'
+import { UsageError } from './config'
+import type { RetryRow } from './sample'
+
+/** A Vega-Lite specification: plain JSON. */
+export type Spec = { readonly [key: string]: unknown }
+
+const FONT = 'Helvetica, Arial, sans-serif'
+
+const config = {
+  font: FONT,
+  view: { stroke: '#ddd' },
+  axis: { labelFontSize: 11, titleFontSize: 12, gridColor: '#eee' },
+  legend: { labelFontSize: 11, titleFontSize: 12 },
+  title: { fontSize: 14, subtitleFontSize: 11, subtitleColor: '#555', anchor: 'start' }
+}
+
+/** The delay band of a schedule over its retries: min to max shaded, the median and the 95th percentile as lines. */
+export const delayBandSpec = (name: string, runs: number, rows: ReadonlyArray<RetryRow>): Spec => ({
+  $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
+  title: {
+    text: `Delay before each retry, over ${runs} sampled runs`,
+    subtitle: [name.length > 110 ? `${name.slice(0, 107)}...` : name, 'shaded: min to max']
+  },
+  width: 560,
+  height: 300,
+  config,
+  data: { values: rows.map((r) => ({ retry: r.retry, min: r.min, max: r.max, median: r.median, p95: r.p95 })) },
+  encoding: { x: { field: 'retry', type: 'quantitative', title: 'retry', axis: { tickMinStep: 1, format: 'd' } } },
+  layer: [
+    {
+      mark: { type: 'area', opacity: 0.25, color: '#4c78a8' },
+      encoding: { y: { field: 'min', type: 'quantitative', title: 'delay (ms)' }, y2: { field: 'max' } }
+    },
+    {
+      transform: [{ fold: ['median', 'p95'], as: ['statistic', 'delay'] }],
+      mark: { type: 'line', point: true, strokeWidth: 2 },
+      encoding: {
+        y: { field: 'delay', type: 'quantitative' },
+        color: {
+          field: 'statistic',
+          type: 'nominal',
+          title: null,
+          scale: { domain: ['median', 'p95'], range: ['#1f4e79', '#e45756'] },
+          legend: { orient: 'top-left' }
+        },
+        strokeDash: { field: 'statistic', type: 'nominal', scale: { domain: ['median', 'p95'], range: [[1, 0], [6, 3]] }, title: null }
+      }
+    }
+  ]
+})
+
+/** Calls and completion time against the number of clients, one line per schedule, on log scales. */
+export const contentionSpec = (rows: ReadonlyArray<Contention.Comparison>, runs: number): Spec => {
+  const values = rows.map((r) => ({ schedule: r.name, clients: r.clients, calls: r.calls.mean, time: r.time.mean }))
+  const panel = (field: 'calls' | 'time', title: string): Spec => ({
+    width: 330,
+    height: 260,
+    mark: { type: 'line', point: true, strokeWidth: 2 },
+    encoding: {
+      x: { field: 'clients', type: 'quantitative', title: 'clients', axis: { tickMinStep: 1 } },
+      y: { field, type: 'quantitative', title, scale: { type: 'log' } },
+      color: { field: 'schedule', type: 'nominal', title: 'schedule', sort: null }
+    }
+  })
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
+    title: {
+      text: 'Contention: clients racing to update one row',
+      subtitle: `means over ${runs} runs per point (AWS "Exponential Backoff and Jitter" model); log scales`
+    },
+    config,
+    data: { values },
+    hconcat: [panel('calls', 'calls: writes received (work)'), panel('time', 'time until the last client is done (ms)')],
+    resolve: { scale: { color: 'shared' } }
+  }
+}
+
+interface VegaLite {
+  readonly compile: (spec: never) => { readonly spec: unknown }
+}
+interface Vega {
+  readonly parse: (spec: never) => unknown
+  readonly View: new (runtime: never, options: { readonly renderer: 'none' }) => { readonly toSVG: () => Promise<string> }
+}
+
+const load = async <M>(name: string): Promise<M> => {
+  try {
+    const module = (await import(name)) as { readonly default?: M }
+    return (module.default ?? module) as M
+  } catch {
+    throw new UsageError(
+      `writing an SVG needs the optional dependencies vega and vega-lite, which are not installed here:\n` +
+        `  npm install vega@5.33.1 vega-lite@5.23.0`
+    )
+  }
+}
+
+/** Renders a Vega-Lite specification to an SVG document. */
+export const renderSvg = async (spec: Spec): Promise<string> => {
+  const vl = await load<VegaLite>('vega-lite')
+  const vega = await load<Vega>('vega')
+  const compiled = vl.compile(spec as never).spec
+  const view = new vega.View(vega.parse(compiled as never) as never, { renderer: 'none' })
+  return view.toSVG()
+}
+
+/** Renders and writes an SVG file. */
+export const writeSvg = async (file: string, spec: Spec): Promise<void> => {
+  const svg = await renderSvg(spec)
+  fs.writeFileSync(file, svg)
+}

@@ -1,0 +1,234 @@
+/**
+ * The commands of `fp-ts-retry`, on commander: `simulate`, `compare` and `run`, each with `--help`.
+ */
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
+import * as fs from 'fs'
+import * as path from 'path'
+import * as Contention from '../Contention'
+import { DEFAULT_CONFIG, readConfig, UsageError } from './config'
+import { compareReport } from './contention'
+import { contentionSpec, delayBandSpec, writeSvg } from './plot'
+import { runCommand } from './run'
+import { sample, sampleReport } from './sample'
+
+export interface Io {
+  readonly stdout: (text: string) => void
+  readonly stderr: (text: string) => void
+}
+
+const processIo: Io = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text)
+}
+
+const version = (): string => {
+  const file = path.join(__dirname, '..', '..', 'package.json')
+  return (JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string }).version
+}
+
+const wholeNumber =
+  (name: string, min: number) =>
+  (value: string): number => {
+    const n = Number(value)
+    if (value.trim() === '' || !Number.isSafeInteger(n) || n < min) {
+      throw new InvalidArgumentError(`${name} must be a whole number >= ${min}, received ${JSON.stringify(value)}.`)
+    }
+    return n
+  }
+
+const seedNumber = (value: string): number => {
+  const n = Number(value)
+  if (value.trim() === '' || !Number.isInteger(n) || n < 0 || n > 0xffffffff) {
+    throw new InvalidArgumentError(`the seed must be a whole number from 0 to 4294967295, received ${JSON.stringify(value)}.`)
+  }
+  return n
+}
+
+const milliseconds = (value: string): number => {
+  const n = Number(value)
+  if (value.trim() === '' || !(n >= 0) || n === Infinity) {
+    throw new InvalidArgumentError(`expected a number of ms >= 0, received ${JSON.stringify(value)}.`)
+  }
+  return n
+}
+
+const clientList = (value: string): ReadonlyArray<number> => {
+  const items = value.split(',').map((s) => s.trim())
+  const counts = items.map(Number)
+  if (items.length === 0 || counts.some((n, i) => items[i] === '' || !Number.isSafeInteger(n) || n < 1)) {
+    throw new InvalidArgumentError(`expected client counts like 10,20,50 (whole numbers >= 1), received ${JSON.stringify(value)}.`)
+  }
+  return counts
+}
+
+const network = (value: string): Contention.Network => {
+  const parts = value.split(',').map((s) => Number(s.trim()))
+  if (parts.length !== 2 || parts.some((n) => !(n >= 0) || n === Infinity)) {
+    throw new InvalidArgumentError(`expected the network as mean,sd in ms, like 10,2, received ${JSON.stringify(value)}.`)
+  }
+  return { mean: parts[0], sd: parts[1] }
+}
+
+const errorCode = (value: string): string | number => (/^-?\d+$/.test(value.trim()) ? Number(value) : value)
+
+const CONFIG_HELP = `
+<config> is a schedule config (the JSON of fp-ts-retry/ScheduleConfig), inline or as @file.json, e.g.
+  '{"exponential": "100ms", "cap": "2s", "jitter": "full", "maxRetries": 5}'
+  '{"decorrelatedJitter": "5ms", "cap": "2s", "maxElapsed": "30s"}'
+  @retry-policy.json
+A bad config prints every problem in it and exits with code 2.`
+
+/** Builds the program; `io` receives everything it prints, `exit` the code of a run that ends early. */
+export const program = (io: Io = processIo): Command => {
+  const root = new Command('fp-ts-retry')
+    .description('See what a retry schedule does, compare schedules under contention, and retry a command.')
+    .version(version(), '-V, --version')
+    .enablePositionalOptions()
+    .showHelpAfterError('(add --help for usage)')
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .exitOverride()
+    .addHelpText('after', `${CONFIG_HELP}\n\nRun \`fp-ts-retry <command> --help\` for a command's options and examples.`)
+
+  root
+    .command('simulate')
+    .summary("show a schedule's delays, retry by retry, over many sampled runs")
+    .description("Sample many runs of a schedule's delays and show, for each retry, the min / median / p95 / max delay and when it starts.")
+    .argument('[config]', `the schedule config (default: ${DEFAULT_CONFIG})`, DEFAULT_CONFIG)
+    .addOption(new Option('--runs <n>', 'how many runs to sample').default(1000).argParser(wholeNumber('--runs', 1)))
+    .addOption(new Option('--retries <n>', 'the most retries to show, for schedules that never stop').default(10).argParser(wholeNumber('--retries', 1)))
+    .addOption(new Option('--seed <n>', 'the seed of the jitter draws').default(0).argParser(seedNumber))
+    .addOption(new Option('--attempt-duration <ms>', 'how long each attempt takes (counted by maxElapsed)').default(0).argParser(milliseconds))
+    .addOption(new Option('--error-code <code>', 'the error code each failure carries (matched by retryOn / neverRetryOn)').argParser(errorCode))
+    .option('--svg <file>', 'also write a plot of the delay band over the retries to this SVG file')
+    .addHelpText(
+      'after',
+      `${CONFIG_HELP}
+
+Examples:
+  fp-ts-retry simulate
+  fp-ts-retry simulate '{"exponential": "100ms", "cap": "2s", "jitter": "full", "maxRetries": 8}' --svg delays.svg
+  fp-ts-retry simulate '{"decorrelatedJitter": "100ms", "cap": "10s"}' --retries 15 --runs 5000`
+    )
+    .action(
+      async (
+        argument: string,
+        options: { runs: number; retries: number; seed: number; attemptDuration: number; errorCode?: string | number; svg?: string }
+      ) => {
+        const { name, schedule } = readConfig(argument)
+        const sampleOptions = {
+          runs: options.runs,
+          retries: options.retries,
+          seed: options.seed,
+          attemptDuration: options.attemptDuration,
+          input: options.errorCode === undefined ? undefined : { code: options.errorCode }
+        }
+        const result = sample(schedule, sampleOptions)
+        io.stdout(`${sampleReport(name, result, sampleOptions)}\n`)
+        if (options.svg !== undefined) {
+          await writeSvg(options.svg, delayBandSpec(name, result.runs, result.rows))
+          io.stdout(`Wrote ${options.svg}.\n`)
+        }
+      }
+    )
+
+  root
+    .command('compare')
+    .summary('compare schedules in the contention simulation, over a range of client counts')
+    .description(
+      'Run the contention simulation (N clients racing to update one row, the AWS "Exponential Backoff and Jitter" model) ' +
+        'for each schedule over a range of client counts: the work done and the completion time.'
+    )
+    .argument('[config...]', 'schedule configs to compare, each optionally named: name=<config>')
+    .option('--aws', "also compare the article's five strategies (none, exponential, full jitter, equal jitter, decorrelated; base 5 ms, cap 2 s)")
+    .addOption(new Option('--clients <list>', 'the client counts, comma-separated').default([10, 20, 50, 100], '10,20,50,100').argParser(clientList))
+    .addOption(new Option('--runs <n>', 'runs per schedule and client count').default(100).argParser(wholeNumber('--runs', 2)))
+    .addOption(new Option('--seed <n>', 'run i draws from Random.seeded(seed + i)').default(0).argParser(seedNumber))
+    .addOption(new Option('--network <mean,sd>', 'the one-way message delay |Normal(mean, sd)| in ms').default(Contention.awsNetwork, '10,2').argParser(network))
+    .option('--svg <file>', 'also write a plot of calls and completion time against clients to this SVG file')
+    .addHelpText(
+      'after',
+      `${CONFIG_HELP}
+Each client's schedule sees a conflict with code 409 (so "retryOn": [409] retries it).
+
+Examples:
+  fp-ts-retry compare --aws --clients 10,50,100
+  fp-ts-retry compare 'full={"exponential": "10ms", "cap": "2s", "jitter": "full"}' 'decorrelated={"decorrelatedJitter": "5ms", "cap": "2s"}' --svg contention.svg`
+    )
+    .action(
+      async (
+        configs: ReadonlyArray<string>,
+        options: { aws?: boolean; clients: ReadonlyArray<number>; runs: number; seed: number; network: Contention.Network; svg?: string }
+      ) => {
+        const candidates = [...(options.aws === true ? Contention.awsStrategies() : []), ...configs.map((c) => readConfig(c))]
+        if (candidates.length === 0) throw new UsageError('compare needs at least one <config>, or --aws for the article\'s strategies.')
+        const rows = Contention.compare({ candidates, clients: options.clients, runs: options.runs, seed: options.seed, network: options.network })
+        io.stdout(`${compareReport(rows, options)}\n`)
+        if (options.svg !== undefined) {
+          await writeSvg(options.svg, contentionSpec(rows, options.runs))
+          io.stdout(`Wrote ${options.svg}.\n`)
+        }
+      }
+    )
+
+  root
+    .command('run')
+    .summary('run a command, retrying it until it exits 0 or the schedule stops')
+    .description(
+      'Run a command, retrying it as the schedule says until it exits 0 or the schedule stops. Progress goes to stderr; ' +
+        "the exit code is the last attempt's. SIGINT (Ctrl-C) or SIGTERM stops at once: the running command gets the signal " +
+        '(and SIGKILL 2 s later), no further retry is made, and the exit code is 128 + the signal number (130 for Ctrl-C).'
+    )
+    .usage('[options] -- <command> [args...]')
+    .argument('<command>', 'the program to run (not through a shell: use sh -c "..." for pipes and globs)')
+    .argument('[args...]', 'its arguments')
+    .option('--schedule <config>', 'the schedule config', DEFAULT_CONFIG)
+    .addOption(new Option('--seed <n>', 'seed the jitter draws, for a reproducible run (default: Math.random)').argParser(seedNumber))
+    .passThroughOptions()
+    .addHelpText(
+      'after',
+      `${CONFIG_HELP}
+The schedule sees each failure as { code: <exit code> }: "retryOn": [75] retries only exit code 75, and
+"neverRetryOn": [2] gives up at once on exit code 2. A command that cannot be started (127: not found,
+126: not executable) is not retried.
+
+Examples:
+  fp-ts-retry run --schedule '{"exponential": "200ms", "cap": "5s", "jitter": "full", "maxRetries": 6}' -- curl -fsS https://example.com/health
+  fp-ts-retry run --schedule @retry-policy.json -- sh -c 'pg_isready -h db && ./migrate'`
+    )
+    .action(async (command: string, args: ReadonlyArray<string>, options: { schedule: string; seed?: number }) => {
+      const { schedule } = readConfig(options.schedule)
+      const code = await runCommand({
+        command,
+        args,
+        schedule,
+        seed: options.seed,
+        log: (line) => io.stderr(`fp-ts-retry: ${line}\n`)
+      })
+      throw new CommanderError(code, 'fp-ts-retry.exit', '')
+    })
+
+  return root
+}
+
+/** Runs the CLI with the given arguments (without `node` and the script); resolves with the exit code. */
+export const main = async (argv: ReadonlyArray<string>, io: Io = processIo): Promise<number> => {
+  try {
+    await program(io).parseAsync([...argv], { from: 'user' })
+    return 0
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (error.code === 'fp-ts-retry.exit') return error.exitCode
+      // commander has already printed the problem; usage errors exit with 2, --help and --version with 0
+      return error.exitCode === 0 ? 0 : 2
+    }
+    if (error instanceof UsageError) {
+      io.stderr(`fp-ts-retry: ${error.message}\n`)
+      return 2
+    }
+    if (error instanceof RangeError) {
+      io.stderr(`fp-ts-retry: ${error.message}\n`)
+      return 2
+    }
+    throw error
+  }
+}

@@ -1,0 +1,344 @@
+/**
+ * The `fp-ts-retry` command, end to end: each test runs the CLI as a real process and checks its exit code, its
+ * output and what it did.
+ *
+ * The CLI runs from a build of src/ made once in `beforeAll`, as `npm run build` makes lib/ (TypeScript's own
+ * transpiler, module node16, no type-check: lint does that), into a temporary directory whose node_modules
+ * links to the project's: a process then starts in a fraction of the time tsx's loader takes.
+ */
+import * as assert from 'assert'
+import { spawn } from 'child_process'
+import * as fs from 'fs'
+import * as os from 'os'
+import * as path from 'path'
+import * as ts from 'typescript'
+
+const root = path.join(__dirname, '..')
+let build = ''
+let entry = ''
+
+/** Transpiles every .ts file under src/ into `<out>/lib`, beside a copy of package.json. */
+const transpile = (out: string): void => {
+  const compilerOptions: ts.CompilerOptions = {
+    module: ts.ModuleKind.Node16,
+    moduleResolution: ts.ModuleResolutionKind.Node16,
+    target: ts.ScriptTarget.ES2022,
+    esModuleInterop: true
+  }
+  const walk = (dir: string): void => {
+    for (const entry of fs.readdirSync(path.join(root, 'src', dir), { withFileTypes: true })) {
+      const rel = path.join(dir, entry.name)
+      if (entry.isDirectory()) walk(rel)
+      else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) {
+        const source = fs.readFileSync(path.join(root, 'src', rel), 'utf8')
+        const js = ts.transpileModule(source, { compilerOptions, fileName: rel }).outputText
+        fs.mkdirSync(path.join(out, 'lib', dir), { recursive: true })
+        fs.writeFileSync(path.join(out, 'lib', rel.replace(/\.ts$/, '.js')), js)
+      }
+    }
+  }
+  walk('')
+  fs.copyFileSync(path.join(root, 'package.json'), path.join(out, 'package.json'))
+  fs.symlinkSync(path.join(root, 'node_modules'), path.join(out, 'node_modules'), 'dir')
+}
+
+beforeAll(() => {
+  build = fs.mkdtempSync(path.join(os.tmpdir(), 'fp-ts-retry-cli-build-'))
+  transpile(build)
+  entry = path.join(build, 'lib', 'cli', 'main.js')
+})
+
+afterAll(() => {
+  if (build !== '') fs.rmSync(build, { recursive: true, force: true })
+})
+
+interface Result {
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+  readonly stdout: string
+  readonly stderr: string
+  /** ms from the signal to the exit, when one was sent. */
+  readonly exitedAfter?: number
+}
+
+interface RunOptions {
+  /** Send this signal once stderr matches `when`. */
+  readonly signal?: { readonly name: NodeJS.Signals; readonly when: RegExp }
+  /** Kill the CLI after this many ms, failing the test: no run may hang. */
+  readonly timeout?: number
+}
+
+let dir = ''
+
+/** Runs `fp-ts-retry ...args` in the temporary directory. */
+const cli = (args: ReadonlyArray<string>, options: RunOptions = {}): Promise<Result> =>
+  new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [entry, ...args], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    let signalledAt: number | undefined
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL')
+      reject(new Error(`fp-ts-retry ${args.join(' ')} did not exit within ${options.timeout ?? 15_000} ms\n${stderr}`))
+    }, options.timeout ?? 15_000)
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString()
+    })
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString()
+      if (options.signal !== undefined && signalledAt === undefined && options.signal.when.test(stderr)) {
+        signalledAt = Date.now()
+        child.kill(options.signal.name)
+      }
+    })
+    child.on('error', reject)
+    child.on('close', (code, signal) => {
+      clearTimeout(timer)
+      resolve({ code, signal, stdout, stderr, exitedAfter: signalledAt === undefined ? undefined : Date.now() - signalledAt })
+    })
+  })
+
+/** A node script for `run` to retry: it counts its attempts in `count.txt` and exits with the codes given in turn. */
+const flaky = (codes: ReadonlyArray<number>): ReadonlyArray<string> => [
+  process.execPath,
+  '-e',
+  `const fs = require('fs')
+   const n = fs.existsSync('count.txt') ? Number(fs.readFileSync('count.txt', 'utf8')) + 1 : 1
+   fs.writeFileSync('count.txt', String(n))
+   const codes = ${JSON.stringify(codes)}
+   console.log('flaky attempt ' + n)
+   process.exit(codes[Math.min(n, codes.length) - 1])`
+]
+
+/** A node script that records its attempts and its pid, then runs for 30 s unless killed. */
+const slow: ReadonlyArray<string> = [
+  process.execPath,
+  '-e',
+  `const fs = require('fs')
+   fs.appendFileSync('attempts.txt', 'x')
+   fs.writeFileSync('child.pid', String(process.pid))
+   console.error('slow child ' + 'ready')
+   setTimeout(() => process.exit(1), 30000)`
+]
+
+const attemptsMade = (file = 'count.txt'): number => {
+  const p = path.join(dir, file)
+  if (!fs.existsSync(p)) return 0
+  const text = fs.readFileSync(p, 'utf8')
+  return file === 'count.txt' ? Number(text) : text.length
+}
+
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fp-ts-retry-cli-'))
+})
+
+afterEach(() => {
+  fs.rmSync(dir, { recursive: true, force: true })
+})
+
+jest.setTimeout(30_000)
+
+describe('fp-ts-retry (the CLI)', () => {
+  describe('--help', () => {
+    it('should describe every command, and each command its options, with exit code 0', async () => {
+      const [top, simulate, compare, run] = await Promise.all([
+        cli(['--help']),
+        cli(['simulate', '--help']),
+        cli(['compare', '--help']),
+        cli(['run', '--help'])
+      ])
+      for (const r of [top, simulate, compare, run]) assert.strictEqual(r.code, 0, r.stderr)
+      assert.match(top.stdout, /Usage: fp-ts-retry/)
+      for (const command of ['simulate', 'compare', 'run']) assert.match(top.stdout, new RegExp(`^\\s+${command} `, 'm'))
+      assert.match(top.stdout, /@file\.json/)
+      for (const option of ['--runs', '--retries', '--seed', '--attempt-duration', '--svg']) assert.ok(simulate.stdout.includes(option), option)
+      for (const option of ['--clients', '--runs', '--aws', '--network', '--svg']) assert.ok(compare.stdout.includes(option), option)
+      assert.match(run.stdout, /Usage: fp-ts-retry run \[options\] -- <command> \[args\.\.\.\]/)
+      assert.match(run.stdout, /--schedule <config>/)
+      assert.match(run.stdout, /SIGINT/)
+    })
+
+    it('should exit 2 with usage help for an unknown command or a bad option value', async () => {
+      const [unknown, badRuns, badClients] = await Promise.all([
+        cli(['bogus']),
+        cli(['simulate', '--runs', 'abc']),
+        cli(['compare', '--aws', '--clients', '10,x'])
+      ])
+      assert.strictEqual(unknown.code, 2)
+      assert.match(unknown.stderr, /unknown command 'bogus'/)
+      assert.strictEqual(badRuns.code, 2)
+      assert.match(badRuns.stderr, /--runs must be a whole number >= 1, received "abc"/)
+      assert.strictEqual(badClients.code, 2)
+      assert.match(badClients.stderr, /expected client counts like 10,20,50/)
+    })
+  })
+
+  describe('a bad <config>', () => {
+    it('should print every problem with its path and exit 2, for simulate, compare and run alike', async () => {
+      fs.writeFileSync(path.join(dir, 'bad.json'), JSON.stringify({ exponential: '100ms', cap: 'ten', maxRetry: 3 }))
+      const [inline, file, notJson, missing, run] = await Promise.all([
+        cli(['simulate', '{"exponential": "100ms", "cap": "ten", "maxRetry": 3}']),
+        cli(['compare', '@bad.json']),
+        cli(['simulate', '{exponential: 100}']),
+        cli(['simulate', '@nope.json']),
+        cli(['run', '--schedule', '{"constant": -1}', '--', ...flaky([0])])
+      ])
+      for (const r of [inline, file, notJson, missing, run]) {
+        assert.strictEqual(r.code, 2, r.stderr)
+        assert.strictEqual(r.stdout, '')
+      }
+      assert.match(inline.stderr, /the inline config is not a valid schedule config:/)
+      assert.match(inline.stderr, /at schedule\.cap: expected a duration like "250ms" or a number of ms, got "ten"/)
+      assert.match(inline.stderr, /at schedule\.maxRetry: expected one of the keys/)
+      assert.match(file.stderr, /bad\.json is not a valid schedule config:\n {2}at schedule\.\w+/)
+      assert.match(notJson.stderr, /the inline config is not valid JSON/)
+      assert.match(missing.stderr, /cannot read the config file nope\.json: no such file/)
+      assert.match(run.stderr, /at schedule\.constant: expected a duration/)
+      assert.strictEqual(attemptsMade(), 0) // the command never ran
+    })
+  })
+
+  describe('simulate', () => {
+    it('should print, per retry, the delays and start times over the sampled runs', async () => {
+      const r = await cli(['simulate', '{"constant": "100ms", "maxRetries": 3}', '--runs', '50'])
+      assert.strictEqual(r.code, 0, r.stderr)
+      assert.match(r.stdout, /50 sampled runs \(seed 0\)/)
+      assert.match(r.stdout, /retry\s+runs\s+min\s+median\s+p95\s+max\s+starts at \(median\)\s+starts at \(p95\)/)
+      assert.match(r.stdout, /^\s+1\s+100%\s+100\s+100\s+100\s+100\s+100\s+100$/m)
+      assert.match(r.stdout, /^\s+3\s+100%\s+100\s+100\s+100\s+100\s+300\s+300$/m)
+      assert.doesNotMatch(r.stdout, /^\s+4\s/m)
+      assert.match(r.stdout, /Every run stops by itself within 3 retries \(4 attempts\)\./)
+    })
+
+    it('should sample the default schedule, reproducibly for a seed, and read a named @file config', async () => {
+      fs.writeFileSync(path.join(dir, 'policy.json'), JSON.stringify({ decorrelatedJitter: '10ms', cap: '1s' }))
+      const [a, b, file] = await Promise.all([
+        cli(['simulate', '--seed', '7', '--runs', '200']),
+        cli(['simulate', '--seed', '7', '--runs', '200']),
+        cli(['simulate', 'mine=@policy.json', '--retries', '4'])
+      ])
+      assert.strictEqual(a.code, 0, a.stderr)
+      assert.strictEqual(a.stdout, b.stdout)
+      assert.match(a.stdout, /"maxRetries":5/)
+      assert.match(a.stdout, /^\s+5\s+100%/m)
+      assert.strictEqual(file.code, 0, file.stderr)
+      assert.match(file.stdout, /^mine$/m)
+      assert.match(file.stdout, /No run stops within 4 retries/)
+    })
+
+    it('should write the delay band as an SVG plot with --svg', async () => {
+      const r = await cli(['simulate', '{"exponential": "100ms", "cap": "2s", "jitter": "full", "maxRetries": 6}', '--runs', '100', '--svg', 'band.svg'])
+      assert.strictEqual(r.code, 0, r.stderr)
+      assert.match(r.stdout, /Wrote band\.svg\./)
+      const svg = fs.readFileSync(path.join(dir, 'band.svg'), 'utf8')
+      assert.match(svg, /^<svg /)
+      assert.match(svg, /Delay before each retry, over 100 sampled runs/)
+      assert.match(svg, />p95</)
+    })
+  })
+
+  describe('compare', () => {
+    it('should compare schedules in the contention simulation and plot calls and time against clients', async () => {
+      const r = await cli([
+        'compare',
+        '--aws',
+        'capped={"exponential": "10ms", "cap": "2s", "jitter": "full"}',
+        '--clients',
+        '5,10',
+        '--runs',
+        '10',
+        '--svg',
+        'contention.svg'
+      ])
+      assert.strictEqual(r.code, 0, r.stderr)
+      for (const name of ['none', 'exponential', 'full jitter', 'equal jitter', 'decorrelated', 'capped']) {
+        assert.match(r.stdout, new RegExp(`^\\s+5\\s+${name}\\s+[\\d.]+ ± `, 'm'))
+        assert.match(r.stdout, new RegExp(`^\\s+10\\s+${name}\\s+[\\d.]+ ± `, 'm'))
+      }
+      assert.match(r.stdout, /10 clients: least work .*; first to finish /)
+      // the config built from JSON is the same schedule as the article's full jitter: the same means
+      const mean = (name: string) => new RegExp(`^\\s+10\\s+${name}\\s+([\\d.,]+ ± [\\d.,]+)`, 'm').exec(r.stdout)?.[1]
+      assert.strictEqual(mean('capped'), mean('full jitter'))
+      const svg = fs.readFileSync(path.join(dir, 'contention.svg'), 'utf8')
+      assert.match(svg, /^<svg /)
+      assert.match(svg, /calls: writes received/)
+    })
+
+    it('should exit 2 when there is nothing to compare', async () => {
+      const r = await cli(['compare'])
+      assert.strictEqual(r.code, 2)
+      assert.match(r.stderr, /compare needs at least one <config>, or --aws/)
+    })
+  })
+
+  describe('run', () => {
+    it('should retry a command that fails twice, then exit 0, with progress on stderr', async () => {
+      const r = await cli(['run', '--schedule', '{"constant": "20ms", "maxRetries": 5}', '--', ...flaky([3, 3, 0])])
+      assert.strictEqual(r.code, 0, r.stderr)
+      assert.strictEqual(attemptsMade(), 3)
+      assert.match(r.stdout, /flaky attempt 1\nflaky attempt 2\nflaky attempt 3\n/) // the command's own output
+      assert.match(r.stderr, /fp-ts-retry: attempt 1 exited with code 3; retry 1 in 20 ms\n/)
+      assert.match(r.stderr, /fp-ts-retry: attempt 2 exited with code 3; retry 2 in 20 ms\n/)
+      assert.match(r.stderr, /fp-ts-retry: attempt 3 exited with code 0: done after 3 attempts\n/)
+    })
+
+    it("should exit with the last attempt's code when the schedule stops", async () => {
+      const r = await cli(['run', '--schedule', '{"constant": "10ms", "maxRetries": 2}', '--', ...flaky([5, 6, 7, 0])])
+      assert.strictEqual(r.code, 7, r.stderr)
+      assert.strictEqual(attemptsMade(), 3)
+      assert.match(r.stderr, /attempt 3 exited with code 7; the schedule stops after 2 retries: giving up with exit code 7/)
+    })
+
+    it('should let the schedule see the exit code: neverRetryOn stops at once, and a missing command is never retried', async () => {
+      const fatal = await cli(['run', '--schedule', '{"constant": "10ms", "maxRetries": 5, "neverRetryOn": [4]}', '--', ...flaky([4, 0])])
+      assert.strictEqual(fatal.code, 4, fatal.stderr)
+      assert.strictEqual(attemptsMade(), 1)
+      const missing = await cli(['run', '--schedule', '{"constant": "10ms", "maxRetries": 5}', '--', 'fp-ts-retry-no-such-command'])
+      assert.strictEqual(missing.code, 127)
+      assert.match(missing.stderr, /cannot run fp-ts-retry-no-such-command: command not found/)
+      assert.doesNotMatch(missing.stderr, /attempt 2/)
+    })
+
+    it('should stop at once on SIGINT while waiting to retry: no further attempt, exit code 130', async () => {
+      const r = await cli(['run', '--schedule', '{"constant": "30s"}', '--', ...flaky([9])], {
+        signal: { name: 'SIGINT', when: /retry 1 in 30,000 ms/ }
+      })
+      assert.strictEqual(r.code, 130, r.stderr)
+      assert.ok((r.exitedAfter ?? Infinity) < 3000, `exited ${r.exitedAfter} ms after the signal`)
+      assert.strictEqual(attemptsMade(), 1)
+      assert.match(r.stderr, /stopped by SIGINT after 1 attempt; no further retry/)
+      assert.doesNotMatch(r.stderr, /attempt 2/)
+    })
+
+    it('should kill the running command on SIGINT and make no further attempt', async () => {
+      const r = await cli(['run', '--schedule', '{"constant": "10ms"}', '--', ...slow], {
+        signal: { name: 'SIGINT', when: /slow child ready/ }
+      })
+      assert.strictEqual(r.code, 130, r.stderr)
+      assert.ok((r.exitedAfter ?? Infinity) < 3000, `exited ${r.exitedAfter} ms after the signal`)
+      const pid = Number(fs.readFileSync(path.join(dir, 'child.pid'), 'utf8'))
+      assert.ok(!alive(pid), `the command (pid ${pid}) is still running`)
+      assert.strictEqual(attemptsMade('attempts.txt'), 1)
+      assert.match(r.stderr, /received SIGINT: stopping, and stopping the running command/)
+    })
+
+    it('should stop the same way on SIGTERM, with exit code 143', async () => {
+      const r = await cli(['run', '--schedule', '{"constant": "10ms"}', '--', ...slow], {
+        signal: { name: 'SIGTERM', when: /slow child ready/ }
+      })
+      assert.strictEqual(r.code, 143, r.stderr)
+      const pid = Number(fs.readFileSync(path.join(dir, 'child.pid'), 'utf8'))
+      assert.ok(!alive(pid), `the command (pid ${pid}) is still running`)
+      assert.strictEqual(attemptsMade('attempts.txt'), 1)
+    })
+  })
+})
