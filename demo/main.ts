@@ -5,6 +5,7 @@
  * chose, and how the run ended.
  */
 import * as Clock from '../src/Clock'
+import { cliPreview } from './cli-preview'
 import { overHttp } from './http'
 import { ms } from './log'
 import { preview } from './preview'
@@ -17,6 +18,7 @@ const main = async (): Promise<void> => {
   await notRetryable()
   preview()
   await overHttp()
+  cliPreview()
   console.log(`\nDone in ${ms(Clock.live.now() - start)}.`)
 }
 

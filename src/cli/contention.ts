@@ -14,9 +14,9 @@ export interface CompareReportOptions {
 /** The table `compare` prints: one block per client count, then the leaders. */
 export const compareReport = (rows: ReadonlyArray<Contention.Comparison>, options: CompareReportOptions): string => {
   const heading =
-    `Contention: clients racing to update one row (AWS "Exponential Backoff and Jitter" model), ` +
-    `${options.runs} runs per row (seed ${options.seed}), network ${options.network.mean} ± ${options.network.sd} ms per message.\n` +
-    'calls: writes the server received (the work); time: when the last client finished, in ms; mean ± standard error.'
+    'Contention (the AWS "Exponential Backoff and Jitter" model): clients racing to update one row.\n' +
+    `${options.runs} runs per row (seed ${options.seed}); each message takes |Normal(${options.network.mean}, ${options.network.sd})| ms.\n` +
+    'calls: writes the server received (the work); time: when the last client finished (ms); mean ± standard error.'
   const anyGaveUp = rows.some((r) => r.gaveUp.mean > 0)
   const body = table(
     ['clients', 'schedule', 'calls', 'time (ms)', ...(anyGaveUp ? ['gave up'] : [])],
