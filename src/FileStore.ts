@@ -94,6 +94,11 @@ export interface FileStore {
  * @since 0.1.0
  */
 export class CorruptState extends Error {
+  /**
+   * The tag that tells this error apart in a union of errors.
+   *
+   * @since 0.1.0
+   */
   readonly _tag = 'CorruptState'
   constructor(
     /** The file that was read. */

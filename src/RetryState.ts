@@ -93,11 +93,20 @@ export type Step =
  * const stored = RetryState.start(Schedule.exponential(100), 0)
  * const checked = RetryState.check(Schedule.exponential(200), stored)
  * assert.ok(checked._tag === 'Left' && checked.left instanceof RetryState.ScheduleMismatch)
+ * if (checked._tag === 'Left') {
+ *   assert.strictEqual(checked.left.expected, 'exponential(200, 2)')
+ *   assert.strictEqual(checked.left.found, 'exponential(100, 2)')
+ * }
  *
- * @category model
+ * @category error reporting
  * @since 0.1.0
  */
 export class ScheduleMismatch extends Error {
+  /**
+   * The tag that tells this error apart in a union of errors.
+   *
+   * @since 0.1.0
+   */
   readonly _tag = 'ScheduleMismatch'
   constructor(
     /** The description of the schedule given now. */

@@ -19,6 +19,15 @@ import * as Schedule from './Schedule'
 /**
  * An error code a retry condition matches: a string (`"ECONNRESET"`) or a number (`503`).
  *
+ * **Details**
+ *
+ * Codes compare as strings when matched: `503` and `"503"` are one code.
+ *
+ * @example
+ * import type { Code } from 'fp-ts-retry/ScheduleConfig'
+ *
+ * const transient: ReadonlyArray<Code> = ['ECONNRESET', 'ETIMEDOUT', 429, 503]
+ *
  * @category model
  * @since 0.1.0
  */
@@ -27,6 +36,11 @@ export type Code = string | number
 /**
  * What a config may add to any schedule, applied in this order: `cap`, `jitter`, `minDelay`, `maxRetries`,
  * `maxElapsed`, `maxCumulativeDelay`, `retryOn` / `neverRetryOn`. Durations are in ms once decoded.
+ *
+ * @example
+ * import type { Modifiers } from 'fp-ts-retry/ScheduleConfig'
+ *
+ * const modifiers: Modifiers = { cap: 10_000, jitter: 'full', maxRetries: 5, neverRetryOn: [400, 404] }
  *
  * @category model
  * @since 0.1.0
@@ -43,7 +57,13 @@ export interface Modifiers {
 }
 
 /**
- * The constructor part of a config: exactly one of these keys.
+ * The constructor part of a config: exactly one of these keys (`factor` goes with `exponential`, and
+ * `decorrelatedJitter` needs its `cap`).
+ *
+ * @example
+ * import type { Kind } from 'fp-ts-retry/ScheduleConfig'
+ *
+ * const kinds: ReadonlyArray<Kind> = [{ exponential: 100, factor: 3 }, { delays: [10, 100] }, { union: [{ recurs: 2 }, { constant: 1000 }] }]
  *
  * @category model
  * @since 0.1.0
@@ -65,6 +85,15 @@ export type Kind =
 
 /**
  * A decoded schedule config: one constructor key and optional modifiers, durations in ms.
+ *
+ * @example
+ * import type { ScheduleConfig } from 'fp-ts-retry/ScheduleConfig'
+ * import { toSchedule } from 'fp-ts-retry/ScheduleConfig'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as assert from 'assert'
+ *
+ * const config: ScheduleConfig = { exponential: 100, cap: 1000, maxRetries: 5 }
+ * assert.deepStrictEqual(Schedule.delays(toSchedule(config)), [100, 200, 400, 800, 1000])
  *
  * @category model
  * @since 0.1.0
@@ -327,7 +356,15 @@ const encodeConfig = (config: ScheduleConfig): ScheduleConfigJson => {
 }
 
 /**
- * The JSON a config encodes to: the decoded form, with every duration as a number of ms.
+ * The JSON a config encodes to: the decoded form, with every duration as a number of ms and the keys in one
+ * fixed order.
+ *
+ * @example
+ * import { ScheduleConfigCodec, type ScheduleConfigJson } from 'fp-ts-retry/ScheduleConfig'
+ * import * as assert from 'assert'
+ *
+ * const json: ScheduleConfigJson = ScheduleConfigCodec.encode({ maxRetries: 3, constant: 10 })
+ * assert.strictEqual(JSON.stringify(json), '{"constant":10,"maxRetries":3}')
  *
  * @category model
  * @since 0.1.0
@@ -386,7 +423,17 @@ export const ScheduleConfigCodec: t.Type<ScheduleConfig, ScheduleConfigJson, unk
  * One problem in a config: where (`schedule.cap`, `schedule.intersect[1].maxRetries`), what was expected and
  * what was found.
  *
- * @category model
+ * @example
+ * import { parse } from 'fp-ts-retry/ScheduleConfig'
+ * import * as assert from 'assert'
+ *
+ * const result = parse({ intersect: [{ constant: 10 }, { recurs: -1 }] })
+ * assert.ok(result._tag === 'Left')
+ * if (result._tag === 'Left') {
+ *   assert.deepStrictEqual(result.left.issues, [{ path: 'schedule.intersect[1].recurs', expected: 'a whole number >= 0', actual: -1 }])
+ * }
+ *
+ * @category error reporting
  * @since 0.1.0
  */
 export interface ConfigIssue {
@@ -398,7 +445,22 @@ export interface ConfigIssue {
 /**
  * A config that does not decode: every issue, and a readable message with one line per issue.
  *
- * @category model
+ * @example
+ * import { parse } from 'fp-ts-retry/ScheduleConfig'
+ * import * as assert from 'assert'
+ *
+ * const result = parse({ constant: 'a second', maxRetries: 1.5 })
+ * assert.ok(result._tag === 'Left')
+ * if (result._tag === 'Left') {
+ *   assert.strictEqual(result.left.issues.length, 2)
+ *   assert.strictEqual(
+ *     result.left.message,
+ *     'at schedule.constant: expected a duration like "250ms" or a number of ms, got "a second"\n' +
+ *       'at schedule.maxRetries: expected a whole number >= 0, got 1.5'
+ *   )
+ * }
+ *
+ * @category error reporting
  * @since 0.1.0
  */
 export interface ConfigError {
@@ -435,6 +497,21 @@ const show = (value: unknown): string => {
 /**
  * Turns io-ts validation errors of {@link ScheduleConfigCodec} into a {@link ConfigError}, one line per issue:
  * `at schedule.cap: expected a duration like "250ms" or a number of ms, got "ten"`.
+ *
+ * **Details**
+ *
+ * Paths start at `schedule`, the config's root, with `.key` and `[index]` (a key that is not an identifier is
+ * quoted: `schedule["max-retries"]`). Values are shown as JSON, cut at 80 characters; it never throws.
+ *
+ * @example
+ * import { ScheduleConfigCodec, toConfigError } from 'fp-ts-retry/ScheduleConfig'
+ * import * as assert from 'assert'
+ *
+ * const decoded = ScheduleConfigCodec.decode({ exponential: '100ms', cap: 'ten' })
+ * assert.ok(decoded._tag === 'Left')
+ * if (decoded._tag === 'Left') {
+ *   assert.strictEqual(toConfigError(decoded.left).message, 'at schedule.cap: expected a duration like "250ms" or a number of ms, got "ten"')
+ * }
  *
  * @category error reporting
  * @since 0.1.0
