@@ -6,6 +6,7 @@
  */
 import * as Clock from '../src/Clock'
 import { cliPreview } from './cli-preview'
+import { configDriven } from './config'
 import { overHttp } from './http'
 import { ms } from './log'
 import { preview } from './preview'
@@ -19,6 +20,7 @@ const main = async (): Promise<void> => {
   preview()
   await overHttp()
   cliPreview()
+  configDriven()
   console.log(`\nDone in ${ms(Clock.live.now() - start)}.`)
 }
 
