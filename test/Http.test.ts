@@ -172,9 +172,11 @@ describe('Http', () => {
     it('should time out an attempt on the given clock, and abort it on the server', async () => {
       const s = await serve(() => undefined) // never answers
       const clock = TestClock.make()
-      const run = Http.request(`${s.url}/`, {}, { timeout: 1000, clock })()
+      let settled = false
+      const run = Http.request(`${s.url}/`, {}, { timeout: 1000, clock })().finally(() => (settled = true))
       await waitFor(() => s.received.length === 1, { what: 'the request' })
       await clock.advance(999)
+      expect(settled).toBe(false)
       await clock.advance(1)
       deepStrictEqual(leftOf(await run), { _tag: 'TimeoutError', request: { method: 'GET', url: `${s.url}/`, idempotent: true }, timeout: 1000 })
       await waitFor(() => s.abortedResponses() === 1, { what: 'the server to see the attempt go' })
