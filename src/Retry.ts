@@ -82,7 +82,8 @@ export interface Hooks<In> {
  *   `fetch` does: there is no error to return yet.
  * - `budget`: a shared {@link RetryBudget} told of every attempt and asked before every retry.
  * - `persist`: called with the run's {@link RetryState} after each decision to retry, and awaited before the
- *   sleep, so that a store can write it (atomically) first.
+ *   sleep, so that a store can write it (atomically) first; the sleep then lasts until the state's `dueAt`, so
+ *   the time the store took is not slept again.
  * - `resume`: a stored {@link RetryState} to go on with instead of starting afresh: the run waits until its
  *   `dueAt`, then makes the attempt that was due. It must come from the same schedule (same `description`),
  *   else the task rejects with a `ScheduleMismatch`. Without a `random` option, a stored seeded position is
@@ -259,11 +260,17 @@ const retryLoop = async <In, R extends Either<unknown, unknown>>(
     if (decision._tag === 'Done') return finish(result, progress.status, 'schedule', hooks)
     if (budget !== undefined && !budget.allowRetry(now)) return finish(result, progress.status, 'budget', hooks)
     const delay = decision.delay
-    if (persist !== undefined) await persist(fromProgress(progress, now + delay, run.random))
+    let wait = delay
+    if (persist !== undefined) {
+      await persist(fromProgress(progress, now + delay, run.random))
+      // The stored state says the attempt is due at now + delay: the time the store took is not slept again.
+      const spent = clock.now() - now
+      if (spent > 0) wait = spent < delay ? delay - spent : 0
+    }
     hooks.onRetry?.(input, progress.status, delay)
-    if (delay > 0) {
+    if (wait > 0) {
       zeroDelays = 0
-      await clock.sleep(delay, signal)
+      await clock.sleep(wait, signal)
     } else if (++zeroDelays === YIELD_EVERY) {
       zeroDelays = 0
       await yieldToEventLoop()

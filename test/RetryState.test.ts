@@ -368,23 +368,25 @@ describe('RetryState', () => {
         'persist due 100 at 0',
         'persisted at 50',
         'onRetry 100 at 50',
-        'sleep 100 at 50',
-        'attempt 2 at 150',
-        'persist due 350 at 150',
-        'persisted at 200',
-        'onRetry 200 at 200',
-        'sleep 200 at 200',
-        'attempt 3 at 400'
+        // the stored state says the attempt is due at 100: the 50 ms the store took are not slept again
+        'sleep 50 at 50',
+        'attempt 2 at 100',
+        'persist due 300 at 100',
+        'persisted at 150',
+        'onRetry 200 at 150',
+        'sleep 150 at 150',
+        'attempt 3 at 300'
       ])
-      deepStrictEqual(clock.sleeps, [50, 100, 50, 200])
+      deepStrictEqual(clock.sleeps, [50, 50, 50, 150])
     })
 
-    it('should not sleep until a persist that never settles does', async () => {
+    it('should not retry until a persist that never settles does, then retry at once if overdue', async () => {
       const clock = TestClock.make()
       let release: () => void = () => undefined
       const persisted: Array<RetryState.RetryState> = []
+      const log: Array<string> = []
       const run = pipe(
-        failingAfter(clock, 0),
+        failingAfter(clock, 0, log),
         retryingWithStatus(Schedule.fromDelays([100]), {
           clock,
           persist: (state) =>
@@ -397,10 +399,13 @@ describe('RetryState', () => {
       await clock.runAll()
       await clock.advance(10_000)
       deepStrictEqual(persisted.length, 1)
+      deepStrictEqual(log, ['attempt 1 at 0'])
       deepStrictEqual(clock.sleeps, [])
       release()
       await clock.runAll()
-      deepStrictEqual(clock.sleeps, [100])
+      // due at 100, now 10 000: no sleep left
+      deepStrictEqual(clock.sleeps, [])
+      deepStrictEqual(log, ['attempt 1 at 0', 'attempt 2 at 10000'])
       deepStrictEqual(await run, E.left('down'))
     })
 
