@@ -4,7 +4,6 @@
  */
 import * as fs from 'fs'
 import type * as Contention from '../Contention'
-import { UsageError } from './config'
 import type { RetryRow } from './sample'
 
 /** A Vega-Lite specification: plain JSON. */
@@ -81,6 +80,11 @@ export const contentionSpec = (rows: ReadonlyArray<Contention.Comparison>, runs:
   }
 }
 
+/** An optional dependency the command needs is not installed: the CLI prints how to install it and exits 1. */
+export class MissingDependency extends Error {
+  readonly _tag = 'MissingDependency'
+}
+
 interface VegaLite {
   readonly compile: (spec: never) => { readonly spec: unknown }
 }
@@ -94,7 +98,7 @@ const load = async <M>(name: string): Promise<M> => {
     const module = (await import(name)) as { readonly default?: M }
     return (module.default ?? module) as M
   } catch {
-    throw new UsageError(
+    throw new MissingDependency(
       `writing an SVG needs the optional dependencies vega and vega-lite, which are not installed here:\n` +
         `  npm install vega@5.33.1 vega-lite@5.23.0`
     )

@@ -7,7 +7,7 @@ import * as path from 'path'
 import * as Contention from '../Contention'
 import { DEFAULT_CONFIG, readConfig, UsageError } from './config'
 import { compareReport } from './contention'
-import { contentionSpec, delayBandSpec, writeSvg } from './plot'
+import { contentionSpec, delayBandSpec, MissingDependency, writeSvg } from './plot'
 import { runCommand } from './run'
 import { sample, sampleReport } from './sample'
 
@@ -220,6 +220,10 @@ export const main = async (argv: ReadonlyArray<string>, io: Io = processIo): Pro
       if (error.code === 'fp-ts-retry.exit') return error.exitCode
       // commander has already printed the problem; usage errors exit with 2, --help and --version with 0
       return error.exitCode === 0 ? 0 : 2
+    }
+    if (error instanceof MissingDependency) {
+      io.stderr(`fp-ts-retry: ${error.message}\n`)
+      return 1
     }
     if (error instanceof UsageError) {
       io.stderr(`fp-ts-retry: ${error.message}\n`)
