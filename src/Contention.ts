@@ -5,7 +5,7 @@
  * Use it to compare candidate schedules at your own level of contention before you ship one: `simulate` runs
  * the model once, `compare` runs it many times per schedule and client count and reports means with their
  * standard errors. It is a seeded discrete-event simulation: no timers, no promises, the same result for the
- * same seed, about a millisecond per run at 100 clients.
+ * same seed, a few milliseconds per run at 100 clients.
  *
  * **The model** (as in the article's simulator)
  *
