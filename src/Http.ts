@@ -711,7 +711,8 @@ export const Show: ShowT<HttpError> = {
 export const retryable: <In>(self: Schedule.Schedule<In>) => Schedule.Schedule<In & HttpError> =
   Schedule.whileInput(isRetryable)
 
-const TIME_LIMIT = /\b(?:upTo|maxCumulativeDelay)\(/
+// A time limit inside the schedule: a combinator, or the same limit written in a config (its canonical JSON).
+const TIME_LIMIT = /\b(?:upTo|maxCumulativeDelay)\(|"(?:maxElapsed|maxCumulativeDelay)":/
 
 /**
  * Waits as the server's `Retry-After` says, never more than `max` ms: after a `StatusError` carrying the header,

@@ -7,6 +7,7 @@ import * as Budget from '../src/Budget'
 import * as Http from '../src/Http'
 import type { StopReason } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
+import * as ScheduleConfig from '../src/ScheduleConfig'
 import * as TestClock from '../src/TestClock'
 import { closedPort, startServer, startTlsServer, type Handler, type TestServer } from './support/http'
 import { drive, waitFor } from './support/wait'
@@ -333,6 +334,18 @@ describe('Http', () => {
     it('should refuse a schedule that already has a time limit, since the limit would be overslept', () => {
       expect(() => pipe(Schedule.constant(100), Schedule.upTo(1000), Http.retryAfter(5000))).toThrow(/before Schedule\.upTo/)
       expect(() => pipe(Schedule.constant(100), Schedule.maxCumulativeDelay(1000), Schedule.intersect(Schedule.recurs(3)), Http.retryAfter(5000))).toThrow(TypeError)
+    })
+
+    it('should refuse a config-built schedule whose config already has maxElapsed or maxCumulativeDelay', () => {
+      const fromConfig = (config: unknown): Schedule.Schedule<unknown> => {
+        const parsed = ScheduleConfig.parse(config)
+        if (parsed._tag === 'Left') throw new Error(parsed.left.message)
+        return parsed.right
+      }
+      expect(() => Http.retryAfter(5000)(fromConfig({ exponential: '100ms', maxElapsed: '10s' }))).toThrow(TypeError)
+      expect(() => Http.retryAfter(5000)(fromConfig({ constant: 10, maxCumulativeDelay: 100 }))).toThrow(TypeError)
+      // and accept one without a time limit
+      Http.retryAfter(5000)(fromConfig({ exponential: '100ms', maxRetries: 3 }))
     })
 
     it('should reject a maximum that is negative, NaN or infinite, naming it', () => {
