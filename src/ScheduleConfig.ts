@@ -57,13 +57,19 @@ export interface Modifiers {
 }
 
 /**
- * The constructor part of a config: exactly one of these keys (`factor` goes with `exponential`, and
- * `decorrelatedJitter` needs its `cap`).
+ * The constructor part of a config: exactly one of these keys (`factor` goes with `exponential`,
+ * `maxDoublings` with `truncatedBinaryExponential`, and `decorrelatedJitter` needs its `cap`).
  *
  * @example
  * import type { Kind } from 'fp-ts-retry/ScheduleConfig'
  *
- * const kinds: ReadonlyArray<Kind> = [{ exponential: 100, factor: 3 }, { delays: [10, 100] }, { union: [{ recurs: 2 }, { constant: 1000 }] }]
+ * const kinds: ReadonlyArray<Kind> = [
+ *   { exponential: 100, factor: 3 },
+ *   { truncatedBinaryExponential: 10_000, maxDoublings: 9 },
+ *   { decorrelatedJitterV2: 100 },
+ *   { delays: [10, 100] },
+ *   { union: [{ recurs: 2 }, { constant: 1000 }] }
+ * ]
  *
  * @category model
  * @since 0.1.0
@@ -73,7 +79,9 @@ export type Kind =
   | { readonly constant: number }
   | { readonly linear: number }
   | { readonly fibonacci: number }
+  | { readonly truncatedBinaryExponential: number; readonly maxDoublings: number }
   | { readonly decorrelatedJitter: number; readonly cap: number }
+  | { readonly decorrelatedJitterV2: number }
   | { readonly randomBetween: readonly [number, number] }
   | { readonly delays: ReadonlyArray<number> }
   | { readonly recurs: number }
@@ -166,7 +174,9 @@ const KINDS = [
   'constant',
   'linear',
   'fibonacci',
+  'truncatedBinaryExponential',
   'decorrelatedJitter',
+  'decorrelatedJitterV2',
   'randomBetween',
   'delays',
   'recurs',
@@ -181,8 +191,16 @@ type KindName = (typeof KINDS)[number]
 
 const MODIFIERS = ['cap', 'jitter', 'minDelay', 'maxRetries', 'maxElapsed', 'maxCumulativeDelay', 'retryOn', 'neverRetryOn'] as const
 
+/** The keys that go with one constructor only, and that constructor. */
+const PARAMETERS = { factor: 'exponential', maxDoublings: 'truncatedBinaryExponential' } as const
+
+const isParameter = (key: string): key is keyof typeof PARAMETERS => Object.prototype.hasOwnProperty.call(PARAMETERS, key)
+
 /** Every key, in the order a canonical config (decoded, encoded, described) lists them. */
-const KEYS: ReadonlyArray<string> = [...KINDS, 'factor', ...MODIFIERS]
+const KEYS: ReadonlyArray<string> = [...KINDS, ...Object.keys(PARAMETERS), ...MODIFIERS]
+
+/** The constructors whose `cap` is their own argument (`decorrelatedJitter`'s cap, `decorrelatedJitterV2`'s maxDelay), not `capped`. */
+const OWN_CAP: ReadonlyArray<string> = ['decorrelatedJitter', 'decorrelatedJitterV2']
 
 const NESTED: ReadonlyArray<string> = ['intersect', 'union', 'andThen']
 
@@ -247,13 +265,16 @@ const validateConfig = (u: unknown, c: t.Context, errors: Errors, depth: number)
     errors.add(u[other], at(c, other, ScheduleConfigCodec, u[other]), `no constructor key besides ${JSON.stringify(kind)}`)
   }
   // Unknown keys are errors, so that a typo such as "maxRetry" is not silently ignored.
-  const allowed = kind === undefined ? KEYS : [kind, ...(kind === 'exponential' ? ['factor'] : []), ...MODIFIERS]
+  const parameters = Object.keys(PARAMETERS).filter((key) => isParameter(key) && PARAMETERS[key] === kind)
+  const allowed = kind === undefined ? KEYS : [kind, ...parameters, ...MODIFIERS]
   for (const key of keys) {
     if (isKind(key) || allowed.includes(key)) continue
     errors.add(
       u[key],
       at(c, key, ScheduleConfigCodec, u[key]),
-      key === 'factor' ? 'no "factor": it goes with "exponential" only' : `one of the keys ${oneOf(allowed)}`
+      isParameter(key)
+        ? `no ${JSON.stringify(key)}: it goes with ${JSON.stringify(PARAMETERS[key])} only`
+        : `one of the keys ${oneOf(allowed)}`
     )
   }
 
@@ -265,7 +286,9 @@ const validateConfig = (u: unknown, c: t.Context, errors: Errors, depth: number)
     case 'constant':
     case 'linear':
     case 'fibonacci':
+    case 'truncatedBinaryExponential':
     case 'decorrelatedJitter':
+    case 'decorrelatedJitterV2':
       base = field(kind, duration)
       break
     case 'randomBetween':
@@ -303,12 +326,29 @@ const validateConfig = (u: unknown, c: t.Context, errors: Errors, depth: number)
         : errors.add(value, context, 'a growth factor: a finite number >= 1')
     )
   }
+  if (kind === 'truncatedBinaryExponential') {
+    if (u.maxDoublings === undefined) {
+      errors.add(
+        undefined,
+        at(c, 'maxDoublings', ScheduleConfigCodec, undefined),
+        'a number of doublings for "truncatedBinaryExponential", such as {"truncatedBinaryExponential": "10s", "maxDoublings": 9}'
+      )
+    } else field('maxDoublings', count)
+  }
   const cap = field('cap', duration)
   if (kind === 'decorrelatedJitter' && u.cap === undefined) {
     errors.add(undefined, at(c, 'cap', Duration, undefined), 'a cap for "decorrelatedJitter", such as {"decorrelatedJitter": "5ms", "cap": "2s"}')
   }
+  // A cap below the constructor's value contradicts it: every delay (or, for truncatedBinaryExponential, the
+  // longest wait it names) would be cut, as for a decorrelatedJitter whose cap is below its base.
   if (cap !== undefined && base !== undefined && cap < base) {
-    errors.add(u.cap, at(c, 'cap', Duration, u.cap), `a cap >= the base delay (${base} ms)`)
+    const what =
+      kind === 'truncatedBinaryExponential'
+        ? 'the longest delay'
+        : kind === 'decorrelatedJitterV2'
+          ? 'the median first retry delay'
+          : 'the base delay'
+    errors.add(u.cap, at(c, 'cap', Duration, u.cap), `a cap >= ${what} (${base} ms)`)
   }
   field('jitter', (value, context) =>
     (JITTERS as ReadonlyArray<unknown>).includes(value)
@@ -378,10 +418,15 @@ export type ScheduleConfigJson = { readonly [key: string]: Schedule.Json }
  *
  * - Compact form: one constructor key and optional modifiers, e.g.
  *   `{ "exponential": "100ms", "cap": "10s", "jitter": "full", "maxRetries": 5, "maxElapsed": "30s" }`.
+ * - `{ "truncatedBinaryExponential": "10s", "maxDoublings": 9 }` is
+ *   `truncatedBinaryExponential({ maxDoublings: 9, maxDelay: 10_000 })` (`maxDoublings` required);
+ *   `{ "decorrelatedJitterV2": "100ms", "cap": "10s" }` is `decorrelatedJitterV2(100, 10_000)` (`cap` optional).
  * - Nested form: `{ "intersect": [config, ...] }`, `{ "union": [...] }`, `{ "andThen": [...] }`, which take
  *   modifiers too.
  * - Unknown keys, a missing or second constructor key, negative or unparsable durations, a `factor` below 1,
- *   a `cap` below the base delay are all errors, reported together; decoding never throws.
+ *   a `maxDoublings` that is not a whole number, a `cap` below the base delay (for `truncatedBinaryExponential`,
+ *   its longest delay; for `decorrelatedJitterV2`, its median first retry delay) are all errors, reported
+ *   together; decoding never throws.
  * - `encode` writes durations as numbers of ms; decoding the result gives the same config.
  *
  * @example
@@ -611,7 +656,11 @@ const kindToSchedule = (config: ScheduleConfig, options: InterpretOptions): Sche
   if ('constant' in config) return Schedule.constant(config.constant)
   if ('linear' in config) return Schedule.linear(config.linear)
   if ('fibonacci' in config) return Schedule.fibonacci(config.fibonacci)
+  if ('truncatedBinaryExponential' in config) {
+    return Schedule.truncatedBinaryExponential({ maxDoublings: config.maxDoublings, maxDelay: config.truncatedBinaryExponential })
+  }
   if ('decorrelatedJitter' in config) return Schedule.decorrelatedJitter(config.decorrelatedJitter, config.cap)
+  if ('decorrelatedJitterV2' in config) return Schedule.decorrelatedJitterV2(config.decorrelatedJitterV2, config.cap)
   if ('randomBetween' in config) return Schedule.randomBetween(config.randomBetween[0], config.randomBetween[1])
   if ('delays' in config) return Schedule.fromDelays(config.delays)
   if ('recurs' in config) return Schedule.recurs(config.recurs)
@@ -628,9 +677,9 @@ const kindToSchedule = (config: ScheduleConfig, options: InterpretOptions): Sche
  * **Details**
  *
  * - Modifiers apply in a fixed order, whatever the order of the keys: the constructor, then `cap` (`capped`;
- *   for `decorrelatedJitter` the cap is the constructor's own), `jitter` (after the cap, as in the AWS
- *   formulas), `minDelay`, `maxRetries` (intersect with `recurs`), `maxElapsed` (`upTo`), `maxCumulativeDelay`,
- *   and last the error-code conditions.
+ *   for `decorrelatedJitter` the cap is the constructor's own, for `decorrelatedJitterV2` its `maxDelay`),
+ *   `jitter` (after the cap, as in the AWS formulas), `minDelay`, `maxRetries` (intersect with `recurs`),
+ *   `maxElapsed` (`upTo`), `maxCumulativeDelay`, and last the error-code conditions.
  * - `retryOn` retries only errors whose code is listed, `neverRetryOn` never retries a listed code; codes come
  *   from `options.codeOf` (default {@link defaultCodeOf}) and compare as strings (`503` matches `"503"`). An
  *   error without a code is in no list: `retryOn` does not retry it, `neverRetryOn` does.
@@ -661,7 +710,7 @@ const kindToSchedule = (config: ScheduleConfig, options: InterpretOptions): Sche
  */
 export const toSchedule = (config: ScheduleConfig, options: InterpretOptions = {}): Schedule.Schedule<unknown> => {
   let s = kindToSchedule(config, options)
-  if (config.cap !== undefined && !('decorrelatedJitter' in config)) s = Schedule.capped(config.cap)(s)
+  if (config.cap !== undefined && !OWN_CAP.some((kind) => kind in config)) s = Schedule.capped(config.cap)(s)
   if (config.jitter === 'full') s = Schedule.fullJitter(s)
   if (config.jitter === 'equal') s = Schedule.equalJitter(s)
   if (config.minDelay !== undefined) s = Schedule.minDelay(config.minDelay)(s)

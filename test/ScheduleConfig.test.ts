@@ -150,6 +150,17 @@ const leafArbitrary: fc.Arbitrary<RawConfig> = fc.oneof(
   orderedDurations.chain(([base, cap]) =>
     modifiersArbitrary(base.value, cap).map((m) => ({ ...m, decorrelatedJitter: base.text }))
   ),
+  // maxDoublings past 1023: 2^maxDoublings overflows, the early delays underflow to 0
+  fc
+    .tuple(durationArbitrary, fc.oneof(fc.nat(12), fc.integer({ min: 1000, max: 1100 })))
+    .chain(([longest, maxDoublings]) =>
+      modifiersArbitrary(longest.value).map((m) => ({ ...m, truncatedBinaryExponential: longest.text, maxDoublings }))
+    ),
+  fc
+    .tuple(orderedDurations, fc.boolean())
+    .chain(([[median, cap], capped]) =>
+      modifiersArbitrary(median.value, capped ? cap : null).map((m) => ({ ...m, decorrelatedJitterV2: median.text }))
+    ),
   orderedDurations.chain(([min, max]) => modifiersArbitrary(undefined).map((m) => ({ ...m, randomBetween: [min.text, max.text] }))),
   fc
     .array(durationArbitrary, { maxLength: 5 })
@@ -210,8 +221,12 @@ const reference = (c: ScheduleConfig, codeOf: (e: unknown) => Code | undefined =
           ? Schedule.linear(c.linear)
           : 'fibonacci' in c
             ? Schedule.fibonacci(c.fibonacci)
-            : 'decorrelatedJitter' in c
+            : 'truncatedBinaryExponential' in c
+              ? Schedule.truncatedBinaryExponential({ maxDoublings: c.maxDoublings, maxDelay: c.truncatedBinaryExponential })
+              : 'decorrelatedJitter' in c
               ? Schedule.decorrelatedJitter(c.decorrelatedJitter, c.cap)
+              : 'decorrelatedJitterV2' in c
+              ? Schedule.decorrelatedJitterV2(c.decorrelatedJitterV2, c.cap)
               : 'randomBetween' in c
                 ? Schedule.randomBetween(...c.randomBetween)
                 : 'delays' in c
@@ -227,7 +242,7 @@ const reference = (c: ScheduleConfig, codeOf: (e: unknown) => Code | undefined =
                           : 'union' in c
                             ? nested('union', Schedule.union)
                             : nested('andThen', Schedule.andThen)
-  if (c.cap !== undefined && !('decorrelatedJitter' in c)) s = pipe(s, Schedule.capped(c.cap))
+  if (c.cap !== undefined && !('decorrelatedJitter' in c) && !('decorrelatedJitterV2' in c)) s = pipe(s, Schedule.capped(c.cap))
   if (c.jitter === 'full') s = pipe(s, Schedule.fullJitter)
   if (c.jitter === 'equal') s = pipe(s, Schedule.equalJitter)
   if (c.minDelay !== undefined) s = pipe(s, Schedule.minDelay(c.minDelay))
@@ -285,6 +300,24 @@ describe('ScheduleConfig', () => {
       deepStrictEqual(Schedule.delays(toSchedule(config), { random: Random.fixed(0.999), limit: 12 }).slice(-1), [2000])
       sameDelays(toSchedule(config), Schedule.decorrelatedJitter(5, 2000))
     })
+
+    it('{ "truncatedBinaryExponential": "10s", "maxDoublings": 9 }', () => {
+      const config = decode(JSON.parse('{ "truncatedBinaryExponential": "10s", "maxDoublings": 9 }'))
+      deepStrictEqual<ScheduleConfig>(config, { truncatedBinaryExponential: 10_000, maxDoublings: 9 })
+      // 10 s / 2^9 = 19.53125 ms, doubled nine times to 10 s, then 10 s for good
+      const delays = Schedule.delays(toSchedule(config), { limit: 12 })
+      deepStrictEqual(delays, [...Array.from({ length: 10 }, (_, i) => 10_000 / 2 ** (9 - i)), 10_000, 10_000])
+      sameDelays(toSchedule(config), Schedule.truncatedBinaryExponential({ maxDoublings: 9, maxDelay: 10_000 }))
+    })
+
+    it('{ "decorrelatedJitterV2": "100ms", "cap": "10s" }', () => {
+      const config = decode(JSON.parse('{ "decorrelatedJitterV2": "100ms", "cap": "10s" }'))
+      deepStrictEqual<ScheduleConfig>(config, { decorrelatedJitterV2: 100, cap: 10_000 })
+      // draws pinned at 0.5: the retries come at about 90, 200, 400, 800 ms, ...; the cap is Polly's MaxDelay
+      deepStrictEqual(Schedule.delays(toSchedule(config), { random: Random.fixed(0.5), limit: 5 }).map(Math.round), [90, 109, 204, 405, 808])
+      deepStrictEqual(Schedule.delays(toSchedule(config), { random: Random.fixed(0.5), limit: 12 }).slice(-3), [10_000, 10_000, 10_000])
+      sameDelays(toSchedule(config), Schedule.decorrelatedJitterV2(100, 10_000))
+    })
   })
 
   describe('every constructor and combinator gives the delays of the hand-built schedule', () => {
@@ -296,6 +329,33 @@ describe('ScheduleConfig', () => {
       ['linear', { linear: 50 }, Schedule.linear(50)],
       ['fibonacci', { fibonacci: '10ms' }, Schedule.fibonacci(10)],
       ['decorrelatedJitter + cap', { decorrelatedJitter: 5, cap: '2s' }, Schedule.decorrelatedJitter(5, 2000)],
+      [
+        'truncatedBinaryExponential + maxDoublings',
+        { truncatedBinaryExponential: '8s', maxDoublings: 3 },
+        Schedule.truncatedBinaryExponential({ maxDoublings: 3, maxDelay: 8000 })
+      ],
+      [
+        'truncatedBinaryExponential with maxDoublings 0',
+        { truncatedBinaryExponential: 250, maxDoublings: 0 },
+        Schedule.truncatedBinaryExponential({ maxDoublings: 0, maxDelay: 250 })
+      ],
+      [
+        'truncatedBinaryExponential + cap, jitter, maxRetries',
+        { truncatedBinaryExponential: '10s', maxDoublings: 9, cap: '10s', jitter: 'full', maxRetries: 12 },
+        pipe(
+          Schedule.truncatedBinaryExponential({ maxDoublings: 9, maxDelay: 10_000 }),
+          Schedule.capped(10_000),
+          Schedule.fullJitter,
+          Schedule.intersect(Schedule.recurs(12))
+        )
+      ],
+      ['decorrelatedJitterV2', { decorrelatedJitterV2: '100ms' }, Schedule.decorrelatedJitterV2(100)],
+      ['decorrelatedJitterV2 + cap', { decorrelatedJitterV2: '5ms', cap: '2s' }, Schedule.decorrelatedJitterV2(5, 2000)],
+      [
+        'decorrelatedJitterV2 + cap equal to the median, minDelay, maxRetries',
+        { decorrelatedJitterV2: 100, cap: 100, minDelay: 20, maxRetries: 6 },
+        pipe(Schedule.decorrelatedJitterV2(100, 100), Schedule.minDelay(20), Schedule.intersect(Schedule.recurs(6)))
+      ],
       ['randomBetween', { randomBetween: ['100ms', '1s'] }, Schedule.randomBetween(100, 1000)],
       ['delays', { delays: [10, '1s', '2m', '1h'] }, Schedule.fromDelays([10, 1000, 120_000, 3_600_000])],
       ['delays, empty', { delays: [] }, Schedule.stop],
@@ -576,6 +636,44 @@ describe('ScheduleConfig', () => {
       ['a factor < 1', { exponential: 100, factor: 0.5 }, 'at schedule.factor: expected a growth factor: a finite number >= 1, got 0.5'],
       ['a factor that is a string', { exponential: 100, factor: '2' }, 'at schedule.factor: expected a growth factor: a finite number >= 1, got "2"'],
       ['a factor without exponential', { constant: 100, factor: 2 }, 'at schedule.factor: expected no "factor": it goes with "exponential" only, got 2'],
+      [
+        'truncatedBinaryExponential without maxDoublings',
+        { truncatedBinaryExponential: '10s' },
+        'at schedule.maxDoublings: expected a number of doublings for "truncatedBinaryExponential", such as {"truncatedBinaryExponential": "10s", "maxDoublings": 9}, got nothing'
+      ],
+      ['a negative maxDoublings', { truncatedBinaryExponential: '10s', maxDoublings: -1 }, 'at schedule.maxDoublings: expected a whole number >= 0, got -1'],
+      ['a fractional maxDoublings', { truncatedBinaryExponential: '10s', maxDoublings: 2.5 }, 'at schedule.maxDoublings: expected a whole number >= 0, got 2.5'],
+      ['a maxDoublings as a string', { truncatedBinaryExponential: '10s', maxDoublings: '9' }, 'at schedule.maxDoublings: expected a whole number >= 0, got "9"'],
+      [
+        'a maxDoublings without truncatedBinaryExponential',
+        { exponential: 100, maxDoublings: 9 },
+        'at schedule.maxDoublings: expected no "maxDoublings": it goes with "truncatedBinaryExponential" only, got 9'
+      ],
+      [
+        'a truncatedBinaryExponential cap below its longest delay',
+        { truncatedBinaryExponential: '10s', maxDoublings: 9, cap: '5s' },
+        'at schedule.cap: expected a cap >= the longest delay (10000 ms), got "5s"'
+      ],
+      [
+        'a negative truncatedBinaryExponential',
+        { truncatedBinaryExponential: '-10s', maxDoublings: 9 },
+        'at schedule.truncatedBinaryExponential: expected a duration like "250ms" or a number of ms, got "-10s"'
+      ],
+      [
+        'a decorrelatedJitterV2 cap below its median first retry delay',
+        { decorrelatedJitterV2: '100ms', cap: '50ms' },
+        'at schedule.cap: expected a cap >= the median first retry delay (100 ms), got "50ms"'
+      ],
+      [
+        'a decorrelatedJitterV2 that is not a duration',
+        { decorrelatedJitterV2: 'soon', cap: '2s' },
+        'at schedule.decorrelatedJitterV2: expected a duration like "250ms" or a number of ms, got "soon"'
+      ],
+      [
+        'an unknown key with truncatedBinaryExponential',
+        { truncatedBinaryExponential: '10s', maxDoublings: 9, factor: 2 },
+        'at schedule.factor: expected no "factor": it goes with "exponential" only, got 2'
+      ],
       ['a fractional maxRetries', { constant: 1, maxRetries: 2.5 }, 'at schedule.maxRetries: expected a whole number >= 0, got 2.5'],
       ['a negative maxRetries', { constant: 1, maxRetries: -1 }, 'at schedule.maxRetries: expected a whole number >= 0, got -1'],
       ['a maxRetries as a string', { constant: 1, maxRetries: '3' }, 'at schedule.maxRetries: expected a whole number >= 0, got "3"'],
@@ -607,8 +705,8 @@ describe('ScheduleConfig', () => {
 
     it('should report a config with no constructor key, and its unknown keys (a typo), and its bad modifiers', () => {
       deepStrictEqual(messageOf({ exponental: '100ms', maxRetries: 'x' }).split('\n'), [
-        'at schedule: expected an object with exactly one of "exponential", "constant", "linear", "fibonacci", "decorrelatedJitter", "randomBetween", "delays", "recurs", "forever", "stop", "intersect", "union", "andThen", such as {"exponential": "100ms", "maxRetries": 5}, got {"exponental":"100ms","maxRetries":"x"}',
-        'at schedule.exponental: expected one of the keys "exponential", "constant", "linear", "fibonacci", "decorrelatedJitter", "randomBetween", "delays", "recurs", "forever", "stop", "intersect", "union", "andThen", "factor", "cap", "jitter", "minDelay", "maxRetries", "maxElapsed", "maxCumulativeDelay", "retryOn", "neverRetryOn", got "100ms"',
+        'at schedule: expected an object with exactly one of "exponential", "constant", "linear", "fibonacci", "truncatedBinaryExponential", "decorrelatedJitter", "decorrelatedJitterV2", "randomBetween", "delays", "recurs", "forever", "stop", "intersect", "union", "andThen", such as {"exponential": "100ms", "maxRetries": 5}, got {"exponental":"100ms","maxRetries":"x"}',
+        'at schedule.exponental: expected one of the keys "exponential", "constant", "linear", "fibonacci", "truncatedBinaryExponential", "decorrelatedJitter", "decorrelatedJitterV2", "randomBetween", "delays", "recurs", "forever", "stop", "intersect", "union", "andThen", "factor", "maxDoublings", "cap", "jitter", "minDelay", "maxRetries", "maxElapsed", "maxCumulativeDelay", "retryOn", "neverRetryOn", got "100ms"',
         'at schedule.maxRetries: expected a whole number >= 0, got "x"'
       ])
     })
@@ -697,7 +795,7 @@ describe('ScheduleConfig', () => {
     })
 
     it('on near-configs: the right keys with arbitrary values, nested', () => {
-      const key = fc.constantFrom('exponential', 'factor', 'cap', 'decorrelatedJitter', 'randomBetween', 'delays', 'recurs', 'forever', 'intersect', 'union', 'andThen', 'jitter', 'minDelay', 'maxRetries', 'retryOn', 'neverRetryOn', 'bogus')
+      const key = fc.constantFrom('exponential', 'factor', 'cap', 'decorrelatedJitter', 'decorrelatedJitterV2', 'truncatedBinaryExponential', 'maxDoublings', 'randomBetween', 'delays', 'recurs', 'forever', 'intersect', 'union', 'andThen', 'jitter', 'minDelay', 'maxRetries', 'retryOn', 'neverRetryOn', 'bogus')
       const value = fc.oneof(fc.anything(), fc.constantFrom('1s', '-1s', 'ten', 0, -0, 1.5, 1e308, true, 'full', []))
       const { near } = fc.letrec<{ near: unknown }>((tie) => ({
         near: fc.oneof(
