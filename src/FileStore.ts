@@ -11,6 +11,7 @@ import { randomBytes } from 'crypto'
 import * as fs from 'fs/promises'
 import * as O from 'fp-ts/Option'
 import * as path from 'path'
+import { showValue } from './internal/show'
 import type { RetryState } from './RetryState'
 import { RetryStateCodec } from './RetryState'
 
@@ -132,16 +133,7 @@ const syncDirectory = async (dir: string): Promise<void> => {
   }
 }
 
-const show = (value: unknown): string => {
-  let json: string | undefined
-  try {
-    json = JSON.stringify(value)
-  } catch {
-    json = undefined
-  }
-  const text = json ?? (typeof value === 'bigint' ? `${value}n` : Object.prototype.toString.call(value))
-  return text.length > 60 ? `${text.slice(0, 57)}...` : text
-}
+const show = (value: unknown): string => showValue(value, 60)
 
 /**
  * A store that keeps its state in the file `file`.

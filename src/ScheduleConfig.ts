@@ -10,6 +10,7 @@ import * as E from 'fp-ts/Either'
 import { pipe } from 'fp-ts/function'
 import * as t from 'io-ts'
 import ms from 'ms'
+import { showValue } from './internal/show'
 import * as Schedule from './Schedule'
 
 // -------------------------------------------------------------------------------------
@@ -526,18 +527,8 @@ const pathOf = (context: t.Context): string => {
   return path
 }
 
-/** The value found, as JSON when it has one, shortened; never throws (a BigInt or a cycle has no JSON). */
-const show = (value: unknown): string => {
-  if (value === undefined) return 'nothing'
-  let json: string | undefined
-  try {
-    json = JSON.stringify(value)
-  } catch {
-    json = undefined
-  }
-  const text = json ?? (typeof value === 'bigint' ? `${value}n` : Object.prototype.toString.call(value))
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text
-}
+/** The value found, as JSON when it has one, shortened; never throws. */
+const show = (value: unknown): string => (value === undefined ? 'nothing' : showValue(value))
 
 /**
  * Turns io-ts validation errors of {@link ScheduleConfigCodec} into a {@link ConfigError}, one line per issue:
