@@ -25,7 +25,9 @@ import * as validate from './internal/validate'
  * - `runAll()` moves time forward until no sleeper is left. It throws if it wakes more than `maxWakes` sleepers
  *   (default 1,000,000): a schedule that never stops would otherwise loop forever.
  * - Both first let pending promise jobs settle (one turn of the event loop), so the natural test works: start the
- *   run, `await clock.runAll()`, then `await` the result. Work that waits on real I/O is not waited for.
+ *   run, `await clock.runAll()`, then `await` the result. After each wake they let the woken work run: until it
+ *   goes back to sleep, when it does so through promise jobs alone, else for one turn of the event loop. Work
+ *   that waits on real I/O is not waited for.
  * - `pending` is the number of sleepers still waiting.
  *
  * @example
@@ -58,6 +60,15 @@ interface Sleeper {
 
 // setImmediate runs after every queued promise job, including those queued by those jobs.
 const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
+
+// Node runs process.nextTick callbacks only once the promise job queue is empty, so a tick queued from a
+// promise job fires when every queued promise job, and every job those queue, has run: the same guarantee as
+// `settle` for work made of promise jobs only, without a turn of the event loop. Call it only from a promise
+// job (after an `await`): queued from plain synchronous code, the tick would run before the promise jobs.
+const drainPromiseJobs = (): Promise<void> => new Promise((resolve) => process.nextTick(resolve))
+
+/** Wakes between two full turns of the event loop, so that a long `runAll` does not starve timers and I/O. */
+const TURN_EVERY = 1024
 
 // -------------------------------------------------------------------------------------
 // constructors
@@ -94,7 +105,11 @@ export const make = (start = 0): TestClock => {
   // Sorted by wake-up time, then by the order of going to sleep.
   const sleepers: Array<Sleeper> = []
 
+  // Sleepers ever inserted: tells `wakeNext` whether the work it woke has gone back to sleep.
+  let fellAsleep = 0
+
   const insert = (sleeper: Sleeper): void => {
+    fellAsleep++
     let lo = 0
     let hi = sleepers.length
     while (lo < hi) {
@@ -109,6 +124,8 @@ export const make = (start = 0): TestClock => {
     validate.duration('TestClock.sleep', 'ms', ms)
     sleeps.push(ms)
     if (ms === 0 || signal?.aborted) return Promise.resolve()
+    // Without a signal there is nothing to clean up on a wake: no closures to allocate.
+    if (signal === undefined) return new Promise<void>((resolve) => insert({ wake: time + ms, resolve }))
     return new Promise<void>((resolve) => {
       const onAbort = (): void => {
         const i = sleepers.indexOf(sleeper)
@@ -118,29 +135,37 @@ export const make = (start = 0): TestClock => {
       const sleeper: Sleeper = {
         wake: time + ms,
         resolve: () => {
-          signal?.removeEventListener('abort', onAbort)
+          signal.removeEventListener('abort', onAbort)
           resolve()
         }
       }
-      signal?.addEventListener('abort', onAbort, { once: true })
+      signal.addEventListener('abort', onAbort, { once: true })
       insert(sleeper)
     })
   }
 
-  const wakeNext = (): void => {
+  let wakes = 0
+
+  // Wakes the next sleeper and lets the work it resumes run. That work nearly always goes back to sleep
+  // through promise jobs alone (a retry: attempt, decide, sleep), so draining them is enough and keeps a test
+  // of many retries fast. When it has not gone back to sleep (it finished, or it waits on a timer, a tick or
+  // I/O), a full turn of the event loop lets it go as far as it can, as before every wake.
+  // Called from `advance` and `runAll` after their first `await`, so from a promise job.
+  const wakeNext = async (): Promise<void> => {
     const sleeper = sleepers.shift() as Sleeper
     if (sleeper.wake > time) time = sleeper.wake
+    const asleep = fellAsleep
     sleeper.resolve()
+    await drainPromiseJobs()
+    wakes++
+    if (fellAsleep === asleep || wakes % TURN_EVERY === 0) await settle()
   }
 
   const advance = async (ms: number): Promise<void> => {
     validate.duration('TestClock.advance', 'ms', ms)
     const target = time + ms
     await settle()
-    while (sleepers.length > 0 && sleepers[0].wake <= target) {
-      wakeNext()
-      await settle()
-    }
+    while (sleepers.length > 0 && sleepers[0].wake <= target) await wakeNext()
     time = target
     await settle()
   }
@@ -153,8 +178,7 @@ export const make = (start = 0): TestClock => {
       if (woken++ === maxWakes) {
         throw new Error(`TestClock.runAll: woke ${maxWakes} sleepers and more are waiting; does a schedule never stop?`)
       }
-      wakeNext()
-      await settle()
+      await wakeNext()
     }
   }
 

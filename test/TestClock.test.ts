@@ -211,6 +211,57 @@ describe('TestClock', () => {
     })
   })
 
+  describe('wakes', () => {
+    it('should let woken work that waits on process.nextTick or setImmediate go back to sleep before the next wake', async () => {
+      const clock = TestClock.make()
+      const times: Array<readonly [string, number]> = []
+      // Each loop hops through a tick or an immediate between its sleeps: the clock must not move on meanwhile.
+      const loop = async (name: string, period: number, hop: () => Promise<void>): Promise<void> => {
+        for (let i = 0; i < 3; i++) {
+          await clock.sleep(period)
+          times.push([name, clock.now()])
+          await hop()
+        }
+      }
+      const tick = (): Promise<void> => new Promise((resolve) => process.nextTick(resolve))
+      const immediate = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
+      const done = Promise.all([loop('tick', 30, tick), loop('immediate', 20, immediate)])
+      await clock.runAll()
+      await done
+      deepStrictEqual(times, [
+        ['immediate', 20],
+        ['tick', 30],
+        ['immediate', 40],
+        ['tick', 60],
+        ['immediate', 60],
+        ['tick', 90]
+      ])
+    })
+
+    it('should wake many runs that go straight back to sleep in wake-up order, each at its time', async () => {
+      const clock = TestClock.make()
+      const run = (delays: ReadonlyArray<number>) =>
+        pipe(TE.left('down'), retrying(Schedule.fromDelays(delays), { clock, onRetry: (_, __, d) => log.push([d, clock.now()]) }))()
+      const log: Array<readonly [number, number]> = []
+      const runs = Promise.all([run([10, 10, 10]), run([15, 15]), run([7, 7, 7, 7])])
+      await clock.runAll()
+      await runs
+      deepStrictEqual(clock.now(), 30)
+      // Each retry is decided at the time its run woke: 0 for the first, then the end of the previous sleep.
+      deepStrictEqual(log, [
+        [10, 0],
+        [15, 0],
+        [7, 0],
+        [7, 7],
+        [10, 10],
+        [7, 14],
+        [15, 15],
+        [10, 20],
+        [7, 21]
+      ])
+    })
+  })
+
   describe('runAll', () => {
     it('should advance until no sleeper is left, to the last wake-up time', async () => {
       const clock = TestClock.make(100)
