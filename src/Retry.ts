@@ -15,6 +15,7 @@ import type { RetryBudget } from './Budget'
 import type { Clock } from './Clock'
 import * as LiveClock from './Clock'
 import { Progress } from './internal/Progress'
+import { isTimeless } from './internal/timeless'
 import * as validate from './internal/validate'
 import type { Random } from './Random'
 import * as Rand from './Random'
@@ -174,6 +175,12 @@ interface Run<In> {
   readonly hooks: Hooks<In>
   /** The side of the `Either` that asks the schedule for another run: `Left` to retry, `Right` to repeat. */
   readonly continueOn: 'Left' | 'Right'
+  /**
+   * Whether anything looks at the run's time: a schedule that may read it (not known timeless), hooks (their
+   * statuses), a budget, a store or a resumed run; an action given the status is told per run. When nothing
+   * does, the clock is not read at all: a read costs about as much as awaiting an attempt that settles at once.
+   */
+  readonly readsClock: boolean
 }
 
 type Attempt<R> = (status: RetryStatus.RetryStatus) => Promise<R>
@@ -182,7 +189,7 @@ type Attempt<R> = (status: RetryStatus.RetryStatus) => Promise<R>
  * The one loop behind every runner: attempt, ask the schedule about the outcome, sleep, attempt again.
  * `attempt` receives the status only when `withStatus` is set, so the plain forms build none.
  * The first attempt is kept apart from the rest so that the common case, a first attempt that needs no
- * retry, reads the clock once and allocates nothing of ours.
+ * retry, reads the clock at most once and allocates nothing of ours.
  */
 const loop = async <In, R extends Either<unknown, unknown>>(
   run: Run<In>,
@@ -192,7 +199,8 @@ const loop = async <In, R extends Either<unknown, unknown>>(
   const signal = run.signal
   if (signal?.aborted) throw signal.reason
   if (run.resume !== undefined) return resumeLoop(run, attempt, withStatus, run.resume)
-  const start = run.clock.now()
+  // Nobody sees the start of a run that reads no clock (see `Run.readsClock`).
+  const start = run.readsClock || withStatus ? run.clock.now() : 0
   const first = await timed(run, attempt, RetryStatus.initial)
   if (first._tag === run.continueOn) return retryLoop(run, attempt, withStatus, first, new Progress(run.schedule, start))
   const onDone = run.hooks.onDone
@@ -250,12 +258,15 @@ const retryLoop = async <In, R extends Either<unknown, unknown>>(
   progress: Progress<In>
 ): Promise<R> => {
   const { clock, signal, hooks, continueOn, budget, persist } = run
+  // The time, or, when nothing looks at it (see `Run.readsClock`), the start: the schedule ignores it.
+  const readsClock = run.readsClock || withStatus
+  const time = (): number => (readsClock ? clock.now() : progress.start)
   let zeroDelays = 0
   while (result._tag === continueOn) {
     // An abort that came while the attempt ran: no decision, no hook, no sleep.
-    if (signal?.aborted) return finish(result, progress.statusAt(clock.now()), 'aborted', hooks)
+    if (signal?.aborted) return finish(result, progress.statusAt(time()), 'aborted', hooks)
     const input = (result._tag === 'Left' ? result.left : result.right) as In
-    const now = clock.now()
+    const now = time()
     const decision = progress.decide(input, now, run.random)
     if (decision._tag === 'Done') return finish(result, progress.status, 'schedule', hooks)
     if (budget !== undefined && !budget.allowRetry(now)) return finish(result, progress.status, 'budget', hooks)
@@ -278,7 +289,7 @@ const retryLoop = async <In, R extends Either<unknown, unknown>>(
     if (signal?.aborted) return finish(result, progress.status, 'aborted', hooks)
     result = await timed(run, attempt, withStatus ? progress.statusAt(clock.now()) : RetryStatus.initial)
   }
-  return finish(result, progress.statusAt(clock.now()), result._tag === 'Right' ? 'succeeded' : 'failed', hooks)
+  return finish(result, progress.statusAt(time()), result._tag === 'Right' ? 'succeeded' : 'failed', hooks)
 }
 
 const finish = <R extends Either<unknown, unknown>, In>(
@@ -313,7 +324,14 @@ const makeRun = <In>(
     resume: options.resume,
     restoreRandom: options.random === undefined,
     hooks: { onRetry: options.onRetry, onDone: options.onDone },
-    continueOn
+    continueOn,
+    readsClock:
+      !isTimeless(schedule) ||
+      options.onRetry !== undefined ||
+      options.onDone !== undefined ||
+      options.budget !== undefined ||
+      options.persist !== undefined ||
+      options.resume !== undefined
   }
 }
 
@@ -333,6 +351,9 @@ const makeRun = <In>(
  *   propagates unchanged.
  * - All set-up happens once, in `retrying(schedule, options)`: wrapping a `TaskEither` and running it adds
  *   no allocation beyond its own on the success path.
+ * - `clock.now()` is read only when something looks at the time: a schedule that may (`upTo`, `fromPolicy`,
+ *   `make`), a hook, a budget, `persist`, `resume`, or the action of `retryingWithStatus`. A run of the
+ *   built-in delay schedules and their combinations, without those, never reads it.
  * - The schedule's input type must accept the error type `E`.
  *
  * @example
@@ -442,7 +463,14 @@ export const retryingReaderTaskEither = <In>(
   const template = makeRun('retryingReaderTaskEither', schedule, options, 'Left')
   return (action) => (env) => () =>
     loop(
-      { ...template, clock: env.clock, random: env.random, signal: env.signal, budget: env.budget },
+      {
+        ...template,
+        clock: env.clock,
+        random: env.random,
+        signal: env.signal,
+        budget: env.budget,
+        readsClock: template.readsClock || env.budget !== undefined
+      },
       () => action(env)(),
       false
     )

@@ -24,6 +24,7 @@ import type { Monoid } from 'fp-ts/Monoid'
 import type { Option } from 'fp-ts/Option'
 import type { Predicate } from 'fp-ts/Predicate'
 import { Progress } from './internal/Progress'
+import { isTimeless, markTimeless } from './internal/timeless'
 import * as validate from './internal/validate'
 import * as Random from './Random'
 import type { RetryStatus } from './RetryStatus'
@@ -194,6 +195,23 @@ export const make = <S extends Json, In = unknown>(
   return { description, initial, step: step as unknown as Schedule<In>['step'] }
 }
 
+// `make` for the constructors whose step never reads the time (`now`, `status.elapsed`): the runner need not
+// read the clock for them (see internal/timeless).
+const makeTimeless = <S extends Json, In = unknown>(
+  initial: S,
+  step: (state: S, input: In, status: RetryStatus, now: number, random: Random.Random) => Decision<S>,
+  description: string
+): Schedule<In> => markTimeless(make(initial, step, description))
+
+// `make` for the combinators, marking the result timeless when `ignoresTime`: when it does not read the time
+// itself and neither does any schedule it combines.
+const makeMarked = <S extends Json, In>(
+  ignoresTime: boolean,
+  initial: S,
+  step: (state: S, input: In, status: RetryStatus, now: number, random: Random.Random) => Decision<S>,
+  description: string
+): Schedule<In> => markTimeless(make(initial, step, description), ignoresTime)
+
 /**
  * Retries forever with no delay.
  *
@@ -229,12 +247,12 @@ export const forever: Schedule<unknown> = constantDecision(0, 'forever')
  * @category constructors
  * @since 0.1.0
  */
-export const stop: Schedule<unknown> = make(null, () => done, 'stop')
+export const stop: Schedule<unknown> = makeTimeless(null, () => done, 'stop')
 
 function constantDecision(delay: number, description: string): Schedule<unknown> {
   // Allocated once: a constant schedule costs nothing per step.
   const decision = continueAfter(delay, null)
-  return make(null, () => decision, description)
+  return makeTimeless(null, () => decision, description)
 }
 
 /**
@@ -274,7 +292,7 @@ export const exponential = (base: number, factor = 2): Schedule<unknown> => {
   validate.duration('Schedule.exponential', 'base', base)
   validate.atLeast('Schedule.exponential', 'factor', 1, factor)
   // The state is the next delay: one multiplication a step, no Math.pow.
-  return make(
+  return makeTimeless(
     validate.saturate(base),
     (delay: number) => continueAfter(delay, validate.saturate(delay * factor)),
     `exponential(${base}, ${factor})`
@@ -295,7 +313,7 @@ export const exponential = (base: number, factor = 2): Schedule<unknown> => {
  */
 export const linear = (step: number): Schedule<unknown> => {
   validate.duration('Schedule.linear', 'step', step)
-  return make(
+  return makeTimeless(
     validate.saturate(step),
     (delay: number) => continueAfter(delay, validate.saturate(delay + step)),
     `linear(${step})`
@@ -317,7 +335,7 @@ export const linear = (step: number): Schedule<unknown> => {
 export const fibonacci = (base: number): Schedule<unknown> => {
   validate.duration('Schedule.fibonacci', 'base', base)
   const b = validate.saturate(base)
-  return make<readonly [number, number]>(
+  return makeTimeless<readonly [number, number]>(
     [b, b],
     ([current, next]) => continueAfter(current, [next, validate.saturate(current + next)]),
     `fibonacci(${base})`
@@ -348,7 +366,7 @@ export const fibonacci = (base: number): Schedule<unknown> => {
 export const decorrelatedJitter = (base: number, cap: number): Schedule<unknown> => {
   validate.duration('Schedule.decorrelatedJitter', 'base', base)
   validate.atLeast('Schedule.decorrelatedJitter', 'cap', base, cap)
-  return make(base, (previous: number, _, __, ___, random) => {
+  return makeTimeless(base, (previous: number, _, __, ___, random) => {
     const delay = validate.saturate(Math.min(cap, base + random.next() * (previous * 3 - base)))
     return continueAfter(delay, delay)
   }, `decorrelatedJitter(${base}, ${cap})`)
@@ -390,7 +408,7 @@ export const decorrelatedJitterV2 = (medianFirstRetryDelay: number, maxDelay?: n
   )
   // Polly.Core RetryHelper.DecorrelatedJitterBackoffV2 (formula by George Polevoy, Polly issue 530): pFactor 4, scale 1/1.4.
   const scale = median / 1.4
-  return make<readonly [number, number]>(
+  return makeTimeless<readonly [number, number]>(
     [0, 0],
     ([k, previous], _, __, ___, random) => {
       const t = k + random.next()
@@ -425,7 +443,7 @@ export const decorrelatedJitterV2 = (medianFirstRetryDelay: number, maxDelay?: n
 export const randomBetween = (min: number, max: number): Schedule<unknown> => {
   validate.duration('Schedule.randomBetween', 'min', min)
   validate.atLeast('Schedule.randomBetween', 'max', min, max)
-  return make(
+  return makeTimeless(
     null,
     (_, __, ___, ____, random) => continueAfter(validate.saturate(min + random.next() * (max - min)), null),
     `randomBetween(${min}, ${max})`
@@ -452,7 +470,7 @@ export const randomBetween = (min: number, max: number): Schedule<unknown> => {
  */
 export const recurs = (n: number): Schedule<unknown> => {
   validate.count('Schedule.recurs', 'n', n)
-  return make(0, (made: number) => (made < n ? continueAfter(0, made + 1) : done), `recurs(${n})`)
+  return makeTimeless(0, (made: number) => (made < n ? continueAfter(0, made + 1) : done), `recurs(${n})`)
 }
 
 /**
@@ -477,7 +495,11 @@ export const fromDelays = (delays: ReadonlyArray<number>): Schedule<unknown> => 
     throw new RangeError(`Schedule.fromDelays: delays must be an array of numbers, received ${String(delays)}`)
   }
   const list = delays.map((d, i) => validate.saturate(validate.duration('Schedule.fromDelays', `delays[${i}]`, d)))
-  return make(0, (i: number) => (i < list.length ? continueAfter(list[i], i + 1) : done), `fromDelays([${list.join(', ')}])`)
+  return makeTimeless(
+    0,
+    (i: number) => (i < list.length ? continueAfter(list[i], i + 1) : done),
+    `fromDelays([${list.join(', ')}])`
+  )
 }
 
 /**
@@ -511,7 +533,7 @@ export const truncatedBinaryExponential = (options: {
   )
   // Counting down from maxDelay by exact powers of two lands the last doubling on maxDelay itself, and stays
   // right when 2^maxDoublings overflows (the early delays are then 0 until they become representable).
-  return make(
+  return makeTimeless(
     0,
     (n: number) =>
       n < maxDoublings ? continueAfter(maxDelay * 2 ** (n - maxDoublings), n + 1) : continueAfter(maxDelay, n),
@@ -557,7 +579,8 @@ export const fromPolicy = (policy: (status: RetryStatus) => Option<number>): Sch
 const mapDelay =
   <In>(name: string, f: (delay: number, random: Random.Random) => number) =>
   (self: Schedule<In>): Schedule<In> =>
-    make(
+    makeMarked(
+      isTimeless(self),
       self.initial,
       (state, input: In, status, now, random) => {
         const decision = self.step(state, input, status, now, random)
@@ -568,11 +591,12 @@ const mapDelay =
       `${name}(${self.description})`
     )
 
-/** Turns a `Continue` into `Done` when `stopIf` holds for its delay. */
+/** Turns a `Continue` into `Done` when `stopIf` holds for its delay; `readsTime` when `stopIf` reads `elapsed`. */
 const stopWhen =
-  <In>(name: string, stopIf: (delay: number, status: RetryStatus) => boolean) =>
+  <In>(name: string, readsTime: boolean, stopIf: (delay: number, status: RetryStatus) => boolean) =>
   (self: Schedule<In>): Schedule<In> =>
-    make(
+    makeMarked(
+      !readsTime && isTimeless(self),
       self.initial,
       (state, input: In, status, now, random) => {
         const decision = self.step(state, input, status, now, random)
@@ -718,7 +742,7 @@ export const equalJitter: <In>(self: Schedule<In>) => Schedule<In> = mapDelay('e
  */
 export const upTo = (ms: number): (<In>(self: Schedule<In>) => Schedule<In>) => {
   validate.duration('Schedule.upTo', 'ms', ms)
-  return stopWhen(`upTo(${ms})`, (delay, status) => status.elapsed + delay > ms)
+  return stopWhen(`upTo(${ms})`, true, (delay, status) => status.elapsed + delay > ms)
 }
 
 /**
@@ -742,7 +766,7 @@ export const upTo = (ms: number): (<In>(self: Schedule<In>) => Schedule<In>) => 
  */
 export const maxCumulativeDelay = (ms: number): (<In>(self: Schedule<In>) => Schedule<In>) => {
   validate.duration('Schedule.maxCumulativeDelay', 'ms', ms)
-  return stopWhen(`maxCumulativeDelay(${ms})`, (delay, status) => status.cumulativeDelay + delay > ms)
+  return stopWhen(`maxCumulativeDelay(${ms})`, false, (delay, status) => status.cumulativeDelay + delay > ms)
 }
 
 /**
@@ -773,7 +797,8 @@ export const whileInput = <I>(predicate: Predicate<I>): (<In>(self: Schedule<In>
 const retryWhile =
   <I>(name: string, predicate: Predicate<I>) =>
   <In>(self: Schedule<In>): Schedule<In & I> =>
-    make(
+    makeMarked(
+      isTimeless(self),
       self.initial,
       (state, input: In & I, status, now, random) => (predicate(input) ? self.step(state, input, status, now, random) : done),
       `${name}(<predicate>)(${self.description})`
@@ -825,13 +850,18 @@ export const untilInput = <I>(predicate: Predicate<I>): (<In>(self: Schedule<In>
 export const intersect =
   <In2>(that: Schedule<In2>) =>
   <In1>(self: Schedule<In1>): Schedule<In1 & In2> =>
-    make<readonly [Json, Json], In1 & In2>([self.initial, that.initial], ([s1, s2], input, status, now, random) => {
-      const d1 = self.step(s1, input, status, now, random)
-      if (d1._tag === 'Done') return done
-      const d2 = that.step(s2, input, status, now, random)
-      if (d2._tag === 'Done') return done
-      return continueAfter(d1.delay >= d2.delay ? d1.delay : d2.delay, [d1.state, d2.state])
-    }, `intersect(${that.description})(${self.description})`)
+    makeMarked<readonly [Json, Json], In1 & In2>(
+      isTimeless(self) && isTimeless(that),
+      [self.initial, that.initial],
+      ([s1, s2], input, status, now, random) => {
+        const d1 = self.step(s1, input, status, now, random)
+        if (d1._tag === 'Done') return done
+        const d2 = that.step(s2, input, status, now, random)
+        if (d2._tag === 'Done') return done
+        return continueAfter(d1.delay >= d2.delay ? d1.delay : d2.delay, [d1.state, d2.state])
+      },
+      `intersect(${that.description})(${self.description})`
+    )
 
 // Which sides of a union are still running, as bits: a side that has stopped is not stepped again.
 const LEFT = 1
@@ -869,7 +899,8 @@ const RIGHT = 2
 export const union =
   <In2>(that: Schedule<In2>) =>
   <In1>(self: Schedule<In1>): Schedule<In1 & In2> =>
-    make<readonly [Json, Json, number], In1 & In2>(
+    makeMarked<readonly [Json, Json, number], In1 & In2>(
+      isTimeless(self) && isTimeless(that),
       [self.initial, that.initial, LEFT | RIGHT],
       ([s1, s2, running], input, status, now, random) => {
         const d1 = running & LEFT ? self.step(s1, input, status, now, random) : done
@@ -906,15 +937,20 @@ export const union =
 export const andThen =
   <In2>(that: Schedule<In2>) =>
   <In1>(self: Schedule<In1>): Schedule<In1 & In2> =>
-    make<readonly [0 | 1, Json], In1 & In2>([0, self.initial], ([phase, state], input, status, now, random) => {
-      if (phase === 0) {
-        const first = self.step(state, input, status, now, random)
-        if (first._tag === 'Continue') return continueAfter(first.delay, [0, first.state])
-        state = that.initial
-      }
-      const second = that.step(state, input, status, now, random)
-      return second._tag === 'Continue' ? continueAfter(second.delay, [1, second.state]) : done
-    }, `andThen(${that.description})(${self.description})`)
+    makeMarked<readonly [0 | 1, Json], In1 & In2>(
+      isTimeless(self) && isTimeless(that),
+      [0, self.initial],
+      ([phase, state], input, status, now, random) => {
+        if (phase === 0) {
+          const first = self.step(state, input, status, now, random)
+          if (first._tag === 'Continue') return continueAfter(first.delay, [0, first.state])
+          state = that.initial
+        }
+        const second = that.step(state, input, status, now, random)
+        return second._tag === 'Continue' ? continueAfter(second.delay, [1, second.state]) : done
+      },
+      `andThen(${that.description})(${self.description})`
+    )
 
 // -------------------------------------------------------------------------------------
 // instances

@@ -931,6 +931,84 @@ describe('reliability', () => {
 })
 
 // -------------------------------------------------------------------------------------
+// clock reads
+// -------------------------------------------------------------------------------------
+
+describe('clock reads', () => {
+  /** A clock on which every read and every attempt moves time by 1 ms, counting its reads. */
+  const countingClock = (): { readonly clock: Clock.Clock; readonly reads: () => number; readonly tick: () => void } => {
+    let time = 0
+    let reads = 0
+    return {
+      clock: {
+        now: () => (reads++, time++),
+        sleep: (ms) => {
+          time += ms
+          return Promise.resolve()
+        }
+      },
+      reads: () => reads,
+      tick: () => {
+        time++
+      }
+    }
+  }
+
+  it('should not read the clock when nothing looks at the time', async () => {
+    const { clock, reads } = countingClock()
+    const { action } = flaky(3)
+    const schedule = pipe(Schedule.exponential(10), Schedule.capped(15), Schedule.intersect(Schedule.recurs(5)))
+    deepStrictEqual(await pipe(action, retrying(schedule, { clock }))(), E.right('ok 4'))
+    deepStrictEqual(await pipe(flaky(0).action, retrying(schedule, { clock }))(), E.right('ok 1'))
+    deepStrictEqual(reads(), 0)
+  })
+
+  it('should read the clock when a schedule, a hook, a budget or the action may look at the time', async () => {
+    const schedule = pipe(Schedule.constant(10), Schedule.intersect(Schedule.recurs(2)))
+    const runs: ReadonlyArray<readonly [string, (clock: Clock.Clock) => Promise<unknown>]> = [
+      ['upTo', (clock) => pipe(failing().action, retrying(pipe(schedule, Schedule.upTo(1_000)), { clock }))()],
+      ['fromPolicy', (clock) => pipe(failing().action, retrying(Schedule.fromPolicy(() => O.none), { clock }))()],
+      ['make', (clock) => pipe(failing().action, retrying(Schedule.make(0, () => Schedule.done), { clock }))()],
+      ['onRetry', (clock) => pipe(failing().action, retrying(schedule, { clock, onRetry: () => undefined }))()],
+      ['onDone', (clock) => pipe(failing().action, retrying(schedule, { clock, onDone: () => undefined }))()],
+      [
+        'budget',
+        (clock) =>
+          pipe(failing().action, retrying(schedule, { clock, budget: { record: () => undefined, allowRetry: () => true } }))()
+      ],
+      ['retryingWithStatus', (clock) => pipe(() => failing().action, retryingWithStatus(schedule, { clock }))()],
+      [
+        'env budget',
+        (clock) =>
+          pipe(
+            () => failing().action,
+            retryingReaderTaskEither(schedule)
+          )({ clock, random: Random.seeded(0), budget: { record: () => undefined, allowRetry: () => true } })()
+      ]
+    ]
+    for (const [name, run] of runs) {
+      const { clock, reads } = countingClock()
+      await run(clock)
+      deepStrictEqual([name, reads() > 0], [name, true])
+    }
+  })
+
+  it('should give upTo the real elapsed time when attempts take time', async () => {
+    // each attempt takes 100 ms: after the third, more than 300 ms have passed and upTo stops (recurs bounds a bug)
+    const { clock, tick } = countingClock()
+    let calls = 0
+    const slow: TE.TaskEither<string, never> = () => {
+      calls++
+      for (let i = 0; i < 100; i++) tick()
+      return TE.left('slow')()
+    }
+    const schedule = pipe(Schedule.constant(10), Schedule.upTo(300), Schedule.intersect(Schedule.recurs(5)))
+    deepStrictEqual(await pipe(slow, retrying(schedule, { clock }))(), E.left('slow'))
+    deepStrictEqual(calls, 3)
+  })
+})
+
+// -------------------------------------------------------------------------------------
 // bad input
 // -------------------------------------------------------------------------------------
 

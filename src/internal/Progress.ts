@@ -51,7 +51,9 @@ export class Progress<In> {
       this.state = decision.state
       this.iterNumber++
       this.cumulativeDelay += delay
-      this.previousDelay = O.some(delay)
+      // Options are immutable values: a run of equal delays (zero-delay retries, a capped backoff) shares one.
+      const previous = this.previousDelay
+      if (previous._tag === 'None' || !Object.is(previous.value, delay)) this.previousDelay = O.some(delay)
     }
     return decision
   }
