@@ -203,7 +203,21 @@ const report = (results: ReadonlyArray<Result>, skipped: ReadonlyArray<readonly 
       ),
       '',
       '"heap mid-run" is read after `gc()` at attempt 500,000, from inside the action; "heap after" after `gc()` ' +
-        'once the run has returned; both relative to the heap after `gc()` just before the run.'
+        'once the run has returned; both relative to the heap after `gc()` just before the run. Our run keeps ' +
+        'no history: one `Progress` record, overwritten at each retry, and no promise chain (the loop awaits ' +
+        'each attempt in turn).',
+      ...(ratioOk
+        ? []
+        : [
+            '',
+            `**Per attempt: missed by ${fmtRatio(ours.ratio / TARGET_RATIO)}.** A retry costs us a schedule step ` +
+              '(a `RetryStatus` and a `Continue` allocated, the delay checked), the bookkeeping of the run ' +
+              '(signal, budget, store and hooks checked) and, every 1,024 zero-delay retries, a turn of the event ' +
+              'loop; the bare loop only awaits. An experiment that stripped the loop down to the schedule step ' +
+              'and the await (no signal, budget, store or hooks) gained only 0.1–0.3× and stayed near or above the ' +
+              'target (bench/README.md): the target needs a cheaper step more than a shorter loop (see "Schedule ' +
+              'stepping").'
+          ])
     ].join('\n')
   }
 }
