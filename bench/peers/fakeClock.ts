@@ -208,17 +208,17 @@ const report = (rows: ReadonlyArray<Row>, skipped: ReadonlyArray<Skipped>): Scen
       rowsTable(rows, (r) => (r.ratio <= TARGET ? `yes (≤ ${TARGET}×)` : `no: ${fmtRatio(r.ratio)} > ${TARGET}×`), skipped),
       '',
       'The floor pays a turn of the event loop (`setImmediate`) per timer, in `runAllAsync`. Our `TestClock` ' +
-        'wakes a sleeper, then drains the promise jobs only (a `process.nextTick` queued from a promise job runs ' +
-        'once they are all done) when the woken run has gone back to sleep, which a retry does through promise ' +
-        'jobs alone; it takes a full turn only before the first wake, when the woken work did not go back to ' +
-        'sleep (the last wake of a run) and every 1,024 wakes.' +
+        'wakes a sleeper and drains the promise jobs (a `process.nextTick` queued from a promise job runs once ' +
+        'they are all done); if the woken run has gone back to sleep, which a retry does through promise jobs ' +
+        'alone, it moves on. It takes a full turn of the event loop only before the first wake, after a wake ' +
+        'whose work did not go back to sleep (the last of a run) and every 1,024 wakes.' +
         (met
           ? ''
-          : ` **Missed by ${fmtRatio(ours.ratio / TARGET)}** in wall time` +
+          : ` **Missed in wall time: ${fmtRatio(ours.ratio)} against ${TARGET}×**` +
             (ours.cpuRatio !== undefined && ours.cpuRatio <= TARGET
               ? ` but met in CPU time (${fmtRatio(ours.cpuRatio)}): the difference is time the process spent ` +
                 'descheduled on this shared machine, which wall time counts and CPU time does not.'
-              : '. What remains per wake is the run itself: a schedule step, a sleep (a promise and a sorted ' +
+              : ' and in CPU time. What remains per wake is the run itself: a schedule step, a sleep (a promise and a sorted ' +
                 'insert) and the drain; the two full turns per test could go only by dropping the guarantee that ' +
                 'work waiting on a tick or an immediate runs before the clock moves on.'))
     ].join('\n')

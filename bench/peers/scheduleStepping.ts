@@ -178,7 +178,7 @@ const report = (rows: ReadonlyArray<Row>, skipped: ReadonlyArray<Skipped>): Scen
         `step ${perStep(step)}, \`Schedule.delays\` ${perStep(ours)}.` +
         (met
           ? ''
-          : ` **Missed by ${fmtRatio(ours.ratio / TARGET)}.** Why: a step of \`capped(exponential)\` is two closure ` +
+          : ` **Missed: ${fmtRatio(ours.ratio)} against ${TARGET}×.** Why: a step of \`capped(exponential)\` is two closure ` +
             'calls and one or two `Continue` objects (a new one whenever `capped` changes the delay), and the ' +
             'call sites inside the combinators see every schedule of the process, so the JIT does not inline them; ' +
             '`delays` adds, per step, a `RetryStatus` for the schedule, the check of the delay and the run\'s ' +

@@ -36,7 +36,7 @@ export const zeroDelay = async (peers: Peers, options: ScenarioOptions): Promise
         'goes through its scheduler between attempts.' +
         (met
           ? ''
-          : ` **Missed by ${fmtRatio(ours.ratio / TARGET)}**: the loop that remains is the schedule step and its ` +
+          : ` **Missed: ${fmtRatio(ours.ratio)} against ${TARGET}×**; the loop that remains is the schedule step and its ` +
             'bookkeeping; bench/README.md has the profile and what would close it.')
     ].join('\n')
   }
