@@ -1,44 +1,9 @@
 import * as FakeTimers from '@sinonjs/fake-timers'
 import * as Clock from '../src/Clock'
-import { deepStrictEqual } from './util'
+import { caught, deepStrictEqual, trackTimers } from './util'
 
 /** Node's and browsers' largest timer delay: a longer one fires after 1 ms. */
 const MAX_TIMER = 2 ** 31 - 1
-
-/**
- * Tracks the timers armed through the global `setTimeout` from here on: `live()` counts those that have neither
- * fired nor been cleared. Only this test's code is seen, not the test runner's own timers.
- */
-const trackTimers = (): { readonly armed: () => number; readonly live: () => number } => {
-  const live = new Set<unknown>()
-  let armed = 0
-  const realSetTimeout = globalThis.setTimeout
-  const realClearTimeout = globalThis.clearTimeout
-  jest.spyOn(globalThis, 'setTimeout').mockImplementation(((f: () => void, ms?: number) => {
-    armed++
-    const id = realSetTimeout(() => {
-      live.delete(id)
-      f()
-    }, ms)
-    live.add(id)
-    return id
-  }) as typeof setTimeout)
-  jest.spyOn(globalThis, 'clearTimeout').mockImplementation(((id: ReturnType<typeof setTimeout>) => {
-    live.delete(id)
-    realClearTimeout(id)
-  }) as typeof clearTimeout)
-  return { armed: () => armed, live: () => live.size }
-}
-
-/** The error a call produced, whether it threw synchronously or rejected. */
-const caught = async (f: () => unknown): Promise<unknown> => {
-  try {
-    await f()
-  } catch (e) {
-    return e
-  }
-  throw new Error('expected an error')
-}
 
 /** Tracks whether a promise has settled. */
 const track = (p: Promise<void>): { readonly done: () => boolean } => {

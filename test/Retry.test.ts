@@ -13,7 +13,7 @@ import * as Schedule from '../src/Schedule'
 import * as TestClock from '../src/TestClock'
 import * as v8 from 'v8'
 import * as vm from 'vm'
-import { deepStrictEqual } from './util'
+import { caught, deepStrictEqual, trackTimers } from './util'
 
 // -------------------------------------------------------------------------------------
 // helpers
@@ -68,41 +68,6 @@ const status = (iterNumber: number, elapsed: number, cumulativeDelay: number, pr
   cumulativeDelay,
   previousDelay
 })
-
-/**
- * Tracks the timers armed through the global `setTimeout` from here on: `live()` counts those that have neither
- * fired nor been cleared. Only this test's code is seen, not the test runner's own timers.
- */
-const trackTimers = (): { readonly armed: () => number; readonly live: () => number } => {
-  const live = new Set<unknown>()
-  let armed = 0
-  const realSetTimeout = globalThis.setTimeout
-  const realClearTimeout = globalThis.clearTimeout
-  jest.spyOn(globalThis, 'setTimeout').mockImplementation(((f: () => void, ms?: number) => {
-    armed++
-    const id = realSetTimeout(() => {
-      live.delete(id)
-      f()
-    }, ms)
-    live.add(id)
-    return id
-  }) as typeof setTimeout)
-  jest.spyOn(globalThis, 'clearTimeout').mockImplementation(((id: ReturnType<typeof setTimeout>) => {
-    live.delete(id)
-    realClearTimeout(id)
-  }) as typeof clearTimeout)
-  return { armed: () => armed, live: () => live.size }
-}
-
-/** The error a call produced, whether it threw synchronously or rejected. */
-const caught = async (f: () => unknown): Promise<unknown> => {
-  try {
-    await f()
-  } catch (e) {
-    return e
-  }
-  throw new Error('expected an error')
-}
 
 /**
  * A full garbage collection, when the engine allows one: without it, `heapUsed` also counts garbage that is

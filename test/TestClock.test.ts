@@ -4,17 +4,7 @@ import * as TE from 'fp-ts/TaskEither'
 import { retrying } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
 import * as TestClock from '../src/TestClock'
-import { deepStrictEqual } from './util'
-
-/** The error a call produced, whether it threw synchronously or rejected. */
-const caught = async (f: () => unknown): Promise<unknown> => {
-  try {
-    await f()
-  } catch (e) {
-    return e
-  }
-  throw new Error('expected an error')
-}
+import { caught, deepStrictEqual } from './util'
 
 describe('TestClock', () => {
   describe('make', () => {
