@@ -248,10 +248,10 @@ const report = (results: ReadonlyArray<Result>, skipped: ReadonlyArray<readonly 
             `**Per attempt: missed, ${fmtRatio(ours.ratio)} against ${TARGET_RATIO}×.** A retry costs us a schedule step ` +
               '(a `RetryStatus` and a `Continue` allocated, the delay checked), the bookkeeping of the run ' +
               '(signal, budget, store and hooks checked) and, every 1,024 zero-delay retries, a turn of the event ' +
-              'loop; the bare loop only awaits. An experiment that stripped the loop down to the schedule step ' +
-              'and the await (no signal, budget, store or hooks) gained only 0.1–0.3× and stayed near or above the ' +
-              'target (bench/README.md): the target needs a cheaper step more than a shorter loop (see "Schedule ' +
-              'stepping").'
+              'loop; the bare loop only awaits. A loop stripped down to the schedule step and the await (an ' +
+              'experiment, bench/README.md) measured about what this one does: what remains is the step itself ' +
+              'and the allocations and garbage collection that come with it, so the target needs a cheaper step ' +
+              '(see "Schedule stepping"), not a shorter loop.'
           ])
     ].join('\n')
   }
