@@ -12,7 +12,15 @@
  */
 import * as path from 'path'
 import { fakeClock } from './peers/fakeClock'
-import { machine, table, versionOf, writeSection, type Machine, type ScenarioOptions, type ScenarioReport } from './peers/harness'
+import {
+  machine,
+  table,
+  versionOf,
+  writeSection,
+  type Machine,
+  type ScenarioOptions,
+  type ScenarioReport
+} from './peers/harness'
 import { manyRetries } from './peers/manyRetries'
 import { loadPeers, type Peers } from './peers/peers'
 import { scheduleStepping } from './peers/scheduleStepping'
@@ -57,25 +65,46 @@ const scenarios: ReadonlyArray<Scenario> = [
   }
 ]
 
-const PEERS = ['fp-ts-retry', 'retry-ts', 'fp-ts', 'effect', 'effect4', 'cockatiel', 'p-retry', 'exponential-backoff', '@sinonjs/fake-timers', 'mitata']
+const PEERS = [
+  'fp-ts-retry',
+  'retry-ts',
+  'fp-ts',
+  'effect',
+  'effect4',
+  'cockatiel',
+  'p-retry',
+  'exponential-backoff',
+  '@sinonjs/fake-timers',
+  'mitata'
+]
 
-const render = (m: Machine, loadAfter: string, peers: Peers, reports: ReadonlyArray<readonly [Scenario, ScenarioReport]>, seconds: number): string =>
+const render = (
+  m: Machine,
+  loadAfter: string,
+  peers: Peers,
+  reports: ReadonlyArray<readonly [Scenario, ScenarioReport]>,
+  seconds: number
+): string =>
   [
     '## Side by side with the peers (`npm run bench`)',
     '',
-    `Measured ${m.date} on ${m.cpu}, ${m.cores} cores, Node ${m.node}, ${m.platform}; the run took ${seconds.toFixed(0)} s.`,
+    `Measured ${m.date} on ${m.cpu}, ${m.cores} cores, Node ${m.node}, ${m.platform}; the run took ${seconds.toFixed(
+      0
+    )} s.`,
     '',
     `**Noise.** The machine is shared: load average ${m.load} (1 / 5 / 15 min) at the start, ${loadAfter} at the end, ` +
       'on 2 cores, with other work running. Absolute times move by 2× between rounds; read the ratios, which ' +
       'are taken within each round (every library measured seconds apart, in rotating order), and their spread ' +
       '(min – max over the rounds). Where no library waits on a timer, the "CPU time" column repeats the ' +
-      'measurement with the process\'s CPU time, which does not count the time the process was descheduled.',
+      "measurement with the process's CPU time, which does not count the time the process was descheduled.",
     '',
     '| scenario | target | fp-ts-retry | met? |',
     '|---|---|---|---|',
     ...reports.map(([s, r]) => `| ${r.title} | ${s.target} | ${r.summary} | ${r.met ? 'yes' : '**no**'} |`),
     '',
-    'Versions: ' + PEERS.map((p) => `${p === 'effect4' ? 'effect (4.x, as `effect4`)' : p} ${versionOf(p)}`).join(', ') + '.',
+    'Versions: ' +
+      PEERS.map((p) => `${p === 'effect4' ? 'effect (4.x, as `effect4`)' : p} ${versionOf(p)}`).join(', ') +
+      '.',
     ...(peers.failed.length > 0
       ? ['', `**Failed to load on Node ${process.version}:** ${peers.failed.join('; ')}.`]
       : [
@@ -97,7 +126,9 @@ const main = async (): Promise<void> => {
   const only = onlyAt >= 0 ? (args[onlyAt + 1] ?? '').split(',') : undefined
   const unknown = only?.filter((k) => !scenarios.some((s) => s.key === k)) ?? []
   if (unknown.length > 0) {
-    throw new RangeError(`bench: unknown scenario ${unknown.join(', ')}; known: ${scenarios.map((s) => s.key).join(', ')}`)
+    throw new RangeError(
+      `bench: unknown scenario ${unknown.join(', ')}; known: ${scenarios.map((s) => s.key).join(', ')}`
+    )
   }
   const write = !args.includes('--no-write') && !quick && only === undefined
   if (typeof (globalThis as { gc?: unknown }).gc !== 'function') {
@@ -121,8 +152,15 @@ const main = async (): Promise<void> => {
     writeSection(file, 'peers', render(m, machine().load, peers, reports, seconds))
     console.log(`\nwrote the peers section of ${path.relative(process.cwd(), file)} (${seconds.toFixed(0)} s)`)
   } else {
-    console.log(`\n${table(['scenario', 'fp-ts-retry', 'met?'], reports.map(([, r]) => [r.title, r.summary, r.met ? 'yes' : 'no']))}`)
-    console.log(`\n(not written: ${quick ? '--quick' : only !== undefined ? '--only' : '--no-write'}; ${seconds.toFixed(0)} s)`)
+    console.log(
+      `\n${table(
+        ['scenario', 'fp-ts-retry', 'met?'],
+        reports.map(([, r]) => [r.title, r.summary, r.met ? 'yes' : 'no'])
+      )}`
+    )
+    console.log(
+      `\n(not written: ${quick ? '--quick' : only !== undefined ? '--only' : '--no-write'}; ${seconds.toFixed(0)} s)`
+    )
   }
 }
 

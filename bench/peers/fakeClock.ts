@@ -16,7 +16,16 @@ import type { TaskEither } from 'fp-ts/TaskEither'
 import { retrying, Schedule, TestClock } from 'fp-ts-retry'
 import * as RetryTs from 'retry-ts'
 import * as RetryTsTask from 'retry-ts/Task'
-import { compare, fmtRatio, rowsTable, type Entry, type Row, type ScenarioOptions, type ScenarioReport, type Skipped } from './harness'
+import {
+  compare,
+  fmtRatio,
+  rowsTable,
+  type Entry,
+  type Row,
+  type ScenarioOptions,
+  type ScenarioReport,
+  type Skipped
+} from './harness'
 import { expectRight, flaky, notLoaded, type Peers } from './peers'
 
 const RETRIES = 50
@@ -71,7 +80,11 @@ export const fakeClock = async (peers: Peers, options: ScenarioOptions): Promise
 
   {
     const f = flaky(RETRIES)
-    const schedule = pipe(Schedule.exponential(BASE), Schedule.capped(CAP), Schedule.intersect(Schedule.recurs(RETRIES)))
+    const schedule = pipe(
+      Schedule.exponential(BASE),
+      Schedule.capped(CAP),
+      Schedule.intersect(Schedule.recurs(RETRIES))
+    )
     const action: TaskEither<Error, number> = f.either
     entries.push({
       name: 'fp-ts-retry',
@@ -105,14 +118,22 @@ export const fakeClock = async (peers: Peers, options: ScenarioOptions): Promise
 
   {
     const f = flaky(RETRIES)
-    const policy = RetryTs.Monoid.concat(RetryTs.capDelay(CAP, RetryTs.exponentialBackoff(BASE)), RetryTs.limitRetries(RETRIES))
+    const policy = RetryTs.Monoid.concat(
+      RetryTs.capDelay(CAP, RetryTs.exponentialBackoff(BASE)),
+      RetryTs.limitRetries(RETRIES)
+    )
     const action: TaskEither<Error, number> = f.either
     const run = RetryTsTask.retrying(policy, () => action, E.isLeft)
     const check = virtualTime('retry-ts')
-    entries.push({ name: 'retry-ts under fake-timers', pkg: 'retry-ts', fn: () => (f.reset(), underFakeTimers(run, check)) })
+    entries.push({
+      name: 'retry-ts under fake-timers',
+      pkg: 'retry-ts',
+      fn: () => (f.reset(), underFakeTimers(run, check))
+    })
   }
 
-  if (peers.cockatiel === undefined) skipped.push({ name: 'cockatiel', pkg: 'cockatiel', reason: notLoaded('cockatiel', peers) })
+  if (peers.cockatiel === undefined)
+    skipped.push({ name: 'cockatiel', pkg: 'cockatiel', reason: notLoaded('cockatiel', peers) })
   else {
     const f = flaky(RETRIES)
     const { retry, handleAll, ExponentialBackoff, noJitterGenerator } = peers.cockatiel
@@ -150,10 +171,10 @@ export const fakeClock = async (peers: Peers, options: ScenarioOptions): Promise
   {
     const f = flaky(RETRIES)
     const { Effect, Schedule: S, TestClock: TC, TestContext, Fiber } = Effect3
-    const program = Effect.retry(
-      Effect.tryPromise({ try: () => f.throwing(), catch: (e) => e as Error }),
-      { schedule: S.exponential(`${BASE} millis`, 2).pipe(S.union(S.spaced(`${CAP} millis`))), times: RETRIES }
-    )
+    const program = Effect.retry(Effect.tryPromise({ try: () => f.throwing(), catch: (e) => e as Error }), {
+      schedule: S.exponential(`${BASE} millis`, 2).pipe(S.union(S.spaced(`${CAP} millis`))),
+      times: RETRIES
+    })
     const test = Effect.gen(function* () {
       const fiber = yield* Effect.fork(program)
       yield* TC.adjust(`${TOTAL} millis`)
@@ -167,15 +188,16 @@ export const fakeClock = async (peers: Peers, options: ScenarioOptions): Promise
     })
   }
 
-  if (peers.effect4 === undefined) skipped.push({ name: 'effect 4', pkg: 'effect4', reason: notLoaded('effect4', peers) })
+  if (peers.effect4 === undefined)
+    skipped.push({ name: 'effect 4', pkg: 'effect4', reason: notLoaded('effect4', peers) })
   else {
     const f = flaky(RETRIES)
     const { Effect, Schedule: S, Fiber } = peers.effect4.core
     const TC = peers.effect4.testing.TestClock
-    const program = Effect.retry(
-      Effect.tryPromise({ try: () => f.throwing(), catch: (e) => e as Error }),
-      { schedule: S.min([S.exponential(`${BASE} millis`, 2), S.spaced(`${CAP} millis`)]), times: RETRIES }
-    )
+    const program = Effect.retry(Effect.tryPromise({ try: () => f.throwing(), catch: (e) => e as Error }), {
+      schedule: S.min([S.exponential(`${BASE} millis`, 2), S.spaced(`${CAP} millis`)]),
+      times: RETRIES
+    })
     const test = Effect.gen(function* () {
       const fiber = yield* Effect.forkChild(program)
       yield* TC.adjust(`${TOTAL} millis`)
@@ -205,7 +227,11 @@ const report = (rows: ReadonlyArray<Row>, skipped: ReadonlyArray<Skipped>): Scen
       `${RETRIES} retries of exponential(${BASE} ms, ×2) capped at ${CAP / 1000} s (${(TOTAL / 60_000).toFixed(1)} ` +
         `minutes of virtual time), the real time of one test. Target: ≤ ${TARGET}× the fake-timers floor.`,
       '',
-      rowsTable(rows, (r) => (r.ratio <= TARGET ? `yes (≤ ${TARGET}×)` : `no: ${fmtRatio(r.ratio)} > ${TARGET}×`), skipped),
+      rowsTable(
+        rows,
+        (r) => (r.ratio <= TARGET ? `yes (≤ ${TARGET}×)` : `no: ${fmtRatio(r.ratio)} > ${TARGET}×`),
+        skipped
+      ),
       '',
       'The floor pays a turn of the event loop (`setImmediate`) per timer, in `runAllAsync`. Our `TestClock` ' +
         'wakes a sleeper and drains the promise jobs (a `process.nextTick` queued from a promise job runs once ' +

@@ -23,6 +23,8 @@ export interface Entry {
   readonly ours?: boolean
   /** Shown in the notes column. */
   readonly note?: string
+  /** Waits on a real timer: CPU time would not see the wait, so it gets no CPU-time measurement. */
+  readonly waits?: boolean
 }
 
 /** A library not measured in a scenario, and why. */
@@ -58,8 +60,7 @@ export interface CompareOptions {
   readonly opsPerCall?: number
   /**
    * Also time each entry with the process's CPU time, right after its wall-clock measurement: immune to being
-   * descheduled on a busy machine, but blind to time spent waiting (timers), so only for scenarios where no
-   * entry waits.
+   * descheduled on a busy machine, but blind to time spent waiting, so not for entries that wait on a timer.
    */
   readonly cpuTime?: boolean
   readonly log?: (line: string) => void
@@ -68,10 +69,7 @@ export interface CompareOptions {
 /** Where every result goes, so that the JIT cannot drop the work of an entry whose result is unused. */
 let sink: unknown
 
-const consumed =
-  (fn: () => unknown) =>
-  (): unknown =>
-    (sink = fn())
+const consumed = (fn: () => unknown) => (): unknown => (sink = fn())
 
 /** The last result measured (keeps `sink` observable). */
 export const lastResult = (): unknown => sink
@@ -117,16 +115,17 @@ export const compare = async (entries: ReadonlyArray<Entry>, options: CompareOpt
     for (let k = 0; k < entries.length; k++) {
       const i = (k + round) % entries.length
       ns[i] = await time(consumed(entries[i].fn))
-      if (options.cpuTime === true) cpu[i] = await time(consumed(entries[i].fn), cpuNow)
+      if (options.cpuTime === true && entries[i].waits !== true) cpu[i] = await time(consumed(entries[i].fn), cpuNow)
     }
     if (round === 0) continue
     for (let i = 0; i < entries.length; i++) {
       samples[i].push(ns[i])
       ratios[i].push(ns[i] / ns[floorIndex])
-      if (options.cpuTime === true) cpuRatios[i].push(cpu[i] / cpu[floorIndex])
+      if (options.cpuTime === true && entries[i].waits !== true) cpuRatios[i].push(cpu[i] / cpu[floorIndex])
     }
     options.log?.(
-      `  round ${round}/${options.rounds}: ` + entries.map((e, i) => `${e.name} ${fmtRatio(ns[i] / ns[floorIndex])}`).join(', ')
+      `  round ${round}/${options.rounds}: ` +
+        entries.map((e, i) => `${e.name} ${fmtRatio(ns[i] / ns[floorIndex])}`).join(', ')
     )
   }
   return entries.map((e, i) => ({
@@ -136,7 +135,7 @@ export const compare = async (entries: ReadonlyArray<Entry>, options: CompareOpt
     ratio: median(ratios[i]),
     ratioMin: Math.min(...ratios[i]),
     ratioMax: Math.max(...ratios[i]),
-    cpuRatio: options.cpuTime === true ? median(cpuRatios[i]) : undefined,
+    cpuRatio: cpuRatios[i].length > 0 ? median(cpuRatios[i]) : undefined,
     floor: e.floor === true,
     ours: e.ours === true,
     note: e.note ?? ''
@@ -209,7 +208,11 @@ export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<Readonl
   ].join('\n')
 
 /** The standard table of a scenario: library, version, median, ratio (with the spread of the rounds), target. */
-export const rowsTable = (rows: ReadonlyArray<Row>, target: (row: Row) => string, skipped: ReadonlyArray<Skipped> = []): string => {
+export const rowsTable = (
+  rows: ReadonlyArray<Row>,
+  target: (row: Row) => string,
+  skipped: ReadonlyArray<Skipped> = []
+): string => {
   const cpu = rows.some((r) => r.cpuRatio !== undefined)
   return table(
     [
@@ -231,7 +234,7 @@ export const rowsTable = (rows: ReadonlyArray<Row>, target: (row: Row) => string
           fmtNs(r.ns),
           r.floor ? '1.00 (floor)' : fmtRatio(r.ratio),
           r.floor ? '' : `${fmtRatio(r.ratioMin)} – ${fmtRatio(r.ratioMax)}`,
-          ...(cpu ? [r.floor || r.cpuRatio === undefined ? '' : fmtRatio(r.cpuRatio)] : []),
+          ...(cpu ? [r.floor ? '' : r.cpuRatio === undefined ? 'n/a: waits on a timer' : fmtRatio(r.cpuRatio)] : []),
           r.ours ? target(r) : '',
           r.note
         ]),

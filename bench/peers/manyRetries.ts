@@ -65,7 +65,10 @@ const fmtBytes = (b: number): string => {
   return a >= 1024 * 1024 ? `${sign}${(a / 1024 / 1024).toFixed(2)} MB` : `${sign}${(a / 1024).toFixed(0)} kB`
 }
 
-export const manyRetries = async (peers: Peers, options: Pick<ScenarioOptions, 'log'> & { readonly rounds: number }): Promise<ScenarioReport> => {
+export const manyRetries = async (
+  peers: Peers,
+  options: Pick<ScenarioOptions, 'log'> & { readonly rounds: number }
+): Promise<ScenarioReport> => {
   const log = options.log ?? (() => undefined)
   const job: RetryJob = { failures: FAILURES, retries: FAILURES, base: 0 }
 
@@ -82,14 +85,17 @@ export const manyRetries = async (peers: Peers, options: Pick<ScenarioOptions, '
   }
   const probe = await probeOf(PROBE_FAILURES, (name) => !timerBased.has(name))
   const probeSlow = await probeOf(PROBE_FAILURES_SLOW, (name) => timerBased.has(name))
-  const probed = (name: string): number => (timerBased.has(name) ? (probeSlow.get(name) as number) : (probe.get(name) as number))
+  const probed = (name: string): number =>
+    timerBased.has(name) ? (probeSlow.get(name) as number) : (probe.get(name) as number)
   log(`  probe (ns per attempt): ${[...probe, ...probeSlow].map(([n, t]) => `${n} ${fmtNs(t)}`).join(', ')}`)
 
   // 2. The full runs, interleaved.
   const { entries, skipped } = retryEntries(job, peers)
   const expected = (name: string): number => (probed(name) * (FAILURES + 1)) / 1e9
   const full = entries.filter((e) => e.floor === true || expected(e.name) <= FULL_RUN_LIMIT_S)
-  const once = entries.filter((e) => e.floor !== true && expected(e.name) > FULL_RUN_LIMIT_S && expected(e.name) <= ONE_RUN_LIMIT_S)
+  const once = entries.filter(
+    (e) => e.floor !== true && expected(e.name) > FULL_RUN_LIMIT_S && expected(e.name) <= ONE_RUN_LIMIT_S
+  )
   const perAttempt = new Map<string, Array<number>>(full.map((e) => [e.name, []]))
   const ratios = new Map<string, Array<number>>(full.map((e) => [e.name, []]))
   // Round 0 warms up (a run of a million retries is one call: its first is partly unoptimised) and is dropped.
@@ -101,7 +107,10 @@ export const manyRetries = async (peers: Peers, options: Pick<ScenarioOptions, '
       ns.set(e.name, (await time(e.fn)) / (FAILURES + 1))
     }
     const bare = ns.get('bare loop') as number
-    log(`  round ${round}/${options.rounds}: ` + full.map((e) => `${e.name} ${fmtRatio((ns.get(e.name) as number) / bare)}`).join(', '))
+    log(
+      `  round ${round}/${options.rounds}: ` +
+        full.map((e) => `${e.name} ${fmtRatio((ns.get(e.name) as number) / bare)}`).join(', ')
+    )
     if (round === 0) continue
     for (const e of full) {
       perAttempt.get(e.name)?.push(ns.get(e.name) as number)
@@ -191,12 +200,19 @@ export const manyRetries = async (peers: Peers, options: Pick<ScenarioOptions, '
       once: false
     }
   })
-  return report(results, skipped.map((s) => [s.name, s.reason] as const))
+  return report(
+    results,
+    skipped.map((s) => [s.name, s.reason] as const)
+  )
 }
 
 const report = (results: ReadonlyArray<Result>, skipped: ReadonlyArray<readonly [string, string]>): ScenarioReport => {
   const ours = results.find((r) => r.ours) as Result
-  const heapOk = ours.heapMid !== undefined && ours.heapEnd !== undefined && Math.abs(ours.heapMid) <= TARGET_HEAP && Math.abs(ours.heapEnd) <= TARGET_HEAP
+  const heapOk =
+    ours.heapMid !== undefined &&
+    ours.heapEnd !== undefined &&
+    Math.abs(ours.heapMid) <= TARGET_HEAP &&
+    Math.abs(ours.heapEnd) <= TARGET_HEAP
   const ratioOk = !ours.extrapolated && ours.ratio <= TARGET_RATIO
   const met = heapOk && ratioOk
   const rows = [...results]
@@ -217,10 +233,12 @@ const report = (results: ReadonlyArray<Result>, skipped: ReadonlyArray<readonly 
           ].join('; ')
         : '',
       r.extrapolated
-        ? `not run: ${(r.runTime / 1e9 / 60).toFixed(1)} min extrapolated from a run of ${timerNote(r.name)} failures in this process`
+        ? `not run: ${(r.runTime / 1e9 / 60).toFixed(1)} min extrapolated from a run of ${timerNote(
+            r.name
+          )} failures in this process`
         : r.once
-          ? `one run (over ${FULL_RUN_LIMIT_S} s: no rounds), against the bare loop's median`
-          : ''
+        ? `one run (over ${FULL_RUN_LIMIT_S} s: no rounds), against the bare loop's median`
+        : ''
     ])
   return {
     title: 'Many retries',
@@ -233,7 +251,18 @@ const report = (results: ReadonlyArray<Result>, skipped: ReadonlyArray<readonly 
         `Target: completes, ≤ ${TARGET_RATIO}× the bare loop per attempt, heap after GC within 1 MB of the start.`,
       '',
       table(
-        ['library', 'version', 'one run', 'per attempt', 'ratio to bare', 'rounds (min – max)', 'heap mid-run', 'heap after', 'target met?', 'notes'],
+        [
+          'library',
+          'version',
+          'one run',
+          'per attempt',
+          'ratio to bare',
+          'rounds (min – max)',
+          'heap mid-run',
+          'heap after',
+          'target met?',
+          'notes'
+        ],
         [...rows, ...skipped.map(([name, reason]) => [name, '', 'not run', '', '', '', '', '', '', reason])]
       ),
       '',
@@ -245,7 +274,9 @@ const report = (results: ReadonlyArray<Result>, skipped: ReadonlyArray<readonly 
         ? []
         : [
             '',
-            `**Per attempt: missed, ${fmtRatio(ours.ratio)} against ${TARGET_RATIO}×.** A retry costs us a schedule step ` +
+            `**Per attempt: missed, ${fmtRatio(
+              ours.ratio
+            )} against ${TARGET_RATIO}×.** A retry costs us a schedule step ` +
               '(a `RetryStatus` and a `Continue` allocated, the delay checked), the bookkeeping of the run ' +
               '(signal, budget, store and hooks checked) and, every 1,024 zero-delay retries, a turn of the event ' +
               'loop; the bare loop only awaits. A loop stripped down to the schedule step and the await (an ' +
@@ -258,4 +289,7 @@ const report = (results: ReadonlyArray<Result>, skipped: ReadonlyArray<readonly 
 }
 
 const timerNote = (name: string): string =>
-  (['retry-ts', 'cockatiel', 'exponential-backoff'].includes(name) ? PROBE_FAILURES_SLOW : PROBE_FAILURES).toLocaleString('en-US')
+  (['retry-ts', 'cockatiel', 'exponential-backoff'].includes(name)
+    ? PROBE_FAILURES_SLOW
+    : PROBE_FAILURES
+  ).toLocaleString('en-US')

@@ -37,6 +37,9 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
  * One entry per library, the floor first. `only` restricts the list to the named entries (the floor is always in).
  */
 export const retryEntries = (job: RetryJob, peers: Peers, only?: ReadonlyArray<string>): Entries => {
+  // Every entry waits on a timer when it retries after a delay; retry-ts, cockatiel and exponential-backoff do
+  // even for a zero delay.
+  const sleeps = job.failures > 0 && job.base > 0
   const entries: Array<Entry> = []
   const skipped: Array<Skipped> = []
   const want = (name: string): boolean => only === undefined || only.includes(name)
@@ -55,7 +58,13 @@ export const retryEntries = (job: RetryJob, peers: Peers, only?: ReadonlyArray<s
         delay *= 2
       }
     }
-    entries.push({ name: 'bare loop', floor: true, fn: () => (f.reset(), bare()), note: 'async loop awaiting a `TaskEither`' })
+    entries.push({
+      name: 'bare loop',
+      floor: true,
+      fn: () => (f.reset(), bare()),
+      note: 'async loop awaiting a `TaskEither`',
+      waits: sleeps
+    })
   }
   if (want('bare loop, try/catch')) {
     const f = flaky(failures)
@@ -74,17 +83,20 @@ export const retryEntries = (job: RetryJob, peers: Peers, only?: ReadonlyArray<s
     entries.push({
       name: 'bare loop, try/catch',
       fn: () => (f.reset(), bare()),
-      note: 'the floor of the throw-based peers: same loop, a rejecting promise'
+      note: 'the floor of the throw-based peers: same loop, a rejecting promise',
+      waits: sleeps
     })
   }
 
   if (want('fp-ts-retry')) {
     const f = flaky(failures)
     const schedule =
-      base > 0 ? pipe(Schedule.exponential(base), Schedule.intersect(Schedule.recurs(retries))) : Schedule.recurs(retries)
+      base > 0
+        ? pipe(Schedule.exponential(base), Schedule.intersect(Schedule.recurs(retries)))
+        : Schedule.recurs(retries)
     const action: TaskEither<Error, number> = f.either
     const run = retrying(schedule)(action)
-    entries.push({ name: 'fp-ts-retry', pkg: 'fp-ts-retry', ours: true, fn: () => (f.reset(), run()) })
+    entries.push({ name: 'fp-ts-retry', pkg: 'fp-ts-retry', ours: true, fn: () => (f.reset(), run()), waits: sleeps })
     if (job.withTimedSchedule === true) {
       const g = flaky(failures)
       const timed = retrying(pipe(schedule, Schedule.upTo(3_600_000)))(g.either as TaskEither<Error, number>)
@@ -92,7 +104,8 @@ export const retryEntries = (job: RetryJob, peers: Peers, only?: ReadonlyArray<s
         name: 'fp-ts-retry, with `upTo`',
         pkg: 'fp-ts-retry',
         fn: () => (g.reset(), timed()),
-        note: 'the same schedule under `upTo(1 hour)`, which reads the clock: what a clock read costs here'
+        note: 'the same schedule under `upTo(1 hour)`, which reads the clock: what a clock read costs here',
+        waits: sleeps
       })
     }
   }
@@ -103,7 +116,7 @@ export const retryEntries = (job: RetryJob, peers: Peers, only?: ReadonlyArray<s
     const policy = base > 0 ? RetryTs.Monoid.concat(RetryTs.exponentialBackoff(base), limit) : limit
     const action: TaskEither<Error, number> = f.either
     const run = RetryTsTask.retrying(policy, () => action, E.isLeft)
-    entries.push({ name: 'retry-ts', pkg: 'retry-ts', fn: () => (f.reset(), run()) })
+    entries.push({ name: 'retry-ts', pkg: 'retry-ts', fn: () => (f.reset(), run()), waits: failures > 0 })
   }
 
   if (want('effect 3')) {
@@ -115,11 +128,12 @@ export const retryEntries = (job: RetryJob, peers: Peers, only?: ReadonlyArray<s
       base > 0
         ? Effect.retry(action, { schedule: S.exponential(`${base} millis`, 2), times: retries })
         : Effect.retry(action, { times: retries })
-    entries.push({ name: 'effect 3', pkg: 'effect', fn: () => (f.reset(), Effect.runPromise(program)) })
+    entries.push({ name: 'effect 3', pkg: 'effect', fn: () => (f.reset(), Effect.runPromise(program)), waits: sleeps })
   }
 
   if (want('effect 4')) {
-    if (peers.effect4 === undefined) skipped.push({ name: 'effect 4', pkg: 'effect4', reason: notLoaded('effect4', peers) })
+    if (peers.effect4 === undefined)
+      skipped.push({ name: 'effect 4', pkg: 'effect4', reason: notLoaded('effect4', peers) })
     else {
       const f = flaky(failures)
       const { Effect, Schedule: S } = peers.effect4.core
@@ -128,12 +142,18 @@ export const retryEntries = (job: RetryJob, peers: Peers, only?: ReadonlyArray<s
         base > 0
           ? Effect.retry(action, { schedule: S.exponential(`${base} millis`, 2), times: retries })
           : Effect.retry(action, { times: retries })
-      entries.push({ name: 'effect 4', pkg: 'effect4', fn: () => (f.reset(), Effect.runPromise(program)) })
+      entries.push({
+        name: 'effect 4',
+        pkg: 'effect4',
+        fn: () => (f.reset(), Effect.runPromise(program)),
+        waits: sleeps
+      })
     }
   }
 
   if (want('cockatiel')) {
-    if (peers.cockatiel === undefined) skipped.push({ name: 'cockatiel', pkg: 'cockatiel', reason: notLoaded('cockatiel', peers) })
+    if (peers.cockatiel === undefined)
+      skipped.push({ name: 'cockatiel', pkg: 'cockatiel', reason: notLoaded('cockatiel', peers) })
     else {
       const f = flaky(failures)
       const { retry, handleAll, ExponentialBackoff, noJitterGenerator } = peers.cockatiel
@@ -141,34 +161,49 @@ export const retryEntries = (job: RetryJob, peers: Peers, only?: ReadonlyArray<s
       const policy = retry(
         handleAll,
         base > 0
-          ? { maxAttempts: retries, backoff: new ExponentialBackoff({ initialDelay: base, generator: noJitterGenerator }) }
+          ? {
+              maxAttempts: retries,
+              backoff: new ExponentialBackoff({ initialDelay: base, generator: noJitterGenerator })
+            }
           : { maxAttempts: retries }
       )
       const action = (): Promise<number> => f.throwing()
-      entries.push({ name: 'cockatiel', pkg: 'cockatiel', fn: () => (f.reset(), policy.execute(action)) })
+      entries.push({
+        name: 'cockatiel',
+        pkg: 'cockatiel',
+        fn: () => (f.reset(), policy.execute(action)),
+        waits: failures > 0
+      })
     }
   }
 
   if (want('p-retry')) {
-    if (peers.pRetry === undefined) skipped.push({ name: 'p-retry', pkg: 'p-retry', reason: notLoaded('p-retry', peers) })
+    if (peers.pRetry === undefined)
+      skipped.push({ name: 'p-retry', pkg: 'p-retry', reason: notLoaded('p-retry', peers) })
     else {
       const f = flaky(failures)
       const pRetry = peers.pRetry
       const options = { retries, minTimeout: base, factor: 2 }
       const action = (): Promise<number> => f.throwing()
-      entries.push({ name: 'p-retry', pkg: 'p-retry', fn: () => (f.reset(), pRetry(action, options)) })
+      entries.push({ name: 'p-retry', pkg: 'p-retry', fn: () => (f.reset(), pRetry(action, options)), waits: sleeps })
     }
   }
 
   if (want('exponential-backoff')) {
     const f = flaky(failures)
-    const options: backoff.BackoffOptions = { numOfAttempts: retries + 1, startingDelay: base, timeMultiple: 2, jitter: 'none' }
+    const options: backoff.BackoffOptions = {
+      numOfAttempts: retries + 1,
+      startingDelay: base,
+      timeMultiple: 2,
+      jitter: 'none'
+    }
     const action = (): Promise<number> => f.throwing()
     entries.push({
       name: 'exponential-backoff',
       pkg: 'exponential-backoff',
       fn: () => (f.reset(), backoff.backOff(action, options)),
-      note: base > 0 ? '' : 'a 0 ms delay still goes through `setTimeout`'
+      note: base > 0 ? '' : 'a 0 ms delay still goes through `setTimeout`',
+      waits: failures > 0
     })
   }
 

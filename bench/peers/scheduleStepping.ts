@@ -8,7 +8,16 @@ import { pipe } from 'fp-ts/function'
 import * as O from 'fp-ts/Option'
 import { Random, RetryStatus, Schedule } from 'fp-ts-retry'
 import * as RetryTs from 'retry-ts'
-import { compare, fmtRatio, rowsTable, type Entry, type Row, type ScenarioOptions, type ScenarioReport, type Skipped } from './harness'
+import {
+  compare,
+  fmtRatio,
+  rowsTable,
+  type Entry,
+  type Row,
+  type ScenarioOptions,
+  type ScenarioReport,
+  type Skipped
+} from './harness'
 import { notLoaded, type Peers } from './peers'
 
 const N = 20
@@ -107,7 +116,8 @@ export const scheduleStepping = async (peers: Peers, options: ScenarioOptions): 
     })
   }
 
-  if (peers.effect4 === undefined) skipped.push({ name: 'effect 4', pkg: 'effect4', reason: notLoaded('effect4', peers) })
+  if (peers.effect4 === undefined)
+    skipped.push({ name: 'effect 4', pkg: 'effect4', reason: notLoaded('effect4', peers) })
   else {
     const { Effect, Schedule: S, Duration } = peers.effect4.core
     const capped = S.min([S.exponential(`${BASE} millis`, 2), S.spaced(`${CAP} millis`)])
@@ -128,7 +138,8 @@ export const scheduleStepping = async (peers: Peers, options: ScenarioOptions): 
     })
   }
 
-  if (peers.cockatiel === undefined) skipped.push({ name: 'cockatiel', pkg: 'cockatiel', reason: notLoaded('cockatiel', peers) })
+  if (peers.cockatiel === undefined)
+    skipped.push({ name: 'cockatiel', pkg: 'cockatiel', reason: notLoaded('cockatiel', peers) })
   else {
     const { ExponentialBackoff, noJitterGenerator } = peers.cockatiel
     const factory = new ExponentialBackoff({ initialDelay: BASE, maxDelay: CAP, generator: noJitterGenerator })
@@ -149,8 +160,16 @@ export const scheduleStepping = async (peers: Peers, options: ScenarioOptions): 
     })
   }
   skipped.push(
-    { name: 'p-retry', pkg: 'p-retry', reason: 'no pure interpreter: delays are computed inside `pRetry` and not exported' },
-    { name: 'exponential-backoff', pkg: 'exponential-backoff', reason: 'no pure interpreter: its `Delay` classes are internal' }
+    {
+      name: 'p-retry',
+      pkg: 'p-retry',
+      reason: 'no pure interpreter: delays are computed inside `pRetry` and not exported'
+    },
+    {
+      name: 'exponential-backoff',
+      pkg: 'exponential-backoff',
+      reason: 'no pure interpreter: its `Delay` classes are internal'
+    }
   )
 
   for (const [name, fn] of check) sameDelays(name, fn())
@@ -172,16 +191,22 @@ const report = (rows: ReadonlyArray<Row>, skipped: ReadonlyArray<Skipped>): Scen
       `First ${N} delays of exponential(${BASE} ms, ×2) capped at ${CAP / 1000} s, computed purely into an array. ` +
         `Target: \`Schedule.delays\` ≤ ${TARGET}× the bare loop.`,
       '',
-      rowsTable(rows, (r) => (r.ratio <= TARGET ? `yes (≤ ${TARGET}×)` : `no: ${fmtRatio(r.ratio)} > ${TARGET}×`), skipped),
+      rowsTable(
+        rows,
+        (r) => (r.ratio <= TARGET ? `yes (≤ ${TARGET}×)` : `no: ${fmtRatio(r.ratio)} > ${TARGET}×`),
+        skipped
+      ),
       '',
       `Per step: the bare loop ${perStep(bare)} (a multiplication, a \`Math.min\`, a push), the schedule's own ` +
         `step ${perStep(step)}, \`Schedule.delays\` ${perStep(ours)}.` +
         (met
           ? ''
-          : ` **Missed: ${fmtRatio(ours.ratio)} against ${TARGET}×.** Why: a step of \`capped(exponential)\` is two closure ` +
+          : ` **Missed: ${fmtRatio(
+              ours.ratio
+            )} against ${TARGET}×.** Why: a step of \`capped(exponential)\` is two closure ` +
             'calls and one or two `Continue` objects (a new one whenever `capped` changes the delay), and the ' +
             'call sites inside the combinators see every schedule of the process, so the JIT does not inline them; ' +
-            '`delays` adds, per step, a `RetryStatus` for the schedule, the check of the delay and the run\'s ' +
+            "`delays` adds, per step, a `RetryStatus` for the schedule, the check of the delay and the run's " +
             'bookkeeping. The step alone is already ' +
             `${fmtRatio(step.ratio)} the bare loop, so no change to the interpreter can reach ${TARGET}×. What would ` +
             'close it: a step protocol without a decision object per step (for instance steps that write the delay ' +
@@ -189,8 +214,12 @@ const report = (rows: ReadonlyArray<Row>, skipped: ReadonlyArray<Skipped>): Scen
             '(`exponential`, `capped`, `recurs`) and computing them in a plain loop. Both are changes to the ' +
             '`Schedule` representation, left for a decision.') +
         ' The reference figures of the issue (retry-ts 1.5×, cockatiel 1.6×) could not be reproduced: against this ' +
-        `floor of ${perStep(bare)} per step they measure ${fmtRatio((rows.find((r) => r.name === 'retry-ts') ?? bare).ratio)} ` +
-        `and ${fmtRatio((rows.find((r) => r.name === 'cockatiel') ?? bare).ratio)}; their floor must have been about ten times slower.`
+        `floor of ${perStep(bare)} per step they measure ${fmtRatio(
+          (rows.find((r) => r.name === 'retry-ts') ?? bare).ratio
+        )} ` +
+        `and ${fmtRatio(
+          (rows.find((r) => r.name === 'cockatiel') ?? bare).ratio
+        )}; their floor must have been about ten times slower.`
     ].join('\n')
   }
 }

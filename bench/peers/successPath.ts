@@ -15,7 +15,8 @@ export const successPath = async (peers: Peers, options: ScenarioOptions): Promi
   const ours = rows.find((r) => r.ours) as Row
   const timed = rows.find((r) => r.name.includes('upTo'))
   const met = ours.ratio <= TARGET
-  const verdict = (r: Row): string => (r.ratio <= TARGET ? `yes (≤ ${TARGET}×)` : `no: ${fmtRatio(r.ratio)} > ${TARGET}×`)
+  const verdict = (r: Row): string =>
+    r.ratio <= TARGET ? `yes (≤ ${TARGET}×)` : `no: ${fmtRatio(r.ratio)} > ${TARGET}×`
   return {
     title: 'Success path',
     met,
@@ -31,8 +32,14 @@ export const successPath = async (peers: Peers, options: ScenarioOptions): Promi
         'and no hook or budget is set, so the run has no use for it' +
         (timed === undefined
           ? '.'
-          : `; the same schedule under \`upTo\`, which must read it, costs ${fmtRatio(timed.ratio)} (the row "with \`upTo\`"): one clock read is that difference on this machine.`) +
-        (met ? '' : ` **Missed: ${fmtRatio(ours.ratio)} against ${TARGET}×**; the spread of the rounds says how much of it is noise.`)
+          : `; the same schedule under \`upTo\`, which must read it, costs ${fmtRatio(
+              timed.ratio
+            )} (the row "with \`upTo\`"): one clock read is that difference on this machine.`) +
+        (met
+          ? ''
+          : ` **Missed: ${fmtRatio(
+              ours.ratio
+            )} against ${TARGET}×**; the spread of the rounds says how much of it is noise.`)
     ].join('\n')
   }
 }
