@@ -96,7 +96,9 @@ const render = (
       'on 2 cores, with other work running. Absolute times move by 2× between rounds; read the ratios, which ' +
       'are taken within each round (every library measured seconds apart, in rotating order), and their spread ' +
       '(min – max over the rounds). Where no library waits on a timer, the "CPU time" column repeats the ' +
-      "measurement with the process's CPU time, which does not count the time the process was descheduled.",
+      "measurement with the process's CPU time, which does not count the time the process was descheduled. " +
+      'A ratio within a few hundredths of its target can land on either side of it from one run to the next; ' +
+      'the CPU-time figure, steadier, says which side it is on.',
     '',
     '| scenario | target | fp-ts-retry | met? |',
     '|---|---|---|---|',

@@ -196,6 +196,10 @@ export const fmtNs = (ns: number): string => {
   return `${ns.toFixed(1)} ns`
 }
 
+/** Our ratio for a summary line, with the CPU-time ratio beside it when measured. */
+export const fmtOurs = (row: Row): string =>
+  row.cpuRatio === undefined ? fmtRatio(row.ratio) : `${fmtRatio(row.ratio)} (CPU time ${fmtRatio(row.cpuRatio)})`
+
 export const fmtRatio = (r: number): string =>
   r >= 100 ? `${r.toFixed(0)}×` : r >= 10 ? `${r.toFixed(1)}×` : `${r.toFixed(2)}×`
 

@@ -10,6 +10,7 @@ import { Random, RetryStatus, Schedule } from 'fp-ts-retry'
 import * as RetryTs from 'retry-ts'
 import {
   compare,
+  fmtOurs,
   fmtRatio,
   rowsTable,
   type Entry,
@@ -186,7 +187,7 @@ const report = (rows: ReadonlyArray<Row>, skipped: ReadonlyArray<Skipped>): Scen
   return {
     title: 'Schedule stepping',
     met,
-    summary: `\`Schedule.delays\` ${fmtRatio(ours.ratio)} the bare loop (target ≤ ${TARGET}×)`,
+    summary: `\`Schedule.delays\` ${fmtOurs(ours)} the bare loop (target ≤ ${TARGET}×)`,
     markdown: [
       `First ${N} delays of exponential(${BASE} ms, ×2) capped at ${CAP / 1000} s, computed purely into an array. ` +
         `Target: \`Schedule.delays\` ≤ ${TARGET}× the bare loop.`,

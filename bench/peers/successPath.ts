@@ -2,7 +2,7 @@
  * Scenario "success path": the first attempt succeeds; the policy would allow 5 retries of exponential(10 ms).
  * What a retry wrapper costs on every call that needs no retry: the common case in production.
  */
-import { compare, fmtRatio, rowsTable, type Row, type ScenarioOptions, type ScenarioReport } from './harness'
+import { compare, fmtOurs, fmtRatio, rowsTable, type Row, type ScenarioOptions, type ScenarioReport } from './harness'
 import type { Peers } from './peers'
 import { checkEntries, retryEntries } from './retryEntries'
 
@@ -20,7 +20,7 @@ export const successPath = async (peers: Peers, options: ScenarioOptions): Promi
   return {
     title: 'Success path',
     met,
-    summary: `${fmtRatio(ours.ratio)} the bare loop (target ≤ ${TARGET}×)`,
+    summary: `${fmtOurs(ours)} the bare loop (target ≤ ${TARGET}×)`,
     markdown: [
       'The first attempt succeeds; the policy would allow 5 retries of exponential(10 ms). ' +
         `Target: ≤ ${TARGET}× the bare loop.`,

@@ -2,7 +2,7 @@
  * Scenario "zero-delay retries": 10 failures then a success, with no delay between attempts: the overhead of a
  * retry itself, with nothing to hide it.
  */
-import { compare, fmtRatio, rowsTable, type Row, type ScenarioOptions, type ScenarioReport } from './harness'
+import { compare, fmtOurs, fmtRatio, rowsTable, type Row, type ScenarioOptions, type ScenarioReport } from './harness'
 import type { Peers } from './peers'
 import { checkEntries, retryEntries } from './retryEntries'
 
@@ -22,7 +22,7 @@ export const zeroDelay = async (peers: Peers, options: ScenarioOptions): Promise
   return {
     title: 'Zero-delay retries',
     met,
-    summary: `${fmtRatio(ours.ratio)} the bare loop (target ≤ ${TARGET}×)`,
+    summary: `${fmtOurs(ours)} the bare loop (target ≤ ${TARGET}×)`,
     markdown: [
       '10 failures then a success, no delay between attempts (11 attempts per op). ' +
         `Target: ≤ ${TARGET}× the bare loop.`,
