@@ -41,17 +41,17 @@ const scenarios: ReadonlyArray<Scenario> = [
   {
     key: 'success',
     target: '≤ 1.2× the bare loop',
-    run: (peers, quick, log) => successPath(peers, options(quick, { rounds: 12, minCpuTimeMs: 25 }, log))
+    run: (peers, quick, log) => successPath(peers, options(quick, { rounds: 20, minCpuTimeMs: 20 }, log))
   },
   {
     key: 'zero-delay',
     target: '≤ 1.5× the bare loop',
-    run: (peers, quick, log) => zeroDelay(peers, options(quick, { rounds: 12, minCpuTimeMs: 25 }, log))
+    run: (peers, quick, log) => zeroDelay(peers, options(quick, { rounds: 20, minCpuTimeMs: 20 }, log))
   },
   {
     key: 'stepping',
     target: '`Schedule.delays` ≤ 1.5× the bare loop',
-    run: (peers, quick, log) => scheduleStepping(peers, options(quick, { rounds: 12, minCpuTimeMs: 25 }, log))
+    run: (peers, quick, log) => scheduleStepping(peers, options(quick, { rounds: 20, minCpuTimeMs: 20 }, log))
   },
   {
     key: 'many',
