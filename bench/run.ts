@@ -95,10 +95,11 @@ const render = (
     `**Noise.** The machine is shared: load average ${m.load} (1 / 5 / 15 min) at the start, ${loadAfter} at the end, ` +
       'on 2 cores, with other work running. Absolute times move by 2× between rounds; read the ratios, which ' +
       'are taken within each round (every library measured seconds apart, in rotating order), and their spread ' +
-      '(min – max over the rounds). Where no library waits on a timer, the "CPU time" column repeats the ' +
-      "measurement with the process's CPU time, which does not count the time the process was descheduled. " +
-      'A ratio within a few hundredths of its target can land on either side of it from one run to the next; ' +
-      'the CPU-time figure, steadier, says which side it is on.',
+      '(min – max over the rounds). For libraries that do not wait on a timer, the "CPU time" column repeats ' +
+      "the measurement with the process's CPU time, which does not count the time the process was descheduled " +
+      "(but counts the garbage collector's helper threads). The verdicts use wall time. The two figures can " +
+      "disagree by more than a ratio's distance to its target, and a ratio within about 0.1× of its target has " +
+      'landed on both sides of it in successive runs: such a verdict is not settled by one run.',
     '',
     '| scenario | target | fp-ts-retry | met? |',
     '|---|---|---|---|',
