@@ -13,7 +13,7 @@ import * as backoff from 'exponential-backoff'
 import * as E from 'fp-ts/Either'
 import { pipe } from 'fp-ts/function'
 import type { TaskEither } from 'fp-ts/TaskEither'
-import { retrying, Schedule, TestClock } from 'fp-ts-retry'
+import { retrying, Schedule, TestClock } from './ours'
 import * as RetryTs from 'retry-ts'
 import * as RetryTsTask from 'retry-ts/Task'
 import {

@@ -9,7 +9,7 @@ import { pipe } from 'fp-ts/function'
 import type { TaskEither } from 'fp-ts/TaskEither'
 import * as RetryTs from 'retry-ts'
 import * as RetryTsTask from 'retry-ts/Task'
-import { retrying, Schedule } from 'fp-ts-retry'
+import { retrying, Schedule } from './ours'
 import type { Entry, Skipped } from './harness'
 import { expectRight, flaky as makeFlaky, notLoaded, type Peers, type Probe } from './peers'
 

@@ -6,7 +6,7 @@
 import * as Effect3 from 'effect'
 import { pipe } from 'fp-ts/function'
 import * as O from 'fp-ts/Option'
-import { Random, RetryStatus, Schedule } from 'fp-ts-retry'
+import { Random, RetryStatus, Schedule } from './ours'
 import * as RetryTs from 'retry-ts'
 import {
   compare,
