@@ -10,7 +10,7 @@ import type { TaskEither } from 'fp-ts/TaskEither'
 import * as RetryTs from 'retry-ts'
 import * as RetryTsTask from 'retry-ts/Task'
 import { retrying, Schedule } from './ours'
-import type { Entry, Skipped } from './harness'
+import { compare, fmtOurs, fmtRatio, rowsTable, type Entry, type Row, type ScenarioOptions, type ScenarioReport, type Skipped } from './harness'
 import { expectRight, flaky as makeFlaky, notLoaded, type Peers, type Probe } from './peers'
 
 export interface RetryJob {
@@ -213,4 +213,36 @@ export const retryEntries = (job: RetryJob, peers: Peers, only?: ReadonlyArray<s
 /** Runs each entry once and checks it succeeds: a benchmark of a wrong answer is worthless. */
 export const checkEntries = async (entries: ReadonlyArray<Entry>): Promise<void> => {
   for (const e of entries) expectRight(e.name, await e.fn())
+}
+
+/** What differs between the scenarios that retry one action: the job, the target and the words around the table. */
+export interface RetryScenario {
+  readonly title: string
+  readonly target: number
+  readonly job: RetryJob
+  readonly intro: string
+  /** The paragraph under the table, given our row, the `upTo` row (if measured) and whether the target was met. */
+  readonly explain: (ours: Row, timed: Row | undefined, met: boolean) => string
+}
+
+/** Runs a retry scenario: every library on the same job, side by side, and the verdict against the target. */
+export const runRetryScenario = async (
+  scenario: RetryScenario,
+  peers: Peers,
+  options: ScenarioOptions
+): Promise<ScenarioReport> => {
+  const { title, target } = scenario
+  const { entries, skipped } = retryEntries(scenario.job, peers)
+  await checkEntries(entries)
+  const rows = await compare(entries, { ...options, cpuTime: true })
+  const ours = rows.find((r) => r.ours) as Row
+  const timed = rows.find((r) => r.name.includes('upTo'))
+  const met = ours.ratio <= target
+  const verdict = (r: Row): string => (r.ratio <= target ? `yes (≤ ${target}×)` : `no: ${fmtRatio(r.ratio)} > ${target}×`)
+  return {
+    title,
+    met,
+    summary: `${fmtOurs(ours)} the bare loop (target ≤ ${target}×)`,
+    markdown: [scenario.intro, '', rowsTable(rows, verdict, skipped), '', scenario.explain(ours, timed, met)].join('\n')
+  }
 }

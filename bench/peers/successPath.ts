@@ -2,32 +2,23 @@
  * Scenario "success path": the first attempt succeeds; the policy would allow 5 retries of exponential(10 ms).
  * What a retry wrapper costs on every call that needs no retry: the common case in production.
  */
-import { compare, fmtOurs, fmtRatio, rowsTable, type Row, type ScenarioOptions, type ScenarioReport } from './harness'
+import { fmtRatio, type ScenarioOptions, type ScenarioReport } from './harness'
 import type { Peers } from './peers'
-import { checkEntries, retryEntries } from './retryEntries'
+import { runRetryScenario } from './retryEntries'
 
 const TARGET = 1.2
 
-export const successPath = async (peers: Peers, options: ScenarioOptions): Promise<ScenarioReport> => {
-  const { entries, skipped } = retryEntries({ failures: 0, retries: 5, base: 10, withTimedSchedule: true }, peers)
-  await checkEntries(entries)
-  const rows = await compare(entries, { ...options, cpuTime: true })
-  const ours = rows.find((r) => r.ours) as Row
-  const timed = rows.find((r) => r.name.includes('upTo'))
-  const met = ours.ratio <= TARGET
-  const verdict = (r: Row): string =>
-    r.ratio <= TARGET ? `yes (≤ ${TARGET}×)` : `no: ${fmtRatio(r.ratio)} > ${TARGET}×`
-  return {
-    title: 'Success path',
-    met,
-    summary: `${fmtOurs(ours)} the bare loop (target ≤ ${TARGET}×)`,
-    markdown: [
-      'The first attempt succeeds; the policy would allow 5 retries of exponential(10 ms). ' +
+export const successPath = (peers: Peers, options: ScenarioOptions): Promise<ScenarioReport> =>
+  runRetryScenario(
+    {
+      title: 'Success path',
+      target: TARGET,
+      job: { failures: 0, retries: 5, base: 10, withTimedSchedule: true },
+      intro:
+        'The first attempt succeeds; the policy would allow 5 retries of exponential(10 ms). ' +
         `Target: ≤ ${TARGET}× the bare loop.`,
-      '',
-      rowsTable(rows, verdict, skipped),
-      '',
-      `What a call costs us beyond the bare loop: the wrapper's call, a few checks (signal, stored run, budget, ` +
+      explain: (ours, timed, met) =>
+        `What a call costs us beyond the bare loop: the wrapper's call, a few checks (signal, stored run, budget, ` +
         '`onDone`) and nothing of ours allocated. The clock is not read: `exponential ∩ recurs` never looks at the time ' +
         'and no hook or budget is set, so the run has no use for it' +
         (timed === undefined
@@ -35,11 +26,8 @@ export const successPath = async (peers: Peers, options: ScenarioOptions): Promi
           : `; the same schedule under \`upTo\`, which must read it, costs ${fmtRatio(
               timed.ratio
             )} (the row "with \`upTo\`"): one clock read is that difference on this machine.`) +
-        (met
-          ? ''
-          : ` **Missed: ${fmtRatio(
-              ours.ratio
-            )} against ${TARGET}×**; the spread of the rounds says how much of it is noise.`)
-    ].join('\n')
-  }
-}
+        (met ? '' : ` **Missed: ${fmtRatio(ours.ratio)} against ${TARGET}×**; the spread of the rounds says how much of it is noise.`)
+    },
+    peers,
+    options
+  )
