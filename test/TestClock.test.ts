@@ -6,6 +6,24 @@ import * as Schedule from '../src/Schedule'
 import * as TestClock from '../src/TestClock'
 import { caught, deepStrictEqual } from './util'
 
+/**
+ * Checks that `TestClock.<method>` rejects a negative, NaN or infinite ms with a RangeError naming it; returns
+ * the clock, for what the rejections must have left unchanged.
+ */
+const rejectsBadMs = async (method: 'sleep' | 'advance'): Promise<TestClock.TestClock> => {
+  const clock = TestClock.make()
+  for (const [ms, shown] of [
+    [-1, '-1'],
+    [NaN, 'NaN'],
+    [Infinity, 'Infinity']
+  ] as const) {
+    const error = await caught(() => clock[method](ms))
+    expect(error).toBeInstanceOf(RangeError)
+    expect((error as RangeError).message).toBe(`TestClock.${method}: ms must be a finite number >= 0, received ${shown}`)
+  }
+  return clock
+}
+
 describe('TestClock', () => {
   describe('make', () => {
     it('should read start, 0 by default', () => {
@@ -94,16 +112,7 @@ describe('TestClock', () => {
     })
 
     it('should be a RangeError naming a negative, NaN or infinite ms', async () => {
-      const clock = TestClock.make()
-      for (const [ms, shown] of [
-        [-1, '-1'],
-        [NaN, 'NaN'],
-        [Infinity, 'Infinity']
-      ] as const) {
-        const error = await caught(() => clock.sleep(ms))
-        expect(error).toBeInstanceOf(RangeError)
-        expect((error as RangeError).message).toBe(`TestClock.sleep: ms must be a finite number >= 0, received ${shown}`)
-      }
+      const clock = await rejectsBadMs('sleep')
       deepStrictEqual(clock.sleeps, [])
     })
   })
@@ -186,17 +195,8 @@ describe('TestClock', () => {
       deepStrictEqual(await run, E.left('boom'))
     })
 
-    it('should be a RangeError naming a negative or NaN ms', async () => {
-      const clock = TestClock.make()
-      for (const [ms, shown] of [
-        [-1, '-1'],
-        [NaN, 'NaN'],
-        [Infinity, 'Infinity']
-      ] as const) {
-        const error = await caught(() => clock.advance(ms))
-        expect(error).toBeInstanceOf(RangeError)
-        expect((error as RangeError).message).toBe(`TestClock.advance: ms must be a finite number >= 0, received ${shown}`)
-      }
+    it('should be a RangeError naming a negative, NaN or infinite ms', async () => {
+      const clock = await rejectsBadMs('advance')
       deepStrictEqual(clock.now(), 0)
     })
   })
