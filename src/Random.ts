@@ -115,7 +115,8 @@ export const seeded = (seed: number): SeededRandom => {
  *
  * **Details**
  *
- * A state that is not one `getState` produced is a `RangeError`.
+ * A state that is not one `getState` produces (four signed 32-bit integers, not all zero: the all-zero state
+ * would draw 0 forever) is a `RangeError`.
  *
  * @example
  * import * as Random from 'fp-ts-retry/Random'
@@ -128,19 +129,8 @@ export const seeded = (seed: number): SeededRandom => {
  * @category constructors
  * @since 0.1.0
  */
-export const fromState = (state: ReadonlyArray<number>): SeededRandom => {
-  const valid =
-    Array.isArray(state) &&
-    state.length === 4 &&
-    state.every((n) => Number.isInteger(n) && n >= -0x80000000 && n <= 0x7fffffff) &&
-    state.some((n) => n !== 0) // the all-zero state is a fixed point: it would draw 0 forever
-  if (!valid) {
-    throw new RangeError(
-      `Random.fromState: state must be 4 signed 32-bit integers, not all zero, received ${JSON.stringify(state)}`
-    )
-  }
-  return fromGenerator(xoroshiro128plusFromState(state))
-}
+export const fromState = (state: ReadonlyArray<number>): SeededRandom =>
+  fromGenerator(xoroshiro128plusFromState(validate.generatorState('Random.fromState', 'state', state)))
 
 /**
  * Always draws `u`: for tests and for pinning jitter to one end of its range.

@@ -137,33 +137,56 @@ describe('Random', () => {
       deepStrictEqual(take(r, 5), fromA)
     })
 
-    it('should reject a malformed state', () => {
-      const bad: ReadonlyArray<unknown> = [
-        [1, 2, 3],
-        [1, 2, 3, 4, 5],
-        [1, 2, 3, 4.5],
-        [1, 2, 3, NaN],
-        [1, 2, 3, 2 ** 31],
-        [1, 2, 3, -(2 ** 31) - 1],
-        [1, 2, 3, '4'],
-        'abcd',
-        null,
-        { length: 4 }
-      ]
-      for (const state of bad) {
-        throwsRangeError(() => Random.fromState(state as ReadonlyArray<number>), /^Random\.fromState: state must be/)
-      }
-      throwsRangeError(() => Random.fromState([1, 2, 3, 4.5]), /received \[1,2,3,4\.5\]$/)
+    const revoked = Proxy.revocable([1, 2, 3, 4], {})
+    revoked.revoke()
+
+    it.each<readonly [string, unknown, RegExp]>([
+      ['three numbers', [1, 2, 3], /received \[1,2,3\]$/],
+      ['five numbers', [1, 2, 3, 4, 5], /received \[1,2,3,4,5\]$/],
+      ['a fraction', [1, 2, 3, 4.5], /received \[1,2,3,4\.5\]$/],
+      ['NaN', [1, 2, 3, NaN], /received \[1,2,3,null\]$/],
+      ['2^31', [1, 2, 3, 2 ** 31], /received \[1,2,3,2147483648\]$/],
+      ['-2^31 - 1', [1, 2, 3, -(2 ** 31) - 1], /received \[1,2,3,-2147483649\]$/],
+      ['a string item', [1, 2, 3, '4'], /received \[1,2,3,"4"\]$/],
+      [
+        'the all-zero state, which getState never produces (it would draw 0 forever)',
+        [0, 0, 0, 0],
+        /received \[0,0,0,0\]$/
+      ],
+      ['a string', 'abcd', /received "abcd"$/],
+      ['null', null, /received null$/],
+      ['an array-like object', { length: 4 }, /received \[object Object\]$/],
+      ['a sparse array of length 2^32 - 1', new Array(2 ** 32 - 1), /received an array of length 4294967295$/],
+      [
+        'an array whose item getter throws',
+        Object.defineProperty([1, 2, 3, 4], 3, {
+          get: () => {
+            throw new Error('boom')
+          }
+        }),
+        /received a value that cannot be read$/
+      ],
+      ['a revoked Proxy', revoked.proxy, /received a value that cannot be read$/]
+    ])('should reject a malformed state: %s, with a RangeError that shows it', (_, state, received) => {
+      throwsRangeError(
+        () => Random.fromState(state as ReadonlyArray<number>),
+        /^Random\.fromState: state must be 4 signed 32-bit integers, not all zero, received /
+      )
+      throwsRangeError(() => Random.fromState(state as ReadonlyArray<number>), received)
+    })
+
+    it('should read each number of the state once: an array whose getters change cannot slip another state past the check', () => {
+      let reads = 0
+      const shifty = Object.defineProperty([1, 2, 3, 0], 3, {
+        get: () => (reads++ === 0 ? 4 : 2 ** 40)
+      }) as ReadonlyArray<number>
+      deepStrictEqual(take(Random.fromState(shifty), 5), take(Random.fromState([1, 2, 3, 4]), 5))
+      deepStrictEqual(reads, 1)
     })
 
     it('should accept the extreme signed 32-bit values', () => {
       const state = [-(2 ** 31), 2 ** 31 - 1, 0, 1]
       deepStrictEqual(outsideUnit(take(Random.fromState(state), 10)), [])
-    })
-
-    it('should reject the all-zero state, which getState never produces', () => {
-      // xoroshiro128+ stays at zero from the zero state: every draw would be 0.
-      throwsRangeError(() => Random.fromState([0, 0, 0, 0]), /Random\.fromState: state/)
     })
   })
 

@@ -1,6 +1,10 @@
 /**
- * Argument checks shared by every constructor: each throws a `RangeError` that names the function, the
- * argument and the value received, so a bad configuration fails where it is written.
+ * The rules for the values every module checks (a duration, a count, a generator state, ...), stated once.
+ *
+ * Each rule is a predicate (`isDuration`, `isCount`, `isGeneratorState`, ...) that never throws, whatever it is
+ * given: the codecs build their io-ts refinements on them, and the throwing checks below (`duration`, `count`,
+ * `generatorState`, ...) use them too, throwing a `RangeError` that names the function, the argument and the
+ * value received, so that a bad argument fails where it is written.
  *
  * @internal
  */
@@ -8,36 +12,112 @@
 /** The largest delay, in ms, any schedule produces: arithmetic saturates here instead of reaching Infinity. */
 export const MAX_DELAY = Number.MAX_SAFE_INTEGER
 
-const show = (value: unknown): string =>
-  typeof value === 'string' ? JSON.stringify(value) : Object.is(value, -0) ? '-0' : String(value)
+// -------------------------------------------------------------------------------------
+// predicates
+// -------------------------------------------------------------------------------------
+
+/** A finite number `>= 0`: a duration in ms. `-0` is one (`duration` reads it as `0`). */
+export const isDuration = (value: unknown): value is number =>
+  typeof value === 'number' && value >= 0 && value !== Infinity
+
+/** A whole number `>= 0` that is exactly representable (a safe integer): a count. */
+export const isCount = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
+
+/** Any finite number: a point in time. */
+export const isFiniteNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value)
+
+/** A finite number `>= min`. */
+export const isAtLeast =
+  (min: number) =>
+  (value: unknown): value is number =>
+    typeof value === 'number' && value >= min && value !== Infinity
+
+/** A number in `[0, 1)`, the range of a uniform draw. */
+export const isUnitInterval = (value: unknown): value is number => typeof value === 'number' && value >= 0 && value < 1
+
+/** A whole number from `-2^31` to `2^31 - 1`. */
+export const isInt32 = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isInteger(value) && value >= -0x80000000 && value <= 0x7fffffff
+
+/** The four numbers of a generator state, each read once, or `undefined`; never throws. */
+const readGeneratorState = (value: unknown): readonly [number, number, number, number] | undefined => {
+  try {
+    if (!Array.isArray(value) || value.length !== 4) return undefined
+    const [a, b, c, d] = value as ReadonlyArray<unknown>
+    return isInt32(a) && isInt32(b) && isInt32(c) && isInt32(d) && (a !== 0 || b !== 0 || c !== 0 || d !== 0)
+      ? [a, b, c, d]
+      : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * A state of the seeded generator (xoroshiro128+), as `Random`'s `getState` gives it: four signed 32-bit
+ * integers, not all zero (the all-zero state is a fixed point that would draw 0 forever). Never throws, not
+ * even on a revoked Proxy or an array with a throwing getter.
+ */
+export const isGeneratorState = (value: unknown): value is ReadonlyArray<number> =>
+  readGeneratorState(value) !== undefined
+
+// -------------------------------------------------------------------------------------
+// throwing checks
+// -------------------------------------------------------------------------------------
+
+const isPrimitive = (value: unknown): boolean =>
+  value === null || (typeof value !== 'object' && typeof value !== 'function')
+
+/**
+ * The value received, for a message; never throws, and takes no longer for a huge array: a short list of
+ * primitives is shown as JSON, as it was written, a longer one by its length.
+ */
+const show = (value: unknown): string => {
+  if (typeof value === 'string') return JSON.stringify(value)
+  if (Object.is(value, -0)) return '-0'
+  try {
+    if (Array.isArray(value)) {
+      const items = value as ReadonlyArray<unknown>
+      return items.length <= 16 && items.every(isPrimitive)
+        ? JSON.stringify(items)
+        : `an array of length ${items.length}`
+    }
+    return String(value)
+  } catch {
+    return 'a value that cannot be read'
+  }
+}
 
 const fail = (where: string, name: string, expected: string, value: unknown): never => {
   throw new RangeError(`${where}: ${name} must be ${expected}, received ${show(value)}`)
 }
 
-/** A finite number `>= 0` (a duration in ms). */
+/** A finite number `>= 0` (a duration in ms); `-0` becomes `0`, so that a state reads the same after a JSON round trip. */
 export const duration = (where: string, name: string, value: number): number =>
-  typeof value === 'number' && value >= 0 && value !== Infinity
-    ? value + 0 // -0 becomes 0: a state must read the same after a JSON round trip
-    : fail(where, name, 'a finite number >= 0', value)
+  isDuration(value) ? value + 0 : fail(where, name, 'a finite number >= 0', value)
 
 /** A whole number `>= 0` (a count). */
 export const count = (where: string, name: string, value: number): number =>
-  Number.isSafeInteger(value) && value >= 0 ? value : fail(where, name, 'a whole number >= 0', value)
+  isCount(value) ? value : fail(where, name, 'a whole number >= 0', value)
 
 /** Any finite number (a point in time). */
 export const finite = (where: string, name: string, value: number): number =>
-  Number.isFinite(value) ? value : fail(where, name, 'a finite number', value)
+  isFiniteNumber(value) ? value : fail(where, name, 'a finite number', value)
 
 /** A finite number `>= min`. */
 export const atLeast = (where: string, name: string, min: number, value: number): number =>
-  typeof value === 'number' && value >= min && value !== Infinity
-    ? value
-    : fail(where, name, `a finite number >= ${min}`, value)
+  isAtLeast(min)(value) ? value : fail(where, name, `a finite number >= ${min}`, value)
 
 /** A number in `[0, 1)`, the range of a uniform draw. */
 export const unitInterval = (where: string, name: string, value: number): number =>
-  typeof value === 'number' && value >= 0 && value < 1 ? value : fail(where, name, 'a number in [0, 1)', value)
+  isUnitInterval(value) ? value : fail(where, name, 'a number in [0, 1)', value)
+
+/**
+ * A generator state (see {@link isGeneratorState}), as a fresh array of the numbers that were checked: an array
+ * whose getters answer differently at each read cannot slip another state past the check.
+ */
+export const generatorState = (where: string, name: string, value: ReadonlyArray<number>): ReadonlyArray<number> =>
+  readGeneratorState(value) ?? fail(where, name, '4 signed 32-bit integers, not all zero', value)
 
 /** A function, for arguments that JavaScript callers may get wrong. */
 export const callable = <F>(where: string, name: string, value: F): F =>
