@@ -14,28 +14,32 @@ import * as validate from './internal/validate'
 // -------------------------------------------------------------------------------------
 
 /**
- * What the runner needs from a budget.
+ * What the runner needs from a budget: to be told of every attempt's outcome, and, on a failure, whether a retry
+ * is allowed.
  *
  * **Details**
  *
- * - `record(succeeded, latency, now)` is called after every attempt of every run that uses the budget, first
- *   attempts included, with whether it succeeded and how long it took in ms.
- * - `allowRetry(now)` is asked after the schedule has chosen to retry and before the sleep; `false` ends the run
- *   with its last error, and the `onDone` hook's reason is `'budget'`.
+ * - `onSuccess(latency, now)` is called after every successful attempt of every run that uses the budget, first
+ *   attempts included, with how long it took in ms.
+ * - `onFailure(latency, now)` is called after every failed attempt: it records the failure and answers, in one
+ *   step, whether a retry may follow (gRPC takes the failure's token and decides on the retry atomically, so that
+ *   concurrent runs can neither over- nor under-spend). `false` ends the run with its last error if the schedule
+ *   wanted to retry, and the `onDone` hook's reason is `'budget'`.
+ * - Either may answer with a promise (a budget kept on a server shared by a fleet): the runner awaits only those.
  *
  * @example
  * import type { RetryBudget } from 'fp-ts-retry/Budget'
  *
  * // at most 10 retries in the life of the process
  * let left = 10
- * const budget: RetryBudget = { record: () => undefined, allowRetry: () => left-- > 0 }
+ * const budget: RetryBudget = { onSuccess: () => undefined, onFailure: () => left-- > 0 }
  *
  * @category model
  * @since 0.1.0
  */
 export interface RetryBudget {
-  readonly record: (succeeded: boolean, latency: number, now: number) => void
-  readonly allowRetry: (now: number) => boolean
+  readonly onSuccess: (latency: number, now: number) => void | Promise<void>
+  readonly onFailure: (latency: number, now: number) => boolean | Promise<boolean>
 }
 
 /**
@@ -115,6 +119,12 @@ const fail = (where: string, name: string, expected: string, value: unknown): ne
   throw new RangeError(`${where}: ${name} must be ${expected}, received ${String(value)}`)
 }
 
+const checkObject = (where: string, options: unknown): void => {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`${where}: options must be an object, received ${String(options)}`)
+  }
+}
+
 /** gRPC keeps its token count in thousandths, so that `tokenRatio` additions never drift (0.1 · 10 is exactly 1). */
 const MILLI = 1000
 
@@ -139,12 +149,10 @@ const MILLI = 1000
  * import * as assert from 'assert'
  *
  * const bucket = Budget.tokenBucket({ maxTokens: 4, tokenRatio: 0.5 })
- * bucket.record(false, 10, 0) // 3 tokens: 3 > 2
- * assert.strictEqual(bucket.allowRetry(0), true)
- * bucket.record(false, 10, 0) // 2 tokens: 2 > 2 is false
- * assert.strictEqual(bucket.allowRetry(0), false)
- * bucket.record(true, 10, 0) // 2.5 tokens
- * assert.strictEqual(bucket.allowRetry(0), true)
+ * assert.strictEqual(bucket.onFailure(10, 0), true) // 3 tokens: 3 > 2
+ * assert.strictEqual(bucket.onFailure(10, 0), false) // 2 tokens: 2 > 2 is false
+ * bucket.onSuccess(10, 0) // 2.5 tokens
+ * assert.strictEqual(bucket.tokens, 2.5)
  * assert.strictEqual(bucket.tokens, 2.5)
  *
  * @category constructors
@@ -152,15 +160,18 @@ const MILLI = 1000
  */
 export const tokenBucket = (options: TokenBucketOptions): TokenBucket => {
   const where = 'Budget.tokenBucket'
-  if (options === null || typeof options !== 'object') fail(where, 'options', 'an object', options)
+  checkObject(where, options)
   const max = Math.round(validate.atLeast(where, 'maxTokens', 0.001, options.maxTokens) * MILLI)
   const ratio = Math.round(validate.atLeast(where, 'tokenRatio', 0.001, options.tokenRatio) * MILLI)
   let tokens = max
   return {
-    record: (succeeded) => {
-      tokens = succeeded ? Math.min(max, tokens + ratio) : Math.max(0, tokens - MILLI)
+    onSuccess: () => {
+      tokens = Math.min(max, tokens + ratio)
     },
-    allowRetry: () => tokens * 2 > max,
+    onFailure: () => {
+      tokens = Math.max(0, tokens - MILLI)
+      return tokens * 2 > max
+    },
     get tokens() {
       return tokens / MILLI
     }
@@ -187,20 +198,18 @@ export const tokenBucket = (options: TokenBucketOptions): TokenBucket => {
  * import * as assert from 'assert'
  *
  * const guard = Budget.adaptive({ window: 10_000, minSuccessRate: 0.5, minSamples: 4 })
- * guard.record(true, 20, 1_000)
- * guard.record(false, 20, 2_000)
- * guard.record(false, 20, 3_000)
- * assert.strictEqual(guard.allowRetry(3_000), true) // 3 samples: too few to judge
- * guard.record(false, 20, 4_000)
- * assert.strictEqual(guard.allowRetry(4_000), false) // 1 success in 4 < 50%
- * assert.strictEqual(guard.allowRetry(11_500), true) // the first two have left the window: 2 samples
+ * guard.onSuccess(20, 1_000)
+ * guard.onFailure(20, 2_000)
+ * assert.strictEqual(guard.onFailure(20, 3_000), true) // 3 samples: too few to judge
+ * assert.strictEqual(guard.onFailure(20, 4_000), false) // 1 success in 4 < 50%
+ * assert.strictEqual(guard.onFailure(20, 12_500), true) // the first two have left the window: 3 samples
  *
  * @category constructors
  * @since 0.1.0
  */
 export const adaptive = (options: AdaptiveOptions): RetryBudget => {
   const where = 'Budget.adaptive'
-  if (options === null || typeof options !== 'object') fail(where, 'options', 'an object', options)
+  checkObject(where, options)
   const { window, minSuccessRate, maxLatencyPercentile, minSamples } = options
   if (!(typeof window === 'number' && window > 0 && window !== Infinity)) fail(where, 'window', 'a finite number > 0', window)
   if (!(typeof minSuccessRate === 'number' && minSuccessRate >= 0 && minSuccessRate <= 1)) {
@@ -247,17 +256,19 @@ export const adaptive = (options: AdaptiveOptions): RetryBudget => {
     return sorted[Math.max(1, Math.ceil((percentile * count) / 100)) - 1]
   }
 
+  const record = (succeeded: boolean, latency: number, now: number): void => {
+    expire(now)
+    times.push(now)
+    outcomes.push(succeeded)
+    latencies.push(latency)
+    if (succeeded) successes++
+    sorted = undefined
+  }
+
   return {
-    record: (succeeded, latency, now) => {
-      expire(now)
-      times.push(now)
-      outcomes.push(succeeded)
-      latencies.push(latency)
-      if (succeeded) successes++
-      sorted = undefined
-    },
-    allowRetry: (now) => {
-      expire(now)
+    onSuccess: (latency, now) => record(true, latency, now),
+    onFailure: (latency, now) => {
+      record(false, latency, now)
       const count = times.length - head
       if (count < minSamples) return true
       if (successes / count < minSuccessRate) return false

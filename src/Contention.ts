@@ -34,7 +34,7 @@
  *
  * @since 0.1.0
  */
-import { Progress } from './internal/Progress'
+import * as Driver from './Driver'
 import * as validate from './internal/validate'
 import * as Random from './Random'
 import * as Schedule from './Schedule'
@@ -346,7 +346,7 @@ export const simulate = (options: SimulateOptions): Outcome => {
   const maxCalls = validate.count(where, 'maxCalls', options.maxCalls ?? 10_000_000)
   const network = checkNetwork(where, options.network ?? awsNetwork)
   const random = randomOf(where, options.random, options.seed)
-  validate.callable(where, 'schedule.step', options.schedule?.step)
+  validate.callable(where, 'schedule.stepper', options.schedule?.stepper)
   const delay = networkDelays(network, random)
 
   // One pending message per client: when it arrives, what it is, what it carries (a version or a verdict).
@@ -354,13 +354,13 @@ export const simulate = (options: SimulateOptions): Outcome => {
   const sent = new Float64Array(clients)
   const kind = new Uint8Array(clients)
   const carried = new Float64Array(clients)
-  const progress: Array<Progress<Conflict>> = []
+  const drivers: Array<Driver.Driver<Conflict>> = []
   // A binary min-heap of client numbers, by arrival time, then by sending order.
   const heap = new Int32Array(clients)
   let size = clients
   let sequence = 0
   for (let c = 0; c < clients; c++) {
-    progress.push(new Progress(options.schedule, 0))
+    drivers.push(Driver.make(options.schedule, { start: 0, random }))
     at[c] = delay()
     sent[c] = sequence++
     kind[c] = READ
@@ -420,12 +420,12 @@ export const simulate = (options: SimulateOptions): Outcome => {
           time = now
           break
         }
-        const decision = progress[c].decide({ code: 409, client: c }, now, random)
-        if (decision._tag === 'Done') {
+        const wait = drivers[c].advance({ code: 409, client: c }, now)
+        if (wait < 0) {
           gaveUp++
           break
         }
-        at[c] = now + delay() + decision.delay
+        at[c] = now + delay() + wait
         sent[c] = sequence++
         kind[c] = READ
         siftDown(0)

@@ -310,9 +310,9 @@ export type HttpError =
  * @since 0.1.0
  */
 export interface RequestOptions {
-  readonly timeout?: number
-  readonly clock?: Clock
-  readonly idempotent?: boolean
+  readonly timeout?: number | undefined
+  readonly clock?: Clock | undefined
+  readonly idempotent?: boolean | undefined
 }
 
 /**
@@ -336,10 +336,10 @@ export interface RequestOptions {
  * @category model
  * @since 0.1.0
  */
-export interface RetryingFetchOptions extends RequestOptions, Hooks<HttpError> {
-  readonly random?: Random
-  readonly budget?: RetryBudget
-  readonly retryOn?: Predicate<HttpError>
+export interface RetryingFetchOptions extends RequestOptions, Hooks<HttpError, HttpError, Response> {
+  readonly random?: Random | undefined
+  readonly budget?: RetryBudget | undefined
+  readonly retryOn?: Predicate<HttpError> | undefined
 }
 
 // -------------------------------------------------------------------------------------
@@ -711,23 +711,23 @@ export const Show: ShowT<HttpError> = {
 export const retryable: <In>(self: Schedule.Schedule<In>) => Schedule.Schedule<In & HttpError> =
   Schedule.whileInput(isRetryable)
 
-// A time limit inside the schedule: a combinator, or the same limit written in a config (its canonical JSON).
-const TIME_LIMIT = /\b(?:upTo|maxCumulativeDelay)\(|"(?:maxElapsed|maxCumulativeDelay)":/
-
 /**
- * Waits as the server's `Retry-After` says, never more than `max` ms: after a `StatusError` carrying the header,
- * the delay is the server's, clamped to `max`; otherwise it is the schedule's.
+ * Waits as the server's `Retry-After` asks, never more than `max` ms and never less than the schedule says: after a
+ * `StatusError` carrying the header, the delay is `max(schedule's delay, min(server's delay, max))`.
  *
  * **Details**
  *
+ * - `Schedule.withHint` with the header as the hint: the backoff is a floor, so `Retry-After: 0` does not collapse
+ *   a 3 s backoff to 0.
  * - Delta-seconds and HTTP-dates are both read (see {@link parseRetryAfter}); a date is read against the run's
  *   clock, so a `TestClock` drives it. An unreadable value is ignored.
  * - The clamp is not optional: go-retryablehttp honours the header uncapped (its issues 247 and 295), and a
  *   server (or a proxy) answering `Retry-After: 86400` would park the caller for a day.
  * - The wrapped schedule is still stepped, so its counts and its stops hold: `recurs(3)` still ends the run.
  * - Put it **before** `Schedule.upTo` / `Schedule.maxCumulativeDelay` in a `pipe`, so that the server's delay
- *   counts toward the time limit like any other. Applied to a schedule that already has a time limit, it throws a
- *   `TypeError` rather than let the limit be overslept. Put jitter before it too, or it jitters the server's delay.
+ *   counts toward the time limit like any other: applied to a schedule that holds a time limit
+ *   (`Schedule.timeLimits`), it throws a `TypeError`. Put jitter before it too, or it jitters the server's delay.
+ * - The schedule's input must admit an {@link HttpError}: a schedule of another error type is a type error here.
  *
  * @example
  * import * as Http from 'fp-ts-retry/Http'
@@ -742,36 +742,51 @@ const TIME_LIMIT = /\b(?:upTo|maxCumulativeDelay)\(|"(?:maxElapsed|maxCumulative
  * const policy = pipe(Schedule.exponential(100), Http.retryAfter(5_000), Schedule.intersect(Schedule.recurs(3)))
  * assert.deepStrictEqual(Schedule.delays(policy, { input: busy('2') }), [2000, 2000, 2000])
  * assert.deepStrictEqual(Schedule.delays(policy, { input: busy('3600') }), [5000, 5000, 5000]) // clamped
+ * assert.deepStrictEqual(Schedule.delays(policy, { input: busy('0') }), [100, 200, 400]) // the backoff is a floor
  * // the order that would let upTo be overslept is refused
  * assert.throws(() => pipe(Schedule.exponential(100), Schedule.upTo(10_000), Http.retryAfter(5_000)), TypeError)
  *
  * @category combinators
  * @since 0.1.0
  */
-export const retryAfter = (max: number): (<In>(self: Schedule.Schedule<In>) => Schedule.Schedule<In & HttpError>) => {
+export const retryAfter = (
+  max: number
+): (<In>(self: AcceptsHttpError<In, 'Http.retryAfter'>) => Schedule.Schedule<In & HttpError>) => {
   validate.duration('Http.retryAfter', 'max', max)
-  return <In>(self: Schedule.Schedule<In>): Schedule.Schedule<In & HttpError> => {
-    if (TIME_LIMIT.test(self.description)) {
-      throw new TypeError(
-        `Http.retryAfter: put it before Schedule.upTo / Schedule.maxCumulativeDelay in the pipe, so that the server's ` +
-          `delay counts toward the time limit; received ${self.description}`
-      )
+  const hinted = Schedule.withHint(
+    (input: HttpError, now) => {
+      if (input?._tag !== 'StatusError') return undefined
+      const value = input.response.headers.get('retry-after')
+      return value === null ? undefined : O.toUndefined(parseRetryAfter(value, now))
+    },
+    { max, readsTime: true }
+  )
+  return <In>(self: AcceptsHttpError<In, 'Http.retryAfter'>) => {
+    try {
+      return hinted(self as Schedule.Schedule<In>)
+    } catch (e) {
+      throw e instanceof TypeError ? new TypeError(e.message.replace('Schedule.withHint', 'Http.retryAfter')) : e
     }
-    return Schedule.make(
-      self.initial,
-      (state, input: In & HttpError, status, now, random) => {
-        const decision = self.step(state, input, status, now, random)
-        if (decision._tag === 'Done' || input?._tag !== 'StatusError') return decision
-        const value = input.response.headers.get('retry-after')
-        if (value === null) return decision
-        const asked = parseRetryAfter(value, now)
-        if (asked._tag === 'None') return decision
-        return Schedule.continueAfter(Math.min(asked.value, max), decision.state)
-      },
-      `retryAfter(${max})(${self.description})`
-    )
   }
 }
+
+/**
+ * A schedule whose input admits an {@link HttpError}, or, when it cannot (`In & HttpError` is `never`), a type
+ * that says so where the combinator is applied, instead of a `Schedule<never>` that fails far away.
+ *
+ * @example
+ * import type { AcceptsHttpError } from 'fp-ts-retry/Http'
+ * import type { Schedule } from 'fp-ts-retry/Schedule'
+ *
+ * type Ok = AcceptsHttpError<unknown, 'Http.retryAfter'> // Schedule<unknown>
+ * const ok: Ok = null as unknown as Schedule<unknown>
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export type AcceptsHttpError<In, Where extends string> = [In & HttpError] extends [never]
+  ? { readonly error: `${Where} needs a schedule whose input can be an HttpError`; readonly input: In }
+  : Schedule.Schedule<In>
 
 // -------------------------------------------------------------------------------------
 // constructors
@@ -942,9 +957,9 @@ export const request = (
  *   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
  *   const { port } = server.address() as { port: number }
  *   const delays: Array<number> = []
- *   const policy = pipe(Schedule.constant(10), Http.retryAfter(5), Schedule.intersect(Schedule.recurs(3)))
+ *   const policy = pipe(Schedule.constant(1), Http.retryAfter(5), Schedule.intersect(Schedule.recurs(3)))
  *   try {
- *     const get = Http.retryingFetch(policy, { onRetry: (_, __, delay) => delays.push(delay) })
+ *     const get = Http.retryingFetch(policy, { onRetry: (_, __, delay) => void delays.push(delay) })
  *     const result = await get(`http://127.0.0.1:${port}/`)()
  *     assert.ok(result._tag === 'Right' && (await result.right.text()) === 'ok')
  *     assert.deepStrictEqual(delays, [5, 5]) // Retry-After: 1 s, clamped to 5 ms
@@ -980,10 +995,8 @@ export const retryingFetch = (
         budget === undefined
           ? undefined
           : {
-              record: (succeeded, latency, now) => {
-                if (succeeded || lastCounts) budget.record(succeeded, latency, now)
-              },
-              allowRetry: (now) => budget.allowRetry(now)
+              onSuccess: budget.onSuccess,
+              onFailure: (latency, now) => (lastCounts ? budget.onFailure(latency, now) : true)
             }
       const once: TaskEither<HttpError, Response> = () =>
         attempt(input, init, requestSummary, timeout, clock).then((result) => {
@@ -995,9 +1008,9 @@ export const retryingFetch = (
         random,
         signal,
         budget: counted,
-        onRetry: (error, status, delay) => {
+        onRetry: (error, status, delay, driver) => {
           void discardBody(error)
-          onRetry?.(error, status, delay)
+          return onRetry?.(error, status, delay, driver)
         },
         onDone
       })(once)()

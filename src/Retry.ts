@@ -3,26 +3,23 @@
  *
  * `retrying` retries a failing `TaskEither` as the schedule says; `retryingWithStatus` gives the action the
  * retry status; `retryingReaderTaskEither` takes its clock and random from a `ReaderTaskEither` environment;
- * `repeating` runs again after each success while a schedule fed with the success value continues. One loop
- * serves them all.
+ * `repeating` runs again after each success while a schedule fed with the success value continues. One short
+ * loop serves them all; its decisions are made by a {@link Driver.Driver}.
  *
  * @since 0.1.0
  */
-import type { Either } from 'fp-ts/Either'
-import type { ReaderTaskEither } from 'fp-ts/ReaderTaskEither'
-import type { TaskEither } from 'fp-ts/TaskEither'
-import type { RetryBudget } from './Budget'
-import type { Clock } from './Clock'
-import * as LiveClock from './Clock'
-import { Progress } from './internal/Progress'
-import { isTimeless } from './internal/timeless'
-import * as validate from './internal/validate'
-import type { Random } from './Random'
-import * as Rand from './Random'
-import type { RetryState } from './RetryState'
-import { check, fromProgress, toProgress } from './RetryState'
-import * as RetryStatus from './RetryStatus'
-import type { Schedule } from './Schedule'
+import type { Either } from "fp-ts/Either";
+import type { ReaderTaskEither } from "fp-ts/ReaderTaskEither";
+import type { TaskEither } from "fp-ts/TaskEither";
+import type { RetryBudget } from "./Budget";
+import type { Clock } from "./Clock";
+import * as LiveClock from "./Clock";
+import * as Driver from "./Driver";
+import * as validate from "./internal/validate";
+import type { Random } from "./Random";
+import type { RetryState } from "./RetryState";
+import * as RetryStatus from "./RetryStatus";
+import type { Schedule } from "./Schedule";
 
 // -------------------------------------------------------------------------------------
 // model
@@ -41,35 +38,62 @@ import type { Schedule } from './Schedule'
  * @category model
  * @since 0.1.0
  */
-export type StopReason = 'succeeded' | 'failed' | 'schedule' | 'budget' | 'aborted'
+export type StopReason =
+  | "succeeded"
+  | "failed"
+  | "schedule"
+  | "budget"
+  | "aborted";
 
 /**
- * Hooks into a run, for logging and metrics. They see every decision; they cannot change one.
+ * Hooks into a run, for logging, metrics and persistence. They see every decision; they cannot change one.
  *
  * **Details**
  *
- * - `onRetry(input, status, delay)` is called before each sleep, with the input the schedule saw (for
- *   `retrying`, the error), the status it decided with, and the chosen delay.
+ * - `onRetry(input, status, delay, driver)` is called before each sleep, with the input the schedule saw (for
+ *   `retrying`, the error), the status it decided with, the chosen delay and the run's {@link Driver.Driver}.
+ *   When it returns a promise, the run awaits it before sleeping, and then sleeps until `driver.dueAt`, so the
+ *   time the hook took is not slept again: persist a run with
+ *   `onRetry: (_, __, ___, driver) => store.save(driver.snapshot())`.
  * - `onDone(result, status, reason)` is called once, with the run's final `Either`, why it ended and a status:
  *   when the last attempt ended the run, the status at its end (`iterNumber` = retries made, so attempts =
- *   `iterNumber + 1`); when the schedule stopped or the signal aborted, the status of the last decision.
- * - A hook that throws makes the run reject with that error.
+ *   `iterNumber + 1`); when the schedule or the budget stopped it or the signal aborted, the status of the last
+ *   decision. It sees the run's error and value types: annotate its `result` to fix them.
+ * - A hook that throws (or whose promise rejects) makes the run reject with that error. An action that rejects
+ *   is a defect, not a failure: the run rejects with it and `onDone` is not called.
  *
  * @example
  * import type { Hooks } from 'fp-ts-retry/Retry'
  *
  * const log: Array<string> = []
- * const hooks: Hooks<Error> = {
- *   onRetry: (error, status, delay) => log.push(`attempt ${status.iterNumber + 1} failed (${error.message}), waiting ${delay} ms`),
- *   onDone: (result, status, reason) => log.push(`${result._tag} after ${status.iterNumber + 1} attempts: ${reason}`)
+ * const hooks: Hooks<Error, Error, number> = {
+ *   onRetry: (error, status, delay) => {
+ *     log.push(`attempt ${status.iterNumber + 1} failed (${error.message}), waiting ${delay} ms`)
+ *   },
+ *   onDone: (result, status, reason) => {
+ *     log.push(`${result._tag === 'Right' ? result.right : result.left.message} after ${status.iterNumber + 1} attempts: ${reason}`)
+ *   }
  * }
  *
  * @category model
  * @since 0.1.0
  */
-export interface Hooks<In> {
-  readonly onRetry?: (input: In, status: RetryStatus.RetryStatus, delay: number) => void
-  readonly onDone?: (result: Either<unknown, unknown>, status: RetryStatus.RetryStatus, reason: StopReason) => void
+export interface Hooks<In, E = unknown, A = unknown> {
+  readonly onRetry?:
+    | ((
+        input: In,
+        status: RetryStatus.RetryStatus,
+        delay: number,
+        driver: Driver.Driver<In>
+      ) => unknown)
+    | undefined;
+  readonly onDone?:
+    | ((
+        result: Either<E, A>,
+        status: RetryStatus.RetryStatus,
+        reason: StopReason
+      ) => void)
+    | undefined;
 }
 
 /**
@@ -81,14 +105,13 @@ export interface Hooks<In> {
  * - `signal`: once it aborts, no attempt starts and a sleep in progress ends at once; the run returns the last
  *   error. A signal already aborted before the first attempt makes the task reject with `signal.reason`, as
  *   `fetch` does: there is no error to return yet.
- * - `budget`: a shared {@link RetryBudget} told of every attempt and asked before every retry.
- * - `persist`: called with the run's {@link RetryState} after each decision to retry, and awaited before the
- *   sleep, so that a store can write it (atomically) first; the sleep then lasts until the state's `dueAt`, so
- *   the time the store took is not slept again.
- * - `resume`: a stored {@link RetryState} to go on with instead of starting afresh: the run waits until its
- *   `dueAt`, then makes the attempt that was due. It must come from the same schedule (same `description`),
- *   else the task rejects with a `ScheduleMismatch`. Without a `random` option, a stored seeded position is
- *   restored with `Random.fromState`.
+ * - `budget`: a shared {@link RetryBudget}, told of every attempt's outcome; when it refuses a retry the run ends
+ *   with the last error, reason `'budget'`. Its answers may be promises (a budget shared through a server): the
+ *   run awaits only those.
+ * - `resume`: a stored {@link RetryState} to go on with instead of starting afresh (Haskell's `resumeRetrying`):
+ *   the run restores a {@link Driver.Driver} from it, waits until its `dueAt`, then makes the attempt that was
+ *   due. It must come from the same schedule (same `description`), else the task rejects with a
+ *   `Driver.ScheduleMismatch`. Without a `random` option, a stored seeded position is restored.
  *
  * @example
  * import type { RetryOptions } from 'fp-ts-retry/Retry'
@@ -100,13 +123,13 @@ export interface Hooks<In> {
  * @category model
  * @since 0.1.0
  */
-export interface RetryOptions<In> extends Hooks<In> {
-  readonly clock?: Clock
-  readonly random?: Random
-  readonly signal?: AbortSignal
-  readonly budget?: RetryBudget
-  readonly resume?: RetryState
-  readonly persist?: (state: RetryState) => void | Promise<void>
+export interface RetryOptions<In, E = unknown, A = unknown>
+  extends Hooks<In, E, A> {
+  readonly clock?: Clock | undefined;
+  readonly random?: Random | undefined;
+  readonly signal?: AbortSignal | undefined;
+  readonly budget?: RetryBudget | undefined;
+  readonly resume?: RetryState | undefined;
 }
 
 /**
@@ -124,10 +147,10 @@ export interface RetryOptions<In> extends Hooks<In> {
  * @since 0.1.0
  */
 export interface RetryEnv {
-  readonly clock: Clock
-  readonly random: Random
-  readonly signal?: AbortSignal
-  readonly budget?: RetryBudget
+  readonly clock: Clock;
+  readonly random: Random;
+  readonly signal?: AbortSignal | undefined;
+  readonly budget?: RetryBudget | undefined;
 }
 
 /**
@@ -148,198 +171,172 @@ export interface RetryEnv {
  * @since 0.1.0
  */
 export interface Program<S, E, A> {
-  readonly initial: S
-  readonly action: (input: S) => TaskEither<E, A>
-  readonly next: (result: A, input: S) => S
+  readonly initial: S;
+  readonly action: (input: S) => TaskEither<E, A>;
+  readonly next: (result: A, input: S) => S;
 }
 
 // -------------------------------------------------------------------------------------
 // the loop
 // -------------------------------------------------------------------------------------
 
-/** Consecutive zero-delay retries after which the loop lets the event loop run (timers, I/O, aborts). */
-const YIELD_EVERY = 1024
+/**
+ * Consecutive retries without a timer (delays under 1 ms: a zero delay, or a tiny one that `Clock.live` serves
+ * at once) after which the loop lets the event loop run, so that timers, I/O and aborts get through.
+ */
+const YIELD_EVERY = 1024;
 
-const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
+const yieldToEventLoop = (): Promise<void> =>
+  new Promise((resolve) => setImmediate(resolve));
 
+const isPromise = (value: unknown): value is Promise<unknown> =>
+  value !== null &&
+  typeof value === "object" &&
+  typeof (value as Promise<unknown>).then === "function";
+
+/** Everything a run needs, set up once per `retrying(...)`. */
 interface Run<In> {
-  readonly schedule: Schedule<In>
-  readonly clock: Clock
-  readonly random: Random
-  readonly signal: AbortSignal | undefined
-  readonly budget: RetryBudget | undefined
-  readonly persist: RetryOptions<In>['persist']
-  readonly resume: RetryState | undefined
-  /** No `random` was given: a resumed run restores the stored seeded position. */
-  readonly restoreRandom: boolean
-  readonly hooks: Hooks<In>
+  readonly schedule: Schedule<In>;
+  readonly clock: Clock;
+  readonly random: Random | undefined;
+  readonly signal: AbortSignal | undefined;
+  readonly budget: RetryBudget | undefined;
+  readonly resume: RetryState | undefined;
+  readonly hooks: Hooks<In, never, never>;
   /** The side of the `Either` that asks the schedule for another run: `Left` to retry, `Right` to repeat. */
-  readonly continueOn: 'Left' | 'Right'
+  readonly continueOn: "Left" | "Right";
+  /** The action is given the status: it is read at each attempt. */
+  readonly withStatus: boolean;
   /**
-   * Whether anything looks at the run's time: a schedule that may read it (not known timeless), hooks (their
-   * statuses), a budget, a store or a resumed run; an action given the status is told per run. When nothing
-   * does, the clock is not read at all: a read costs about as much as awaiting an attempt that settles at once.
+   * Whether anything looks at the run's time: a schedule that reads it, hooks (their statuses), a budget or a
+   * resumed run. When nothing does, the clock is not read at all: a read costs about as much as awaiting an
+   * attempt that settles at once.
    */
-  readonly readsClock: boolean
+  readonly readsClock: boolean;
 }
 
-type Attempt<R> = (status: RetryStatus.RetryStatus) => Promise<R>
+const startDriver = async <In>(run: Run<In>): Promise<Driver.Driver<In>> => {
+  const { clock, signal, resume } = run;
+  if (resume === undefined) {
+    return Driver.make(run.schedule, {
+      start: run.readsClock ? clock.now() : 0,
+      random: run.random,
+    });
+  }
+  const restored = Driver.restore(run.schedule, resume, run.random);
+  if (restored._tag === "Left") throw restored.left;
+  const wait = restored.right.dueAt - clock.now();
+  if (wait > 0) await clock.sleep(wait, signal);
+  // There is no error in hand to return (it was seen before the restart), so an abort rejects, as before a start.
+  if (signal?.aborted) throw signal.reason;
+  return restored.right;
+};
 
-/**
- * The one loop behind every runner: attempt, ask the schedule about the outcome, sleep, attempt again.
- * `attempt` receives the status only when `withStatus` is set, so the plain forms build none.
- * The first attempt is kept apart from the rest so that the common case, a first attempt that needs no
- * retry, reads the clock at most once and allocates nothing of ours.
- */
+/** The one loop behind every runner: attempt, tell the budget, ask the driver, sleep, attempt again. */
 const loop = async <In, R extends Either<unknown, unknown>>(
   run: Run<In>,
-  attempt: Attempt<R>,
-  withStatus: boolean
+  attempt: (status: RetryStatus.RetryStatus) => Promise<R>
 ): Promise<R> => {
-  const signal = run.signal
-  if (signal?.aborted) throw signal.reason
-  if (run.resume !== undefined) return resumeLoop(run, attempt, withStatus, run.resume)
-  // Nobody sees the start of a run that reads no clock (see `Run.readsClock`).
-  const start = run.readsClock || withStatus ? run.clock.now() : 0
-  const first = await timed(run, attempt, RetryStatus.initial)
-  if (first._tag === run.continueOn) return retryLoop(run, attempt, withStatus, first, new Progress(run.schedule, start))
-  const onDone = run.hooks.onDone
-  if (onDone !== undefined) {
-    const status = new Progress(run.schedule, start).statusAt(run.clock.now())
-    onDone(first, status, first._tag === 'Right' ? 'succeeded' : 'failed')
-  }
-  return first
-}
-
-/** Goes on with a stored run: wait until the attempt that was due is due, make it, and carry on. */
-const resumeLoop = async <In, R extends Either<unknown, unknown>>(
-  given: Run<In>,
-  attempt: Attempt<R>,
-  withStatus: boolean,
-  stored: RetryState
-): Promise<R> => {
-  const checked = check(given.schedule, stored)
-  if (checked._tag === 'Left') throw checked.left
-  // A resumed run draws from where the stored one stopped, unless told otherwise.
-  const run =
-    given.restoreRandom && stored.random !== null ? { ...given, random: Rand.fromState(stored.random) } : given
-  const { clock, signal } = run
-  const progress = toProgress(run.schedule, stored)
-  const wait = stored.dueAt - clock.now()
-  if (wait > 0) await clock.sleep(wait, signal)
-  // There is no error in hand to return (it was seen before the restart), so an abort rejects, as before a start.
-  if (signal?.aborted) throw signal.reason
-  const result = await timed(run, attempt, withStatus ? progress.statusAt(clock.now()) : RetryStatus.initial)
-  return retryLoop(run, attempt, withStatus, result, progress)
-}
-
-/** Runs one attempt, telling the budget (if any) how it went. Not `async`: without a budget it adds no step. */
-const timed = <In, R extends Either<unknown, unknown>>(
-  run: Run<In>,
-  attempt: Attempt<R>,
-  status: RetryStatus.RetryStatus
-): Promise<R> => {
-  const budget = run.budget
-  if (budget === undefined) return attempt(status)
-  const clock = run.clock
-  const started = clock.now()
-  return attempt(status).then((result) => {
-    const ended = clock.now()
-    budget.record(result._tag === 'Right', ended - started, ended)
-    return result
-  })
-}
-
-/** The time, when something looks at it (see `Run.readsClock`); else the run's start, which nobody sees. */
-const timeOf = <In>(run: Run<In>, withStatus: boolean, progress: Progress<In>): number =>
-  run.readsClock || withStatus ? run.clock.now() : progress.start
-
-const retryLoop = async <In, R extends Either<unknown, unknown>>(
-  run: Run<In>,
-  attempt: Attempt<R>,
-  withStatus: boolean,
-  result: R,
-  progress: Progress<In>
-): Promise<R> => {
-  // `run.x` rather than local copies: an async function saves and restores its live locals at every await, and
-  // with a dozen of them that cost about a tenth of a zero-delay retry.
-  let zeroDelays = 0
-  while (result._tag === run.continueOn) {
-    const hooks = run.hooks
+  if (run.signal?.aborted) throw run.signal.reason;
+  const driver = await startDriver(run);
+  const { clock, hooks } = run;
+  let untimed = 0;
+  for (;;) {
+    const started = run.budget === undefined ? 0 : clock.now();
+    const result = await attempt(
+      run.withStatus ? driver.statusAt(clock.now()) : RetryStatus.initial
+    );
+    const now = run.readsClock ? clock.now() : driver.start;
+    let allowed = true;
+    if (run.budget !== undefined) {
+      const told =
+        result._tag === "Right"
+          ? run.budget.onSuccess(now - started, now)
+          : run.budget.onFailure(now - started, now);
+      allowed = (isPromise(told) ? await told : told) !== false;
+    }
+    const finish = (reason: StopReason, status: RetryStatus.RetryStatus): R => {
+      hooks.onDone?.(result as Either<never, never>, status, reason);
+      return result;
+    };
+    if (result._tag !== run.continueOn)
+      return finish(
+        result._tag === "Right" ? "succeeded" : "failed",
+        driver.statusAt(now)
+      );
     // An abort that came while the attempt ran: no decision, no hook, no sleep.
-    if (run.signal?.aborted) {
-      return finish(result, progress.statusAt(timeOf(run, withStatus, progress)), 'aborted', hooks)
+    if (run.signal?.aborted) return finish("aborted", driver.statusAt(now));
+    const input = (result._tag === "Left" ? result.left : result.right) as In;
+    const delay = driver.advance(input, now);
+    if (delay < 0) return finish("schedule", driver.status);
+    if (!allowed) return finish("budget", driver.status);
+    let wait = delay;
+    if (hooks.onRetry !== undefined) {
+      const pending = hooks.onRetry(input, driver.status, delay, driver);
+      // Sleep until the decided time, not a full delay after the hook's work.
+      if (isPromise(pending)) {
+        await pending;
+        wait = Math.max(0, driver.dueAt - clock.now());
+      }
     }
-    const input = (result._tag === 'Left' ? result.left : result.right) as In
-    const now = timeOf(run, withStatus, progress)
-    const decision = progress.decide(input, now, run.random)
-    if (decision._tag === 'Done') return finish(result, progress.status, 'schedule', hooks)
-    if (run.budget !== undefined && !run.budget.allowRetry(now)) return finish(result, progress.status, 'budget', hooks)
-    const delay = decision.delay
-    let wait = delay
-    if (run.persist !== undefined) {
-      await run.persist(fromProgress(progress, now + delay, run.random))
-      // The stored state says the attempt is due at now + delay: the time the store took is not slept again.
-      const spent = run.clock.now() - now
-      if (spent > 0) wait = spent < delay ? delay - spent : 0
+    if (wait >= 1) {
+      untimed = 0;
+      await clock.sleep(wait, run.signal);
+    } else {
+      if (wait > 0) await clock.sleep(wait, run.signal);
+      if (++untimed === YIELD_EVERY) {
+        untimed = 0;
+        await yieldToEventLoop();
+      }
     }
-    hooks.onRetry?.(input, progress.status, delay)
-    if (wait > 0) {
-      zeroDelays = 0
-      await run.clock.sleep(wait, run.signal)
-    } else if (++zeroDelays === YIELD_EVERY) {
-      zeroDelays = 0
-      await yieldToEventLoop()
-    }
-    if (run.signal?.aborted) return finish(result, progress.status, 'aborted', run.hooks)
-    result = await timed(run, attempt, withStatus ? progress.statusAt(run.clock.now()) : RetryStatus.initial)
+    if (run.signal?.aborted) return finish("aborted", driver.status);
   }
-  const reason = result._tag === 'Right' ? 'succeeded' : 'failed'
-  return finish(result, progress.statusAt(timeOf(run, withStatus, progress)), reason, run.hooks)
-}
-
-const finish = <R extends Either<unknown, unknown>, In>(
-  result: R,
-  status: RetryStatus.RetryStatus,
-  reason: StopReason,
-  hooks: Hooks<In>
-): R => {
-  hooks.onDone?.(result, status, reason)
-  return result
-}
+};
 
 const makeRun = <In>(
   where: string,
   schedule: Schedule<In>,
-  options: RetryOptions<In>,
-  continueOn: Run<In>['continueOn']
+  options: RetryOptions<In, never, never>,
+  continueOn: Run<In>["continueOn"],
+  withStatus: boolean
 ): Run<In> => {
-  if (schedule === null || typeof schedule !== 'object' || typeof schedule.step !== 'function') {
-    throw new TypeError(`${where}: schedule must be a Schedule, received ${String(schedule)}`)
+  if (
+    schedule === null ||
+    typeof schedule !== "object" ||
+    typeof schedule.stepper !== "function"
+  ) {
+    throw new TypeError(
+      `${where}: schedule must be a Schedule, received ${String(schedule)}`
+    );
   }
-  if (options.onRetry !== undefined) validate.callable(where, 'options.onRetry', options.onRetry)
-  if (options.onDone !== undefined) validate.callable(where, 'options.onDone', options.onDone)
-  if (options.persist !== undefined) validate.callable(where, 'options.persist', options.persist)
+  if (options === null || typeof options !== "object") {
+    throw new TypeError(
+      `${where}: options must be an object, received ${String(options)}`
+    );
+  }
+  if (options.onRetry !== undefined)
+    validate.callable(where, "options.onRetry", options.onRetry);
+  if (options.onDone !== undefined)
+    validate.callable(where, "options.onDone", options.onDone);
   return {
     schedule,
     clock: options.clock ?? LiveClock.live,
-    random: options.random ?? Rand.live,
+    random: options.random,
     signal: options.signal,
     budget: options.budget,
-    persist: options.persist,
     resume: options.resume,
-    restoreRandom: options.random === undefined,
     hooks: { onRetry: options.onRetry, onDone: options.onDone },
     continueOn,
+    withStatus,
     readsClock:
-      !isTimeless(schedule) ||
+      schedule.readsTime ||
+      withStatus ||
       options.onRetry !== undefined ||
       options.onDone !== undefined ||
       options.budget !== undefined ||
-      options.persist !== undefined ||
-      options.resume !== undefined
-  }
-}
+      options.resume !== undefined,
+  };
+};
 
 // -------------------------------------------------------------------------------------
 // interpreters
@@ -352,13 +349,14 @@ const makeRun = <In>(
  * **Details**
  *
  * - When the schedule stops, the run returns that last `Left`. The sleeps requested from the clock are exactly
- *   the schedule's delays; a zero delay does not go through a timer.
+ *   the schedule's delays; a zero delay does not go through a timer, and after 1024 retries in a row without a
+ *   timer the run lets the event loop turn, so timers and aborts always get through.
  * - An action that rejects or throws is a defect, not a failure: it is not retried, and the rejection
  *   propagates unchanged.
  * - All set-up happens once, in `retrying(schedule, options)`: wrapping a `TaskEither` and running it adds
  *   no allocation beyond its own on the success path.
- * - `clock.now()` is read only when something looks at the time: a schedule that may (`upTo`, `fromPolicy`,
- *   `make`), a hook, a budget, `persist`, `resume`, or the action of `retryingWithStatus`. A run of the
+ * - `clock.now()` is read only when something looks at the time: a schedule whose `readsTime` is set (`upTo`,
+ *   `fromPolicy`, `make` by default), a hook, a budget, `resume`, or the action of `retryingWithStatus`. A run of the
  *   built-in delay schedules and their combinations, without those, never reads it.
  * - The schedule's input type must accept the error type `E`.
  *
@@ -385,13 +383,21 @@ const makeRun = <In>(
  * @category interpreters
  * @since 0.1.0
  */
-export const retrying = <In>(
+export const retrying = <In, E extends In = In, A = unknown>(
   schedule: Schedule<In>,
-  options: RetryOptions<In> = {}
-): (<E extends In, A>(action: TaskEither<E, A>) => TaskEither<E, A>) => {
-  const run = makeRun('retrying', schedule, options, 'Left')
-  return (action) => () => loop(run, action, false)
-}
+  options: RetryOptions<In, E, A> = {}
+): (<E2 extends E, A2 extends A>(
+  action: TaskEither<E2, A2>
+) => TaskEither<E2, A2>) => {
+  const run = makeRun(
+    "retrying",
+    schedule,
+    options as RetryOptions<In, never, never>,
+    "Left",
+    false
+  );
+  return (action) => () => loop(run, action);
+};
 
 /**
  * Like {@link retrying}, for an action that needs the retry status (for instance to log the attempt number or
@@ -420,13 +426,21 @@ export const retrying = <In>(
  * @category interpreters
  * @since 0.1.0
  */
-export const retryingWithStatus = <In>(
+export const retryingWithStatus = <In, E extends In = In, A = unknown>(
   schedule: Schedule<In>,
-  options: RetryOptions<In> = {}
-): (<E extends In, A>(action: (status: RetryStatus.RetryStatus) => TaskEither<E, A>) => TaskEither<E, A>) => {
-  const run = makeRun('retryingWithStatus', schedule, options, 'Left')
-  return (action) => () => loop(run, (status) => action(status)(), true)
-}
+  options: RetryOptions<In, E, A> = {}
+): (<E2 extends E, A2 extends A>(
+  action: (status: RetryStatus.RetryStatus) => TaskEither<E2, A2>
+) => TaskEither<E2, A2>) => {
+  const run = makeRun(
+    "retryingWithStatus",
+    schedule,
+    options as RetryOptions<In, never, never>,
+    "Left",
+    true
+  );
+  return (action) => () => loop(run, (status) => action(status)());
+};
 
 /**
  * Like {@link retrying}, for a `ReaderTaskEither` whose environment provides the clock, the random source and
@@ -462,11 +476,19 @@ export const retryingWithStatus = <In>(
  * @category interpreters
  * @since 0.1.0
  */
-export const retryingReaderTaskEither = <In>(
+export const retryingReaderTaskEither = <In, E extends In = In, A = unknown>(
   schedule: Schedule<In>,
-  options: Hooks<In> = {}
-): (<R extends RetryEnv, E extends In, A>(action: ReaderTaskEither<R, E, A>) => ReaderTaskEither<R, E, A>) => {
-  const template = makeRun('retryingReaderTaskEither', schedule, options, 'Left')
+  options: Hooks<In, E, A> = {}
+): (<R, E2 extends E, A2 extends A>(
+  action: ReaderTaskEither<R, E2, A2>
+) => ReaderTaskEither<R & RetryEnv, E2, A2>) => {
+  const template = makeRun(
+    "retryingReaderTaskEither",
+    schedule,
+    options as Hooks<In, never, never>,
+    "Left",
+    false
+  );
   return (action) => (env) => () =>
     loop(
       {
@@ -475,12 +497,11 @@ export const retryingReaderTaskEither = <In>(
         random: env.random,
         signal: env.signal,
         budget: env.budget,
-        readsClock: template.readsClock || env.budget !== undefined
+        readsClock: template.readsClock || env.budget !== undefined,
       },
-      () => action(env)(),
-      false
-    )
-}
+      action(env)
+    );
+};
 
 /**
  * Runs an action again after each success, for as long as `schedule` (fed with the success value) continues,
@@ -519,24 +540,33 @@ export const retryingReaderTaskEither = <In>(
 export const repeating = <In>(
   schedule: Schedule<In>,
   options: RetryOptions<In> = {}
-): (<S, E, A extends In>(program: Program<S, E, A>) => TaskEither<E, ReadonlyArray<A>>) => {
-  const run = makeRun('repeating', schedule, options, 'Right')
-  return <S, E, A extends In>({ initial, action, next }: Program<S, E, A>): TaskEither<E, ReadonlyArray<A>> =>
+): (<S, E, A extends In>(
+  program: Program<S, E, A>
+) => TaskEither<E, ReadonlyArray<A>>) => {
+  const run = makeRun(
+    "repeating",
+    schedule,
+    options as RetryOptions<In, never, never>,
+    "Right",
+    false
+  );
+  return <S, E, A extends In>({
+      initial,
+      action,
+      next,
+    }: Program<S, E, A>): TaskEither<E, ReadonlyArray<A>> =>
     async () => {
-      const results: Array<A> = []
-      let input = initial
-      const last = await loop(
-        run,
-        () =>
-          action(input)().then((result) => {
-            if (result._tag === 'Right') {
-              results.push(result.right)
-              input = next(result.right, input)
-            }
-            return result
-          }),
-        false
-      )
-      return last._tag === 'Left' ? last : { _tag: 'Right', right: results }
-    }
-}
+      const results: Array<A> = [];
+      let input = initial;
+      const last = await loop(run, () =>
+        action(input)().then((result) => {
+          if (result._tag === "Right") {
+            results.push(result.right);
+            input = next(result.right, input);
+          }
+          return result;
+        })
+      );
+      return last._tag === "Left" ? last : { _tag: "Right", right: results };
+    };
+};

@@ -9,9 +9,9 @@
  * @since 0.1.0
  */
 import * as E from 'fp-ts/Either'
-import * as O from 'fp-ts/Option'
+import { pipe } from 'fp-ts/function'
 import * as t from 'io-ts'
-import { Progress } from './internal/Progress'
+import * as Driver from './Driver'
 import * as validate from './internal/validate'
 import type { Random } from './Random'
 import type { RetryStatus } from './RetryStatus'
@@ -81,44 +81,6 @@ export type Step =
   | { readonly _tag: 'Done'; readonly status: RetryStatus }
   | { readonly _tag: 'Scheduled'; readonly state: RetryState; readonly delay: number; readonly status: RetryStatus }
 
-/**
- * A stored state that does not belong to the schedule it is resumed with, typically because the configuration
- * changed in between. It is an `Error`, so the runner can reject with it.
- *
- * @example
- * import * as RetryState from 'fp-ts-retry/RetryState'
- * import * as Schedule from 'fp-ts-retry/Schedule'
- * import * as assert from 'assert'
- *
- * const stored = RetryState.start(Schedule.exponential(100), 0)
- * const checked = RetryState.check(Schedule.exponential(200), stored)
- * assert.ok(checked._tag === 'Left' && checked.left instanceof RetryState.ScheduleMismatch)
- * if (checked._tag === 'Left') {
- *   assert.strictEqual(checked.left.expected, 'exponential(200, 2)')
- *   assert.strictEqual(checked.left.found, 'exponential(100, 2)')
- * }
- *
- * @category error reporting
- * @since 0.1.0
- */
-export class ScheduleMismatch extends Error {
-  /**
-   * The tag that tells this error apart in a union of errors.
-   *
-   * @since 0.1.0
-   */
-  readonly _tag = 'ScheduleMismatch'
-  constructor(
-    /** The description of the schedule given now. */
-    readonly expected: string,
-    /** The description stored with the state. */
-    readonly found: string
-  ) {
-    super(`RetryState: the stored run belongs to the schedule ${found}, not to ${expected}`)
-    this.name = 'ScheduleMismatch'
-  }
-}
-
 // -------------------------------------------------------------------------------------
 // codecs
 // -------------------------------------------------------------------------------------
@@ -184,62 +146,12 @@ export const RetryStateCodec: t.Type<RetryState, RetryState, unknown> = t.readon
  * @category constructors
  * @since 0.1.0
  */
-export const start = <In>(schedule: Schedule<In>, startedAt: number): RetryState => {
-  validate.finite('RetryState.start', 'startedAt', startedAt)
-  return {
-    schedule: schedule.description,
-    scheduleState: schedule.initial,
-    iterNumber: 0,
-    cumulativeDelay: 0,
-    previousDelay: null,
-    startedAt,
-    dueAt: startedAt,
-    random: null
-  }
-}
+export const start = <In>(schedule: Schedule<In>, startedAt: number): RetryState =>
+  Driver.make(schedule, { start: validate.finite('RetryState.start', 'startedAt', startedAt) }).snapshot()
 
 // -------------------------------------------------------------------------------------
 // interpreters
 // -------------------------------------------------------------------------------------
-
-/**
- * Checks that a stored state belongs to `schedule` (same `description`).
- *
- * @example
- * import * as RetryState from 'fp-ts-retry/RetryState'
- * import * as Schedule from 'fp-ts-retry/Schedule'
- * import * as assert from 'assert'
- *
- * const stored = RetryState.start(Schedule.recurs(3), 0)
- * assert.deepStrictEqual(RetryState.check(Schedule.recurs(3), stored), { _tag: 'Right', right: stored })
- *
- * @category interpreters
- * @since 0.1.0
- */
-export const check = <In>(schedule: Schedule<In>, state: RetryState): E.Either<ScheduleMismatch, RetryState> =>
-  state.schedule === schedule.description ? E.right(state) : E.left(new ScheduleMismatch(schedule.description, state.schedule))
-
-/** @internal */
-export const toProgress = <In>(schedule: Schedule<In>, state: RetryState): Progress<In> => {
-  const progress = new Progress(schedule, state.startedAt)
-  progress.state = state.scheduleState
-  progress.iterNumber = state.iterNumber
-  progress.cumulativeDelay = state.cumulativeDelay
-  progress.previousDelay = state.previousDelay === null ? O.none : O.some(state.previousDelay)
-  return progress
-}
-
-/** @internal */
-export const fromProgress = <In>(progress: Progress<In>, dueAt: number, random: Random): RetryState => ({
-  schedule: progress.schedule.description,
-  scheduleState: progress.state,
-  iterNumber: progress.iterNumber,
-  cumulativeDelay: progress.cumulativeDelay,
-  previousDelay: O.toNullable(progress.previousDelay),
-  startedAt: progress.start,
-  dueAt,
-  random: 'getState' in random && typeof random.getState === 'function' ? [...(random.getState() as ReadonlyArray<number>)] : null
-})
 
 /**
  * One step of a durable run, without sleeping: given the stored state and the failure of the attempt that was
@@ -248,7 +160,7 @@ export const fromProgress = <In>(progress: Progress<In>, dueAt: number, random: 
  *
  * **Details**
  *
- * - Pass the same schedule (rebuilt from the same config) each time; another one is a `ScheduleMismatch`.
+ * - Pass the same schedule (rebuilt from the same config) each time; another one is a `Driver.ScheduleMismatch`.
  * - Pass a `Random` restored with `Random.fromState(state.random)` (or any `Random` when `state.random` is
  *   `null`); a `SeededRandom`'s position is stored in the next state.
  * - For the first failure, start from {@link start} with the time the first attempt started.
@@ -279,19 +191,15 @@ export const next = <In>(
   input: In,
   now: number,
   random: Random
-): E.Either<ScheduleMismatch, Step> => {
+): E.Either<Driver.ScheduleMismatch, Step> => {
   validate.finite('RetryState.next', 'now', now)
-  if (state.schedule !== schedule.description) return E.left(new ScheduleMismatch(schedule.description, state.schedule))
-  const progress = toProgress(schedule, state)
-  const decision = progress.decide(input, now, random)
-  return E.right(
-    decision._tag === 'Done'
-      ? { _tag: 'Done', status: progress.status }
-      : {
-          _tag: 'Scheduled',
-          state: fromProgress(progress, now + decision.delay, random),
-          delay: decision.delay,
-          status: progress.status
-        }
+  return pipe(
+    Driver.restore(schedule, state, random),
+    E.map((driver): Step => {
+      const delay = driver.advance(input, now)
+      return delay < 0
+        ? { _tag: 'Done', status: driver.status }
+        : { _tag: 'Scheduled', state: driver.snapshot(), delay, status: driver.status }
+    })
   )
 }

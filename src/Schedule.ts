@@ -20,14 +20,14 @@
  *
  * @since 0.1.0
  */
-import type { Monoid } from 'fp-ts/Monoid'
-import type { Option } from 'fp-ts/Option'
-import type { Predicate } from 'fp-ts/Predicate'
-import { Progress } from './internal/Progress'
-import { isTimeless, markTimeless } from './internal/timeless'
-import * as validate from './internal/validate'
-import * as Random from './Random'
-import type { RetryStatus } from './RetryStatus'
+import type { Monoid } from "fp-ts/Monoid";
+import type { Option } from "fp-ts/Option";
+import type { Predicate } from "fp-ts/Predicate";
+import * as Driver from "./Driver";
+import { showValue } from "./internal/show";
+import * as validate from "./internal/validate";
+import * as Random from "./Random";
+import type { RetryStatus } from "./RetryStatus";
 
 // -------------------------------------------------------------------------------------
 // model
@@ -44,7 +44,13 @@ import type { RetryStatus } from './RetryStatus'
  * @category model
  * @since 0.1.0
  */
-export type Json = null | boolean | number | string | ReadonlyArray<Json> | { readonly [key: string]: Json }
+export type Json =
+  | null
+  | boolean
+  | number
+  | string
+  | ReadonlyArray<Json>
+  | { readonly [key: string]: Json };
 
 /**
  * A schedule's answer: retry after `delay` ms and continue from `state`.
@@ -59,9 +65,9 @@ export type Json = null | boolean | number | string | ReadonlyArray<Json> | { re
  * @since 0.1.0
  */
 export interface Continue<S = Json> {
-  readonly _tag: 'Continue'
-  readonly delay: number
-  readonly state: S
+  readonly _tag: "Continue";
+  readonly delay: number;
+  readonly state: S;
 }
 
 /**
@@ -77,7 +83,7 @@ export interface Continue<S = Json> {
  * @since 0.1.0
  */
 export interface Done {
-  readonly _tag: 'Done'
+  readonly _tag: "Done";
 }
 
 /**
@@ -93,16 +99,133 @@ export interface Done {
  * @category model
  * @since 0.1.0
  */
-export type Decision<S = Json> = Continue<S> | Done
+export type Decision<S = Json> = Continue<S> | Done;
+
+/**
+ * What a step sees when it decides: the input (for `retrying`, the error just seen), the run's status, the
+ * current time in ms and the run's source of random draws.
+ *
+ * **Details**
+ *
+ * One record rather than positional arguments, so that a step reads `context.input` and a field added later
+ * breaks nobody.
+ *
+ * @example
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as assert from 'assert'
+ *
+ * // retries while the error says it is transient, waiting 10 ms per retry made so far
+ * const s = Schedule.make(
+ *   null,
+ *   (state, context: Schedule.StepContext<{ transient: boolean }>) =>
+ *     context.input.transient ? Schedule.continueAfter(10 * (context.status.iterNumber + 1), state) : Schedule.done,
+ *   { description: 'transientLinear', readsTime: false }
+ * )
+ * assert.deepStrictEqual(Schedule.delays(s, { input: { transient: true }, limit: 3 }), [10, 20, 30])
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface StepContext<In> {
+  readonly input: In;
+  readonly status: RetryStatus;
+  readonly now: number;
+  readonly random: Random.Random;
+}
+
+/**
+ * A time limit a schedule holds, as data: `Elapsed` for {@link upTo}, `CumulativeDelay` for
+ * {@link maxCumulativeDelay}, `Unknown` for a step that reads the time or the status and may stop on it
+ * ({@link make} with `readsTime`, {@link fromPolicy}).
+ *
+ * **Details**
+ *
+ * Combinators that would let a limit be overslept (such as `Http.retryAfter`) read `Schedule.timeLimits`
+ * instead of guessing from the description.
+ *
+ * @example
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * const s = pipe(Schedule.exponential(100), Schedule.upTo(5_000), Schedule.intersect(Schedule.recurs(5)))
+ * assert.deepStrictEqual(s.timeLimits, [{ _tag: 'Elapsed', ms: 5_000 }])
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export type TimeLimit =
+  | { readonly _tag: "Elapsed"; readonly ms: number }
+  | { readonly _tag: "CumulativeDelay"; readonly ms: number }
+  | { readonly _tag: "Unknown" };
+
+/**
+ * What a {@link Stepper} reads at each step: the {@link Driver.Driver} running it exposes these fields in place,
+ * so that stepping a schedule allocates nothing.
+ *
+ * **Details**
+ *
+ * `context()` builds the {@link StepContext} record for steps written with {@link make}.
+ *
+ * @example
+ * import type { Cursor } from 'fp-ts-retry/Schedule'
+ *
+ * const readsInput = <In>(cursor: Cursor<In>): In => cursor.input
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface Cursor<In> {
+  readonly input: In;
+  readonly now: number;
+  readonly random: Random.Random;
+  readonly iterNumber: number;
+  readonly elapsed: number;
+  readonly cumulativeDelay: number;
+  readonly context: () => StepContext<In>;
+}
+
+/**
+ * A schedule running from one state, its working state kept in place: how a {@link Driver.Driver} steps a
+ * schedule without allocating. `next` answers the delay in ms, or `-1` to stop, and moves to the next state;
+ * `state` gives the current state as plain JSON (for a snapshot).
+ *
+ * **Details**
+ *
+ * Every constructor and combinator builds its own; {@link make} builds one from a pure step. A stepper is never
+ * shared between runs, and never changes the JSON state it started from. After it answers `-1` it is not
+ * stepped again.
+ *
+ * @example
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as Driver from 'fp-ts-retry/Driver'
+ * import * as assert from 'assert'
+ *
+ * const stepper = Schedule.exponential(100).stepper(400)
+ * const driver = Driver.make(Schedule.forever)
+ * assert.strictEqual(stepper.next(driver), 400)
+ * assert.strictEqual(stepper.state(), 800)
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface Stepper<In> {
+  readonly next: (cursor: Cursor<In>) => number;
+  readonly state: () => Json;
+}
 
 /**
  * A retry policy as a value. `In` is what the schedule looks at: for `retrying`, the error just seen.
  *
  * **Details**
  *
- * - `description` says how the schedule was built; `initial` is the state before the first retry; `step` is called after each failure with the schedule's own
- *   state, the input, the {@link RetryStatus} (retries so far, elapsed time, cumulative delay), the current time
- *   in ms and a {@link Random.Random}, and answers a {@link Decision}.
+ * - `description` says how the schedule was built; it is stored with a persisted run so that resuming it with a
+ *   different schedule is detected. `initial` is the state before the first retry.
+ * - `step(state, context)` is the schedule as a pure function: called after each failure with the schedule's own
+ *   state and a {@link StepContext}, it answers a {@link Decision}. `stepper(state)` is the same schedule running
+ *   in place, what the {@link Driver.Driver} uses; the two always agree.
+ * - Metadata is data: `readsTime` says whether a step may read the time (`now`, `status.elapsed`), so that the
+ *   runner reads no clock for a schedule that never does; `timeLimits` lists the {@link TimeLimit}s it holds.
  * - A schedule is pure: it never reads the clock or `Math.random` itself, and its state is plain {@link Json},
  *   so one value can drive any number of concurrent runs and a run can be stored and resumed.
  * - `Schedule` is contravariant in `In`: a `Schedule<unknown>` (every constructor) retries any error.
@@ -112,25 +235,56 @@ export type Decision<S = Json> = Continue<S> | Done
  * import * as assert from 'assert'
  *
  * // every other retry waits 1 s, the others 10 ms; the state counts the retries
- * const alternating: Schedule.Schedule<unknown> = Schedule.make(0, (n: number) =>
- *   Schedule.continueAfter(n % 2 === 0 ? 10 : 1000, n + 1)
+ * const alternating: Schedule.Schedule<unknown> = Schedule.make(
+ *   0,
+ *   (n: number) => Schedule.continueAfter(n % 2 === 0 ? 10 : 1000, n + 1),
+ *   { description: 'alternating', readsTime: false }
  * )
  * assert.deepStrictEqual(Schedule.delays(alternating, { limit: 4 }), [10, 1000, 10, 1000])
+ * assert.strictEqual(alternating.readsTime, false)
  *
  * @category model
  * @since 0.1.0
  */
 export interface Schedule<in In> {
-  /** How the schedule was built, such as `capped(1000)(exponential(100, 2))`: shown in logs, and stored with a
-   * persisted run so that resuming it with a different schedule is detected. */
-  readonly description: string
-  readonly initial: Json
-  readonly step: (state: Json, input: In, status: RetryStatus, now: number, random: Random.Random) => Decision
+  readonly description: string;
+  readonly initial: Json;
+  readonly step: (state: Json, context: StepContext<In>) => Decision;
+  readonly stepper: (state: Json) => Stepper<In>;
+  readonly readsTime: boolean;
+  readonly timeLimits: ReadonlyArray<TimeLimit>;
+}
+
+/**
+ * Options of {@link make}.
+ *
+ * **Details**
+ *
+ * - `description` (default `"custom"`) names the schedule in logs and in persisted runs: give two different
+ *   custom schedules different descriptions, so that resuming a stored run with the wrong one is detected.
+ * - `readsTime` (default `true`): whether the step reads `context.now` or `context.status.elapsed`. Say `false`
+ *   when it does not, so that the runner can leave the clock alone. A step that reads the time may hold a time
+ *   limit, so the schedule then lists an `Unknown` {@link TimeLimit}.
+ *
+ * @example
+ * import type { MakeOptions } from 'fp-ts-retry/Schedule'
+ *
+ * const options: MakeOptions = { description: 'everyOther', readsTime: false }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface MakeOptions {
+  readonly description?: string | undefined;
+  readonly readsTime?: boolean | undefined;
 }
 
 // -------------------------------------------------------------------------------------
-// constructors
+// building blocks
 // -------------------------------------------------------------------------------------
+
+/** What a stepper answers to stop. */
+const STOP = -1;
 
 /**
  * The `Done` decision.
@@ -144,7 +298,7 @@ export interface Schedule<in In> {
  * @category constructors
  * @since 0.1.0
  */
-export const done: Done = { _tag: 'Done' }
+export const done: Done = { _tag: "Done" };
 
 /**
  * The `Continue` decision: retry after `delay` ms, then continue from `state`.
@@ -158,59 +312,201 @@ export const done: Done = { _tag: 'Done' }
  * @category constructors
  * @since 0.1.0
  */
-export const continueAfter = <S extends Json>(delay: number, state: S): Continue<S> => ({
-  _tag: 'Continue',
+export const continueAfter = <S extends Json>(
+  delay: number,
+  state: S
+): Continue<S> => ({
+  _tag: "Continue",
   delay,
-  state
-})
+  state,
+});
+
+/** The cursor of a `StepContext`, for a `step` derived from a stepper. */
+const cursorOf = <In>(context: StepContext<In>): Cursor<In> => ({
+  input: context.input,
+  now: context.now,
+  random: context.random,
+  iterNumber: context.status.iterNumber,
+  elapsed: context.status.elapsed,
+  cumulativeDelay: context.status.cumulativeDelay,
+  context: () => context,
+});
+
+/** Every schedule is built here: its pure `step` is its stepper run once from the given state. */
+const build = <In>(
+  description: string,
+  initial: Json,
+  stepper: (state: Json) => Stepper<In>,
+  readsTime: boolean,
+  timeLimits: ReadonlyArray<TimeLimit>
+): Schedule<In> => ({
+  description,
+  initial,
+  step: (state: Json, context: StepContext<In>): Decision => {
+    const running = stepper(state);
+    const delay = running.next(cursorOf(context));
+    return delay < 0 ? done : continueAfter(delay, running.state());
+  },
+  stepper,
+  readsTime,
+  timeLimits,
+});
+
+/** A delay made by user code, checked where it was made: a RangeError naming `where`, never a clamp. */
+const checkDelay = (where: string, delay: unknown): number => {
+  if (typeof delay === "number" && delay >= 0 && delay <= validate.MAX_DELAY)
+    return delay + 0; // -0 becomes 0
+  throw new RangeError(
+    `${where} returned the delay ${
+      typeof delay === "number" ? String(delay) : showValue(delay)
+    }; ` + `a delay must be a finite number of ms in [0, ${validate.MAX_DELAY}]`
+  );
+};
+
+/** A schedule argument, checked when a combinator is built. */
+const checkSchedule = <In>(
+  where: string,
+  name: string,
+  value: Schedule<In>
+): Schedule<In> => {
+  if (
+    value !== null &&
+    typeof value === "object" &&
+    typeof value.stepper === "function"
+  )
+    return value;
+  throw new TypeError(
+    `${where}: ${name} must be a Schedule, received ${showValue(value)}`
+  );
+};
+
+/** A stepper without state, shared by every run: it allocates nothing, ever. */
+const stateless = <In>(
+  next: (cursor: Cursor<In>) => number
+): (() => Stepper<In>) => {
+  const stepper: Stepper<In> = { next, state: () => null };
+  return () => stepper;
+};
+
+/** A schedule whose state is one number, `next` computing the delay from it and moving it on. */
+const numeric = (
+  description: string,
+  initial: number,
+  next: (
+    state: number,
+    cursor: Cursor<unknown>
+  ) => readonly [delay: number, state: number] | number
+): Schedule<unknown> =>
+  build(
+    description,
+    initial,
+    (state) => {
+      let current = state as number;
+      return {
+        next: (cursor) => {
+          const answer = next(current, cursor);
+          if (typeof answer === "number") return answer;
+          current = answer[1];
+          return answer[0];
+        },
+        state: () => current,
+      };
+    },
+    false,
+    []
+  );
 
 /**
- * A schedule from an initial state and a step function: the building block of every other constructor.
+ * A schedule from an initial state and a pure step: how users write a schedule of their own.
  *
  * **Details**
  *
- * - The state type `S` must be plain JSON data; the step must not mutate it.
- * - `description` (default `"custom"`) names the schedule in logs and in persisted runs: give two different
- *   custom schedules different descriptions, so that resuming a stored run with the wrong one is detected.
- * - The delays it returns are checked by the interpreters: a negative, NaN or infinite delay is a `RangeError`.
+ * - `step(state, context)` sees the schedule's own state and a {@link StepContext} (`input`, `status`, `now`,
+ *   `random`) and answers a {@link Decision}. The state type `S` must be plain JSON data; the step must not
+ *   mutate it.
+ * - `options.description` (default `"custom"`) names the schedule in logs and in persisted runs: give two
+ *   different custom schedules different descriptions, so that resuming a stored run with the wrong one is
+ *   detected. `options.readsTime` (default `true`) says whether the step reads `now` or `status.elapsed`; say
+ *   `false` when it does not, and the runner reads no clock for it (see {@link MakeOptions}).
+ * - The delays the step returns are checked where they are made: a negative, NaN, infinite or non-number delay
+ *   is a `RangeError` naming the schedule, and anything but a `Decision` a `TypeError`. Never a clamp.
  *
  * @example
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import * as assert from 'assert'
  *
  * // 10, 20, 30 ms, then stop
- * const three = Schedule.make(1, (n: number) => (n <= 3 ? Schedule.continueAfter(10 * n, n + 1) : Schedule.done))
+ * const three = Schedule.make(1, (n: number) => (n <= 3 ? Schedule.continueAfter(10 * n, n + 1) : Schedule.done), {
+ *   description: 'three',
+ *   readsTime: false
+ * })
  * assert.deepStrictEqual(Schedule.delays(three), [10, 20, 30])
+ * assert.throws(() => Schedule.delays(Schedule.make(null, () => Schedule.continueAfter(-1, null))), RangeError)
  *
  * @category constructors
  * @since 0.1.0
  */
 export const make = <S extends Json, In = unknown>(
   initial: S,
-  step: (state: S, input: In, status: RetryStatus, now: number, random: Random.Random) => Decision<S>,
-  description = 'custom'
+  step: (state: S, context: StepContext<In>) => Decision<S>,
+  options: MakeOptions = {}
 ): Schedule<In> => {
-  validate.callable('Schedule.make', 'step', step)
-  // The one place where the state's type is forgotten: every schedule is only ever stepped with its own states.
-  return { description, initial, step: step as unknown as Schedule<In>['step'] }
-}
-
-// `make` for the constructors whose step never reads the time (`now`, `status.elapsed`): the runner need not
-// read the clock for them (see internal/timeless).
-const makeTimeless = <S extends Json, In = unknown>(
-  initial: S,
-  step: (state: S, input: In, status: RetryStatus, now: number, random: Random.Random) => Decision<S>,
-  description: string
-): Schedule<In> => markTimeless(make(initial, step, description))
-
-// `make` for the combinators, marking the result timeless when `ignoresTime`: when it does not read the time
-// itself and neither does any schedule it combines.
-const makeMarked = <S extends Json, In>(
-  ignoresTime: boolean,
-  initial: S,
-  step: (state: S, input: In, status: RetryStatus, now: number, random: Random.Random) => Decision<S>,
-  description: string
-): Schedule<In> => markTimeless(make(initial, step, description), ignoresTime)
+  validate.callable("Schedule.make", "step", step);
+  if (options === null || typeof options !== "object") {
+    throw new TypeError(
+      `Schedule.make: options must be an object, received ${showValue(options)}`
+    );
+  }
+  const description = options.description ?? "custom";
+  if (typeof description !== "string") {
+    throw new TypeError(
+      `Schedule.make: options.description must be a string, received ${showValue(
+        description
+      )}`
+    );
+  }
+  const readsTime = options.readsTime ?? true;
+  if (typeof readsTime !== "boolean") {
+    throw new TypeError(
+      `Schedule.make: options.readsTime must be a boolean, received ${showValue(
+        readsTime
+      )}`
+    );
+  }
+  const where = `Schedule.make: the step of ${description}`;
+  return build<In>(
+    description,
+    initial,
+    (state) => {
+      // The one place where the state's type is forgotten: a schedule is only ever stepped with its own states.
+      let current = state as S;
+      return {
+        next: (cursor) => {
+          const decision: unknown = step(current, cursor.context());
+          if (
+            decision === null ||
+            typeof decision !== "object" ||
+            !("_tag" in decision)
+          ) {
+            throw new TypeError(
+              `${where} returned ${showValue(
+                decision
+              )}; it must return a Decision`
+            );
+          }
+          const d = decision as Decision<S>;
+          if (d._tag === "Done") return STOP;
+          const delay = checkDelay(where, d.delay);
+          current = d.state;
+          return delay;
+        },
+        state: () => current,
+      };
+    },
+    readsTime,
+    readsTime ? [{ _tag: "Unknown" }] : []
+  );
+};
 
 /**
  * Retries forever with no delay.
@@ -229,7 +525,13 @@ const makeMarked = <S extends Json, In>(
  * @category constructors
  * @since 0.1.0
  */
-export const forever: Schedule<unknown> = constantDecision(0, 'forever')
+export const forever: Schedule<unknown> = build(
+  "forever",
+  null,
+  stateless(() => 0),
+  false,
+  []
+);
 
 /**
  * Never retries: one attempt.
@@ -247,13 +549,13 @@ export const forever: Schedule<unknown> = constantDecision(0, 'forever')
  * @category constructors
  * @since 0.1.0
  */
-export const stop: Schedule<unknown> = makeTimeless(null, () => done, 'stop')
-
-function constantDecision(delay: number, description: string): Schedule<unknown> {
-  // Allocated once: a constant schedule costs nothing per step.
-  const decision = continueAfter(delay, null)
-  return makeTimeless(null, () => decision, description)
-}
+export const stop: Schedule<unknown> = build(
+  "stop",
+  null,
+  stateless(() => STOP),
+  false,
+  []
+);
 
 /**
  * Retries forever, waiting `delay` ms each time.
@@ -267,8 +569,18 @@ function constantDecision(delay: number, description: string): Schedule<unknown>
  * @category constructors
  * @since 0.1.0
  */
-export const constant = (delay: number): Schedule<unknown> =>
-  constantDecision(validate.saturate(validate.duration('Schedule.constant', 'delay', delay)), `constant(${delay})`)
+export const constant = (delay: number): Schedule<unknown> => {
+  const d = validate.saturate(
+    validate.duration("Schedule.constant", "delay", delay)
+  );
+  return build(
+    `constant(${d})`,
+    null,
+    stateless(() => d),
+    false,
+    []
+  );
+};
 
 /**
  * Retries forever, waiting `base`, `base·factor`, `base·factor²`, ... ms.
@@ -289,15 +601,16 @@ export const constant = (delay: number): Schedule<unknown> =>
  * @since 0.1.0
  */
 export const exponential = (base: number, factor = 2): Schedule<unknown> => {
-  validate.duration('Schedule.exponential', 'base', base)
-  validate.atLeast('Schedule.exponential', 'factor', 1, factor)
+  const b = validate.saturate(
+    validate.duration("Schedule.exponential", "base", base)
+  );
+  const f = validate.atLeast("Schedule.exponential", "factor", 1, factor);
   // The state is the next delay: one multiplication a step, no Math.pow.
-  return makeTimeless(
-    validate.saturate(base),
-    (delay: number) => continueAfter(delay, validate.saturate(delay * factor)),
-    `exponential(${base}, ${factor})`
-  )
-}
+  return numeric(`exponential(${b}, ${f})`, b, (delay) => [
+    delay,
+    validate.saturate(delay * f),
+  ]);
+};
 
 /**
  * Retries forever, waiting `step`, `2·step`, `3·step`, ... ms.
@@ -312,13 +625,14 @@ export const exponential = (base: number, factor = 2): Schedule<unknown> => {
  * @since 0.1.0
  */
 export const linear = (step: number): Schedule<unknown> => {
-  validate.duration('Schedule.linear', 'step', step)
-  return makeTimeless(
-    validate.saturate(step),
-    (delay: number) => continueAfter(delay, validate.saturate(delay + step)),
-    `linear(${step})`
-  )
-}
+  const s = validate.saturate(
+    validate.duration("Schedule.linear", "step", step)
+  );
+  return numeric(`linear(${s})`, s, (delay) => [
+    delay,
+    validate.saturate(delay + s),
+  ]);
+};
 
 /**
  * Retries forever, waiting `base`, `base`, `2·base`, `3·base`, `5·base`, ... ms (the Fibonacci sequence).
@@ -333,14 +647,28 @@ export const linear = (step: number): Schedule<unknown> => {
  * @since 0.1.0
  */
 export const fibonacci = (base: number): Schedule<unknown> => {
-  validate.duration('Schedule.fibonacci', 'base', base)
-  const b = validate.saturate(base)
-  return makeTimeless<readonly [number, number]>(
+  const b = validate.saturate(
+    validate.duration("Schedule.fibonacci", "base", base)
+  );
+  return build(
+    `fibonacci(${b})`,
     [b, b],
-    ([current, next]) => continueAfter(current, [next, validate.saturate(current + next)]),
-    `fibonacci(${base})`
-  )
-}
+    (state) => {
+      let [current, next] = state as readonly [number, number];
+      return {
+        next: () => {
+          const delay = current;
+          current = next;
+          next = validate.saturate(delay + next);
+          return delay;
+        },
+        state: () => [current, next],
+      };
+    },
+    false,
+    []
+  );
+};
 
 /**
  * Retries forever with the AWS "decorrelated jitter": each delay is `min(cap, random_between(base, previous · 3))`.
@@ -363,14 +691,25 @@ export const fibonacci = (base: number): Schedule<unknown> => {
  * @category constructors
  * @since 0.1.0
  */
-export const decorrelatedJitter = (base: number, cap: number): Schedule<unknown> => {
-  validate.duration('Schedule.decorrelatedJitter', 'base', base)
-  validate.atLeast('Schedule.decorrelatedJitter', 'cap', base, cap)
-  return makeTimeless(base, (previous: number, _, __, ___, random) => {
-    const delay = validate.saturate(Math.min(cap, base + random.next() * (previous * 3 - base)))
-    return continueAfter(delay, delay)
-  }, `decorrelatedJitter(${base}, ${cap})`)
-}
+export const decorrelatedJitter = (
+  base: number,
+  cap: number
+): Schedule<unknown> => {
+  const b = validate.saturate(
+    validate.duration("Schedule.decorrelatedJitter", "base", base)
+  );
+  const c = validate.saturate(
+    validate.atLeast("Schedule.decorrelatedJitter", "cap", b, cap)
+  );
+  return numeric(`decorrelatedJitter(${b}, ${c})`, b, (previous, cursor) => {
+    // previous · 3 saturates, so that huge arguments still give finite delays.
+    const delay = Math.min(
+      c,
+      b + cursor.random.next() * (validate.saturate(previous * 3) - b)
+    );
+    return [delay, delay];
+  });
+};
 
 /**
  * Retries forever with Polly's "decorrelated jitter V2": retry `k` (from 0) comes at a median of about
@@ -401,26 +740,54 @@ export const decorrelatedJitter = (base: number, cap: number): Schedule<unknown>
  * @category constructors
  * @since 0.1.0
  */
-export const decorrelatedJitterV2 = (medianFirstRetryDelay: number, maxDelay?: number): Schedule<unknown> => {
-  const median = validate.duration('Schedule.decorrelatedJitterV2', 'medianFirstRetryDelay', medianFirstRetryDelay)
-  const max = validate.saturate(
-    maxDelay === undefined ? validate.MAX_DELAY : validate.duration('Schedule.decorrelatedJitterV2', 'maxDelay', maxDelay)
-  )
+export const decorrelatedJitterV2 = (
+  medianFirstRetryDelay: number,
+  maxDelay?: number
+): Schedule<unknown> => {
+  const median = validate.saturate(
+    validate.duration(
+      "Schedule.decorrelatedJitterV2",
+      "medianFirstRetryDelay",
+      medianFirstRetryDelay
+    )
+  );
+  const max =
+    maxDelay === undefined
+      ? validate.MAX_DELAY
+      : validate.saturate(
+          validate.duration(
+            "Schedule.decorrelatedJitterV2",
+            "maxDelay",
+            maxDelay
+          )
+        );
   // Polly.Core RetryHelper.DecorrelatedJitterBackoffV2 (formula by George Polevoy, Polly issue 530): pFactor 4, scale 1/1.4.
-  const scale = median / 1.4
-  return makeTimeless<readonly [number, number]>(
+  const scale = median / 1.4;
+  return build(
+    maxDelay === undefined
+      ? `decorrelatedJitterV2(${median})`
+      : `decorrelatedJitterV2(${median}, ${max})`,
     [0, 0],
-    ([k, previous], _, __, ___, random) => {
-      const t = k + random.next()
-      const next = 2 ** t * Math.tanh(Math.sqrt(4 * t))
-      // Overflowed: so will every later step; the state stays as it is, plain finite numbers.
-      if (next === Infinity) return continueAfter(median === 0 ? 0 : max, [k, previous])
-      const delay = validate.saturate((next - previous) * scale)
-      return continueAfter(delay > max ? max : delay, [k + 1, next])
+    (state) => {
+      let [k, previous] = state as readonly [number, number];
+      return {
+        next: (cursor) => {
+          const t = k + cursor.random.next();
+          const next = 2 ** t * Math.tanh(Math.sqrt(4 * t));
+          // Overflowed: so will every later step; the state stays as it is, plain finite numbers.
+          if (next === Infinity) return median === 0 ? 0 : max;
+          const delay = validate.saturate((next - previous) * scale);
+          k += 1;
+          previous = next;
+          return delay > max ? max : delay;
+        },
+        state: () => [k, previous],
+      };
     },
-    maxDelay === undefined ? `decorrelatedJitterV2(${median})` : `decorrelatedJitterV2(${median}, ${maxDelay})`
-  )
-}
+    false,
+    []
+  );
+};
 
 /**
  * Retries forever, waiting a uniformly random delay between `min` and `max` ms each time.
@@ -441,14 +808,20 @@ export const decorrelatedJitterV2 = (medianFirstRetryDelay: number, maxDelay?: n
  * @since 0.1.0
  */
 export const randomBetween = (min: number, max: number): Schedule<unknown> => {
-  validate.duration('Schedule.randomBetween', 'min', min)
-  validate.atLeast('Schedule.randomBetween', 'max', min, max)
-  return makeTimeless(
+  const lo = validate.saturate(
+    validate.duration("Schedule.randomBetween", "min", min)
+  );
+  const hi = validate.saturate(
+    validate.atLeast("Schedule.randomBetween", "max", lo, max)
+  );
+  return build(
+    `randomBetween(${lo}, ${hi})`,
     null,
-    (_, __, ___, ____, random) => continueAfter(validate.saturate(min + random.next() * (max - min)), null),
-    `randomBetween(${min}, ${max})`
-  )
-}
+    stateless((cursor) => lo + cursor.random.next() * (hi - lo)),
+    false,
+    []
+  );
+};
 
 /**
  * Exactly `n` retries with no delay: `n + 1` attempts in all.
@@ -469,9 +842,11 @@ export const randomBetween = (min: number, max: number): Schedule<unknown> => {
  * @since 0.1.0
  */
 export const recurs = (n: number): Schedule<unknown> => {
-  validate.count('Schedule.recurs', 'n', n)
-  return makeTimeless(0, (made: number) => (made < n ? continueAfter(0, made + 1) : done), `recurs(${n})`)
-}
+  validate.count("Schedule.recurs", "n", n);
+  return numeric(`recurs(${n})`, 0, (made) =>
+    made < n ? [0, made + 1] : STOP
+  );
+};
 
 /**
  * Waits the given delays in order, one retry each, then stops.
@@ -490,17 +865,29 @@ export const recurs = (n: number): Schedule<unknown> => {
  * @category constructors
  * @since 0.1.0
  */
-export const fromDelays = (delays: ReadonlyArray<number>): Schedule<unknown> => {
+export const fromDelays = (
+  delays: ReadonlyArray<number>
+): Schedule<unknown> => {
   if (!Array.isArray(delays)) {
-    throw new RangeError(`Schedule.fromDelays: delays must be an array of numbers, received ${String(delays)}`)
+    throw new TypeError(
+      `Schedule.fromDelays: delays must be an array of numbers, received ${showValue(
+        delays
+      )}`
+    );
   }
-  const list = delays.map((d, i) => validate.saturate(validate.duration('Schedule.fromDelays', `delays[${i}]`, d)))
-  return makeTimeless(
-    0,
-    (i: number) => (i < list.length ? continueAfter(list[i], i + 1) : done),
-    `fromDelays([${list.join(', ')}])`
-  )
-}
+  // A loop over the indices, not `map`: `map` skips the holes of a sparse array.
+  const list: Array<number> = [];
+  for (let i = 0; i < delays.length; i++) {
+    list.push(
+      validate.saturate(
+        validate.duration("Schedule.fromDelays", `delays[${i}]`, delays[i])
+      )
+    );
+  }
+  return numeric(`fromDelays([${list.join(", ")}])`, 0, (i) =>
+    i < list.length ? [list[i], i + 1] : STOP
+  );
+};
 
 /**
  * Truncated binary exponential backoff, built from its two requirements: the delay doubles at most
@@ -524,22 +911,37 @@ export const fromDelays = (delays: ReadonlyArray<number>): Schedule<unknown> => 
  * @since 0.1.0
  */
 export const truncatedBinaryExponential = (options: {
-  readonly maxDoublings: number
-  readonly maxDelay: number
+  readonly maxDoublings: number;
+  readonly maxDelay: number;
 }): Schedule<unknown> => {
-  const maxDoublings = validate.count('Schedule.truncatedBinaryExponential', 'maxDoublings', options.maxDoublings)
+  if (options === null || typeof options !== "object") {
+    throw new TypeError(
+      `Schedule.truncatedBinaryExponential: options must be an object, received ${showValue(
+        options
+      )}`
+    );
+  }
+  const maxDoublings = validate.count(
+    "Schedule.truncatedBinaryExponential",
+    "maxDoublings",
+    options.maxDoublings
+  );
   const maxDelay = validate.saturate(
-    validate.duration('Schedule.truncatedBinaryExponential', 'maxDelay', options.maxDelay)
-  )
+    validate.duration(
+      "Schedule.truncatedBinaryExponential",
+      "maxDelay",
+      options.maxDelay
+    )
+  );
   // Counting down from maxDelay by exact powers of two lands the last doubling on maxDelay itself, and stays
   // right when 2^maxDoublings overflows (the early delays are then 0 until they become representable).
-  return makeTimeless(
+  return numeric(
+    `truncatedBinaryExponential({ maxDoublings: ${maxDoublings}, maxDelay: ${maxDelay} })`,
     0,
-    (n: number) =>
-      n < maxDoublings ? continueAfter(maxDelay * 2 ** (n - maxDoublings), n + 1) : continueAfter(maxDelay, n),
-    `truncatedBinaryExponential({ maxDoublings: ${maxDoublings}, maxDelay: ${maxDelay} })`
-  )
-}
+    (n) =>
+      n < maxDoublings ? [maxDelay * 2 ** (n - maxDoublings), n + 1] : maxDelay
+  );
+};
 
 /**
  * Lifts a retry-ts style policy, `(status) => Option<delay>`, into a schedule.
@@ -559,51 +961,71 @@ export const truncatedBinaryExponential = (options: {
  * @category constructors
  * @since 0.1.0
  */
-export const fromPolicy = (policy: (status: RetryStatus) => Option<number>): Schedule<unknown> => {
-  validate.callable('Schedule.fromPolicy', 'policy', policy)
-  return make(
+export const fromPolicy = (
+  policy: (status: RetryStatus) => Option<number>
+): Schedule<unknown> => {
+  validate.callable("Schedule.fromPolicy", "policy", policy);
+  const where = "Schedule.fromPolicy: the policy";
+  return build(
+    "fromPolicy(<policy>)",
     null,
-    (_, __, status) => {
-      const delay = policy(status)
-      return delay._tag === 'None' ? done : continueAfter(delay.value, null)
-    },
-    'fromPolicy(<policy>)'
-  )
-}
+    stateless((cursor) => {
+      const delay: unknown = policy(cursor.context().status);
+      if (delay === null || typeof delay !== "object" || !("_tag" in delay)) {
+        throw new TypeError(
+          `${where} returned ${showValue(
+            delay
+          )}; it must return an Option of a delay`
+        );
+      }
+      const option = delay as Option<unknown>;
+      return option._tag === "None" ? STOP : checkDelay(where, option.value);
+    }),
+    true,
+    [{ _tag: "Unknown" }]
+  );
+};
 
 // -------------------------------------------------------------------------------------
 // combinators
 // -------------------------------------------------------------------------------------
 
-/** Rewrites the delay of each `Continue`, keeping the decision when the delay is unchanged. */
-const mapDelay =
-  <In>(name: string, f: (delay: number, random: Random.Random) => number) =>
-  (self: Schedule<In>): Schedule<In> =>
-    makeMarked(
-      isTimeless(self),
+/** Wraps the stepper of `self`: `next` sees the inner stepper and the cursor; the state is the inner one. */
+const wrap =
+  <In, Out extends In = In>(
+    where: string,
+    description: (self: Schedule<In>) => string,
+    next: (inner: Stepper<In>, cursor: Cursor<Out>) => number,
+    readsTime = false,
+    limit?: TimeLimit
+  ) =>
+  (self: Schedule<In>): Schedule<Out> => {
+    checkSchedule(where, "self", self);
+    return build<Out>(
+      description(self),
       self.initial,
-      (state, input: In, status, now, random) => {
-        const decision = self.step(state, input, status, now, random)
-        if (decision._tag === 'Done') return decision
-        const delay = f(decision.delay, random)
-        return delay === decision.delay ? decision : continueAfter(delay, decision.state)
+      (state) => {
+        const inner = self.stepper(state);
+        return { next: (cursor) => next(inner, cursor), state: inner.state };
       },
-      `${name}(${self.description})`
-    )
+      readsTime || self.readsTime,
+      limit === undefined ? self.timeLimits : [...self.timeLimits, limit]
+    );
+  };
 
-/** Turns a `Continue` into `Done` when `stopIf` holds for its delay; `readsTime` when `stopIf` reads `elapsed`. */
-const stopWhen =
-  <In>(name: string, readsTime: boolean, stopIf: (delay: number, status: RetryStatus) => boolean) =>
-  (self: Schedule<In>): Schedule<In> =>
-    makeMarked(
-      !readsTime && isTimeless(self),
-      self.initial,
-      (state, input: In, status, now, random) => {
-        const decision = self.step(state, input, status, now, random)
-        return decision._tag === 'Continue' && stopIf(decision.delay, status) ? done : decision
-      },
-      `${name}(${self.description})`
-    )
+/** Rewrites the delay of each retry. */
+const mapDelay = <In>(
+  name: string,
+  f: (delay: number, cursor: Cursor<In>) => number
+) =>
+  wrap<In>(
+    `Schedule.${name.replace(/\(.*$/, "")}`,
+    (self) => `${name}(${self.description})`,
+    (inner, cursor) => {
+      const delay = inner.next(cursor);
+      return delay < 0 ? delay : f(delay, cursor);
+    }
+  );
 
 /**
  * Caps every delay at `max` ms: `min(delay, max)`.
@@ -622,10 +1044,12 @@ const stopWhen =
  * @category combinators
  * @since 0.1.0
  */
-export const capped = (max: number): (<In>(self: Schedule<In>) => Schedule<In>) => {
-  validate.duration('Schedule.capped', 'max', max)
-  return mapDelay(`capped(${max})`, (delay) => (delay > max ? max : delay))
-}
+export const capped = (
+  max: number
+): (<In>(self: Schedule<In>) => Schedule<In>) => {
+  const m = validate.saturate(validate.duration("Schedule.capped", "max", max));
+  return mapDelay(`capped(${m})`, (delay) => (delay > m ? m : delay));
+};
 
 /**
  * Raises every delay to at least `min` ms: `max(delay, min)`.
@@ -646,10 +1070,16 @@ export const capped = (max: number): (<In>(self: Schedule<In>) => Schedule<In>) 
  * @category combinators
  * @since 0.1.0
  */
-export const minDelay = (min: number): (<In>(self: Schedule<In>) => Schedule<In>) => {
-  const floor = validate.saturate(validate.duration('Schedule.minDelay', 'min', min))
-  return mapDelay(`minDelay(${min})`, (delay) => (delay < floor ? floor : delay))
-}
+export const minDelay = (
+  min: number
+): (<In>(self: Schedule<In>) => Schedule<In>) => {
+  const floor = validate.saturate(
+    validate.duration("Schedule.minDelay", "min", min)
+  );
+  return mapDelay(`minDelay(${floor})`, (delay) =>
+    delay < floor ? floor : delay
+  );
+};
 
 /**
  * Replaces every delay `d` by `f(d)`.
@@ -669,10 +1099,14 @@ export const minDelay = (min: number): (<In>(self: Schedule<In>) => Schedule<In>
  * @category combinators
  * @since 0.1.0
  */
-export const modifyDelay = (f: (delay: number) => number): (<In>(self: Schedule<In>) => Schedule<In>) => {
-  validate.callable('Schedule.modifyDelay', 'f', f)
-  return mapDelay('modifyDelay(<f>)', (delay) => f(delay))
-}
+export const modifyDelay = (
+  f: (delay: number) => number
+): (<In>(self: Schedule<In>) => Schedule<In>) => {
+  validate.callable("Schedule.modifyDelay", "f", f);
+  return mapDelay("modifyDelay(<f>)", (delay) =>
+    checkDelay("Schedule.modifyDelay: f", f(delay))
+  );
+};
 
 /**
  * "Full jitter": each delay `d` becomes `d · u`, with `u` drawn from the run's `Random` in `[0, 1)`.
@@ -694,7 +1128,10 @@ export const modifyDelay = (f: (delay: number) => number): (<In>(self: Schedule<
  * @category combinators
  * @since 0.1.0
  */
-export const fullJitter: <In>(self: Schedule<In>) => Schedule<In> = mapDelay('fullJitter', (delay, random) => delay * random.next())
+export const fullJitter: <In>(self: Schedule<In>) => Schedule<In> = mapDelay(
+  "fullJitter",
+  (delay, cursor) => delay * cursor.random.next()
+);
 
 /**
  * "Equal jitter": each delay `d` becomes `d/2 + u · d/2`, with `u` drawn from the run's `Random` in `[0, 1)`.
@@ -715,12 +1152,131 @@ export const fullJitter: <In>(self: Schedule<In>) => Schedule<In> = mapDelay('fu
  * @category combinators
  * @since 0.1.0
  */
-export const equalJitter: <In>(self: Schedule<In>) => Schedule<In> = mapDelay('equalJitter', (delay, random) => {
-  const half = delay / 2
-  const jittered = half + random.next() * half
-  // Halving a subnormal delay rounds up, so the sum can pass it by a hair.
-  return jittered > delay ? delay : jittered
-})
+export const equalJitter: <In>(self: Schedule<In>) => Schedule<In> = mapDelay(
+  "equalJitter",
+  (delay, cursor) => {
+    const half = delay / 2;
+    const jittered = half + cursor.random.next() * half;
+    // Halving a subnormal delay rounds up, so the sum can pass it by a hair.
+    return jittered > delay ? delay : jittered;
+  }
+);
+
+/**
+ * Options of {@link withHint}: the most a hint may ask for, in ms, and whether `hintOf` reads the time it is given.
+ *
+ * @example
+ * import type { HintOptions } from 'fp-ts-retry/Schedule'
+ *
+ * const options: HintOptions = { max: 30_000 }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface HintOptions {
+  readonly max: number;
+  readonly readsTime?: boolean | undefined;
+}
+
+/**
+ * Waits at least as long as the failure asks: the delay becomes `max(delay, min(hint, options.max))`, where
+ * `hint = hintOf(input, now)` is what the error says (HTTP `Retry-After`, gRPC's `grpc-retry-pushback-ms`, an API's
+ * `rate_limit_reset`), and the schedule's own delay is the floor.
+ *
+ * **Details**
+ *
+ * - `hintOf` answers `undefined` when the failure asks for nothing. A hint that is negative, NaN, infinite or not
+ *   a number is ignored, never slept. The clamp at `options.max` is not optional: a server asking for a day
+ *   would park the caller for a day.
+ * - The schedule is still stepped, so its counts and its stops hold: `recurs(3)` still ends the run.
+ * - Put it **before** `upTo` / `maxCumulativeDelay` in a `pipe`, so that the hinted delay counts toward the time
+ *   limit and never extends a run past it: applied to a schedule that holds a time limit (see
+ *   `Schedule.timeLimits`), it throws a `TypeError`.
+ * - `hintOf` also gets the current time, for hints given as a date; set `options.readsTime` when it uses it.
+ *
+ * @example
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * interface RateLimited { readonly retryInMs?: number }
+ * const policy = pipe(
+ *   Schedule.exponential(100),
+ *   Schedule.withHint((e: RateLimited) => e.retryInMs, { max: 1_000 }),
+ *   Schedule.intersect(Schedule.recurs(3))
+ * )
+ * assert.deepStrictEqual(Schedule.delays(policy, { input: { retryInMs: 250 } }), [250, 250, 400])
+ * assert.deepStrictEqual(Schedule.delays(policy, { input: { retryInMs: 60_000 } }), [1000, 1000, 1000])
+ * assert.deepStrictEqual(Schedule.delays(policy, { input: {} }), [100, 200, 400])
+ *
+ * @category combinators
+ * @since 0.2.0
+ */
+export const withHint = <I>(
+  hintOf: (input: I, now: number) => number | undefined,
+  options: HintOptions
+): (<In>(self: Schedule<In>) => Schedule<In & I>) => {
+  validate.callable("Schedule.withHint", "hintOf", hintOf);
+  if (options === null || typeof options !== "object") {
+    throw new TypeError(
+      `Schedule.withHint: options must be an object, received ${showValue(
+        options
+      )}`
+    );
+  }
+  const max = validate.saturate(
+    validate.duration("Schedule.withHint", "options.max", options.max)
+  );
+  const readsTime = options.readsTime ?? false;
+  if (typeof readsTime !== "boolean") {
+    throw new TypeError(
+      `Schedule.withHint: options.readsTime must be a boolean, received ${showValue(
+        readsTime
+      )}`
+    );
+  }
+  return <In>(self: Schedule<In>): Schedule<In & I> => {
+    checkSchedule("Schedule.withHint", "self", self);
+    if (self.timeLimits.length > 0) {
+      throw new TypeError(
+        `Schedule.withHint: put it before Schedule.upTo / Schedule.maxCumulativeDelay in the pipe, so that the hinted ` +
+          `delay counts toward the time limit; received ${self.description}`
+      );
+    }
+    return wrap<In, In & I>(
+      "Schedule.withHint",
+      (s) => `withHint(<hint>, ${max})(${s.description})`,
+      (inner, cursor) => {
+        const delay = inner.next(cursor);
+        if (delay < 0) return delay;
+        const hint: unknown = hintOf(cursor.input, cursor.now);
+        if (typeof hint !== "number" || !(hint >= 0 && hint !== Infinity))
+          return delay;
+        const asked = hint > max ? max : hint;
+        return asked > delay ? asked : delay;
+      },
+      readsTime
+    )(self);
+  };
+};
+
+/** Stops instead of a retry when `stopIf` holds for its delay; the limit is recorded as metadata. */
+const stopWhen = <In>(
+  name: string,
+  limit: TimeLimit,
+  readsTime: boolean,
+  stopIf: (delay: number, cursor: Cursor<In>) => boolean
+) =>
+  wrap<In>(
+    `Schedule.${name.replace(/\(.*$/, "")}`,
+    (self) => `${name}(${self.description})`,
+    (inner, cursor) => {
+      const delay = inner.next(cursor);
+      return delay >= 0 && stopIf(delay, cursor) ? STOP : delay;
+    },
+    readsTime,
+    limit
+  );
 
 /**
  * Limits the run's elapsed time to `ms`: stops rather than start a retry that would begin after the budget.
@@ -740,10 +1296,17 @@ export const equalJitter: <In>(self: Schedule<In>) => Schedule<In> = mapDelay('e
  * @category combinators
  * @since 0.1.0
  */
-export const upTo = (ms: number): (<In>(self: Schedule<In>) => Schedule<In>) => {
-  validate.duration('Schedule.upTo', 'ms', ms)
-  return stopWhen(`upTo(${ms})`, true, (delay, status) => status.elapsed + delay > ms)
-}
+export const upTo = (
+  ms: number
+): (<In>(self: Schedule<In>) => Schedule<In>) => {
+  const limit = validate.duration("Schedule.upTo", "ms", ms);
+  return stopWhen(
+    `upTo(${limit})`,
+    { _tag: "Elapsed", ms: limit },
+    true,
+    (delay, c) => c.elapsed + delay > limit
+  );
+};
 
 /**
  * Limits the total time slept to `ms`: stops when `status.cumulativeDelay + nextDelay > ms`.
@@ -764,10 +1327,27 @@ export const upTo = (ms: number): (<In>(self: Schedule<In>) => Schedule<In>) => 
  * @category combinators
  * @since 0.1.0
  */
-export const maxCumulativeDelay = (ms: number): (<In>(self: Schedule<In>) => Schedule<In>) => {
-  validate.duration('Schedule.maxCumulativeDelay', 'ms', ms)
-  return stopWhen(`maxCumulativeDelay(${ms})`, false, (delay, status) => status.cumulativeDelay + delay > ms)
-}
+export const maxCumulativeDelay = (
+  ms: number
+): (<In>(self: Schedule<In>) => Schedule<In>) => {
+  const limit = validate.duration("Schedule.maxCumulativeDelay", "ms", ms);
+  return stopWhen(
+    `maxCumulativeDelay(${limit})`,
+    { _tag: "CumulativeDelay", ms: limit },
+    false,
+    (delay, c) => c.cumulativeDelay + delay > limit
+  );
+};
+
+const retryWhile = <I>(name: string, retry: Predicate<I>) => {
+  const go = <In>(self: Schedule<In>): Schedule<In & I> =>
+    wrap<In, In & I>(
+      `Schedule.${name}`,
+      (s) => `${name}(<predicate>)(${s.description})`,
+      (inner, cursor) => (retry(cursor.input) ? inner.next(cursor) : STOP)
+    )(self);
+  return go;
+};
 
 /**
  * Retries only while `predicate(input)` holds (for `retrying`, the input is the error).
@@ -789,20 +1369,12 @@ export const maxCumulativeDelay = (ms: number): (<In>(self: Schedule<In>) => Sch
  * @category combinators
  * @since 0.1.0
  */
-export const whileInput = <I>(predicate: Predicate<I>): (<In>(self: Schedule<In>) => Schedule<In & I>) => {
-  validate.callable('Schedule.whileInput', 'predicate', predicate)
-  return retryWhile('whileInput', predicate)
-}
-
-const retryWhile =
-  <I>(name: string, predicate: Predicate<I>) =>
-  <In>(self: Schedule<In>): Schedule<In & I> =>
-    makeMarked(
-      isTimeless(self),
-      self.initial,
-      (state, input: In & I, status, now, random) => (predicate(input) ? self.step(state, input, status, now, random) : done),
-      `${name}(<predicate>)(${self.description})`
-    )
+export const whileInput = <I>(
+  predicate: Predicate<I>
+): (<In>(self: Schedule<In>) => Schedule<In & I>) => {
+  validate.callable("Schedule.whileInput", "predicate", predicate);
+  return retryWhile("whileInput", predicate);
+};
 
 /**
  * Retries until `predicate(input)` holds: the opposite of {@link whileInput}.
@@ -818,10 +1390,32 @@ const retryWhile =
  * @category combinators
  * @since 0.1.0
  */
-export const untilInput = <I>(predicate: Predicate<I>): (<In>(self: Schedule<In>) => Schedule<In & I>) => {
-  validate.callable('Schedule.untilInput', 'predicate', predicate)
-  return retryWhile('untilInput', (input: I) => !predicate(input))
-}
+export const untilInput = <I>(
+  predicate: Predicate<I>
+): (<In>(self: Schedule<In>) => Schedule<In & I>) => {
+  validate.callable("Schedule.untilInput", "predicate", predicate);
+  return retryWhile("untilInput", (input: I) => !predicate(input));
+};
+
+/** Two schedules stepped side by side; `combine` makes the decision from both steppers. */
+const pair = <In2>(
+  name: string,
+  that: Schedule<In2>,
+  initial: (self: Schedule<never>) => Json,
+  start: <In1>(self: Schedule<In1>, state: Json) => Stepper<In1 & In2>
+) => {
+  checkSchedule(`Schedule.${name}`, "that", that);
+  return <In1>(self: Schedule<In1>): Schedule<In1 & In2> => {
+    checkSchedule(`Schedule.${name}`, "self", self);
+    return build<In1 & In2>(
+      `${name}(${that.description})(${self.description})`,
+      initial(self),
+      (state) => start(self, state),
+      self.readsTime || that.readsTime,
+      [...self.timeLimits, ...that.timeLimits]
+    );
+  };
+};
 
 /**
  * Both schedules must continue; the longer delay wins. The usual way to bound a schedule: `intersect(recurs(5))`.
@@ -847,25 +1441,33 @@ export const untilInput = <I>(predicate: Predicate<I>): (<In>(self: Schedule<In>
  * @category combinators
  * @since 0.1.0
  */
-export const intersect =
-  <In2>(that: Schedule<In2>) =>
-  <In1>(self: Schedule<In1>): Schedule<In1 & In2> =>
-    makeMarked<readonly [Json, Json], In1 & In2>(
-      isTimeless(self) && isTimeless(that),
-      [self.initial, that.initial],
-      ([s1, s2], input, status, now, random) => {
-        const d1 = self.step(s1, input, status, now, random)
-        if (d1._tag === 'Done') return done
-        const d2 = that.step(s2, input, status, now, random)
-        if (d2._tag === 'Done') return done
-        return continueAfter(d1.delay >= d2.delay ? d1.delay : d2.delay, [d1.state, d2.state])
-      },
-      `intersect(${that.description})(${self.description})`
-    )
+export const intersect = <In2>(
+  that: Schedule<In2>
+): (<In1>(self: Schedule<In1>) => Schedule<In1 & In2>) =>
+  pair(
+    "intersect",
+    that,
+    (self) => [self.initial, that.initial],
+    <In1>(self: Schedule<In1>, state: Json) => {
+      const [s1, s2] = state as readonly [Json, Json];
+      const left: Stepper<In1 & In2> = self.stepper(s1);
+      const right: Stepper<In1 & In2> = that.stepper(s2);
+      return {
+        next: (cursor: Cursor<In1 & In2>) => {
+          const d1 = left.next(cursor);
+          if (d1 < 0) return STOP;
+          const d2 = right.next(cursor);
+          if (d2 < 0) return STOP;
+          return d1 >= d2 ? d1 : d2;
+        },
+        state: () => [left.state(), right.state()],
+      };
+    }
+  );
 
 // Which sides of a union are still running, as bits: a side that has stopped is not stepped again.
-const LEFT = 1
-const RIGHT = 2
+const LEFT = 1;
+const RIGHT = 2;
 
 /**
  * Either schedule may continue; the shorter delay of those continuing wins.
@@ -896,23 +1498,31 @@ const RIGHT = 2
  * @category combinators
  * @since 0.1.0
  */
-export const union =
-  <In2>(that: Schedule<In2>) =>
-  <In1>(self: Schedule<In1>): Schedule<In1 & In2> =>
-    makeMarked<readonly [Json, Json, number], In1 & In2>(
-      isTimeless(self) && isTimeless(that),
-      [self.initial, that.initial, LEFT | RIGHT],
-      ([s1, s2, running], input, status, now, random) => {
-        const d1 = running & LEFT ? self.step(s1, input, status, now, random) : done
-        const d2 = running & RIGHT ? that.step(s2, input, status, now, random) : done
-        if (d1._tag === 'Done') {
-          return d2._tag === 'Done' ? done : continueAfter(d2.delay, [s1, d2.state, RIGHT])
-        }
-        if (d2._tag === 'Done') return continueAfter(d1.delay, [d1.state, s2, LEFT])
-        return continueAfter(d1.delay <= d2.delay ? d1.delay : d2.delay, [d1.state, d2.state, LEFT | RIGHT])
-      },
-      `union(${that.description})(${self.description})`
-    )
+export const union = <In2>(
+  that: Schedule<In2>
+): (<In1>(self: Schedule<In1>) => Schedule<In1 & In2>) =>
+  pair(
+    "union",
+    that,
+    (self) => [self.initial, that.initial, LEFT | RIGHT],
+    <In1>(self: Schedule<In1>, state: Json) => {
+      const [s1, s2, bits] = state as readonly [Json, Json, number];
+      const left: Stepper<In1 & In2> = self.stepper(s1);
+      const right: Stepper<In1 & In2> = that.stepper(s2);
+      let running = bits;
+      return {
+        next: (cursor: Cursor<In1 & In2>) => {
+          const d1 = running & LEFT ? left.next(cursor) : STOP;
+          const d2 = running & RIGHT ? right.next(cursor) : STOP;
+          running = (d1 < 0 ? 0 : LEFT) | (d2 < 0 ? 0 : RIGHT);
+          if (d1 < 0) return d2;
+          if (d2 < 0) return d1;
+          return d1 <= d2 ? d1 : d2;
+        },
+        state: () => [left.state(), right.state(), running],
+      };
+    }
+  );
 
 /**
  * Runs `self` until it stops, then `that` from its start.
@@ -934,23 +1544,33 @@ export const union =
  * @category combinators
  * @since 0.1.0
  */
-export const andThen =
-  <In2>(that: Schedule<In2>) =>
-  <In1>(self: Schedule<In1>): Schedule<In1 & In2> =>
-    makeMarked<readonly [0 | 1, Json], In1 & In2>(
-      isTimeless(self) && isTimeless(that),
-      [0, self.initial],
-      ([phase, state], input, status, now, random) => {
-        if (phase === 0) {
-          const first = self.step(state, input, status, now, random)
-          if (first._tag === 'Continue') return continueAfter(first.delay, [0, first.state])
-          state = that.initial
-        }
-        const second = that.step(state, input, status, now, random)
-        return second._tag === 'Continue' ? continueAfter(second.delay, [1, second.state]) : done
-      },
-      `andThen(${that.description})(${self.description})`
-    )
+export const andThen = <In2>(
+  that: Schedule<In2>
+): (<In1>(self: Schedule<In1>) => Schedule<In1 & In2>) =>
+  pair(
+    "andThen",
+    that,
+    (self) => [0, self.initial],
+    <In1>(self: Schedule<In1>, state: Json) => {
+      const [startPhase, s] = state as readonly [0 | 1, Json];
+      let phase = startPhase;
+      let current: Stepper<In1 & In2> =
+        phase === 0 ? self.stepper(s) : that.stepper(s);
+      return {
+        next: (cursor: Cursor<In1 & In2>) => {
+          if (phase === 0) {
+            const first = current.next(cursor);
+            if (first >= 0) return first;
+            // `that` takes over on the very failure `self` stopped at.
+            phase = 1;
+            current = that.stepper(that.initial);
+          }
+          return current.next(cursor);
+        },
+        state: () => [phase, current.state()],
+      };
+    }
+  );
 
 // -------------------------------------------------------------------------------------
 // instances
@@ -979,8 +1599,8 @@ export const andThen =
  */
 export const getIntersectionMonoid = <In>(): Monoid<Schedule<In>> => ({
   concat: (x, y) => intersect(y)(x),
-  empty: forever
-})
+  empty: forever,
+});
 
 /**
  * The monoid of {@link union}: either may continue, the shorter delay of those continuing wins, `empty` is
@@ -1004,8 +1624,8 @@ export const getIntersectionMonoid = <In>(): Monoid<Schedule<In>> => ({
  */
 export const getUnionMonoid = <In>(): Monoid<Schedule<In>> => ({
   concat: (x, y) => union(y)(x),
-  empty: stop
-})
+  empty: stop,
+});
 
 // -------------------------------------------------------------------------------------
 // interpreters
@@ -1024,20 +1644,20 @@ export const getUnionMonoid = <In>(): Monoid<Schedule<In>> => ({
  */
 export interface DelaysOptions<In> {
   /** The most delays to produce, for schedules that never stop. Default 100. */
-  readonly limit?: number
+  readonly limit?: number | undefined;
   /** Where jitter draws from. Default: a fresh `Random.seeded(0)`, so the result is the same on every call. */
-  readonly random?: Random.Random
+  readonly random?: Random.Random | undefined;
   /** The input every step sees (for `retrying`, the error). Default `undefined`. */
-  readonly input?: In
+  readonly input?: In | undefined;
   /** How long each attempt takes, in ms, for `upTo`-style limits. Default 0. */
-  readonly attemptDuration?: number
+  readonly attemptDuration?: number | undefined;
 }
 
 // Seeded on first use: most schedules draw nothing, and building a generator costs more than stepping them.
 const defaultRandom = (): Random.Random => {
-  let random: Random.Random | undefined
-  return { next: () => (random ??= Random.seeded(0)).next() }
-}
+  let random: Random.Random | undefined;
+  return { next: () => (random ??= Random.seeded(0)).next() };
+};
 
 /**
  * The delays a schedule would sleep through a run of failures, until it stops or `limit` is reached.
@@ -1060,20 +1680,34 @@ const defaultRandom = (): Random.Random => {
  * @category interpreters
  * @since 0.1.0
  */
-export const delays = <In>(schedule: Schedule<In>, options: DelaysOptions<In> = {}): ReadonlyArray<number> => {
-  const limit = validate.count('Schedule.delays', 'limit', options.limit ?? 100)
-  const attemptDuration = validate.duration('Schedule.delays', 'attemptDuration', options.attemptDuration ?? 0)
-  const random = options.random ?? defaultRandom()
-  const input = options.input as In
-  const progress = new Progress(schedule, 0)
-  const out: Array<number> = []
-  let now = 0
+export const delays = <In>(
+  schedule: Schedule<In>,
+  options: DelaysOptions<In> = {}
+): ReadonlyArray<number> => {
+  checkSchedule("Schedule.delays", "schedule", schedule);
+  const limit = validate.count(
+    "Schedule.delays",
+    "limit",
+    options.limit ?? 100
+  );
+  const attemptDuration = validate.duration(
+    "Schedule.delays",
+    "attemptDuration",
+    options.attemptDuration ?? 0
+  );
+  const driver = Driver.make(schedule, {
+    start: 0,
+    random: options.random ?? defaultRandom(),
+  });
+  const input = options.input as In;
+  const out: Array<number> = [];
+  let now = 0;
   while (out.length < limit) {
-    now += attemptDuration
-    const decision = progress.decide(input, now, random)
-    if (decision._tag === 'Done') break
-    out.push(decision.delay)
-    now += decision.delay
+    now += attemptDuration;
+    const delay = driver.advance(input, now);
+    if (delay < 0) break;
+    out.push(delay);
+    now += delay;
   }
-  return out
-}
+  return out;
+};

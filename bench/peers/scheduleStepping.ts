@@ -75,7 +75,7 @@ export const scheduleStepping = async (peers: Peers, options: ScenarioOptions): 
         const out: Array<number> = []
         let state = schedule.initial
         for (let i = 0; i < N; i++) {
-          const decision = schedule.step(state, undefined, status, 0, random)
+          const decision = schedule.step(state, { input: undefined, status, now: 0, random })
           if (decision._tag === 'Done') break
           out.push(decision.delay)
           state = decision.state

@@ -7,7 +7,7 @@ import * as E from 'fp-ts/Either'
 import type * as TE from 'fp-ts/TaskEither'
 import * as Random from '../Random'
 import { retrying } from '../Retry'
-import type { Schedule } from '../Schedule'
+import { type Schedule, whileInput } from '../Schedule'
 import { ms } from './format'
 
 /** How an attempt failed: what the schedule sees, so `retryOn` / `neverRetryOn` match exit codes. */
@@ -88,11 +88,10 @@ export const runCommand = async (options: RunOptions): Promise<number> => {
     })
 
   // A command that cannot be started is not retried: the schedule only sees exit codes.
-  const schedule: Schedule<Failure | SpawnError> = {
-    ...options.schedule,
-    step: (state, input, status, now, random) =>
-      input instanceof SpawnError ? { _tag: 'Done' } : options.schedule.step(state, input, status, now, random)
-  }
+  // (The inner schedule is stepped only with the failures the predicate lets through: exit codes.)
+  const schedule = whileInput((input: Failure | SpawnError) => !(input instanceof SpawnError))(
+    options.schedule as Schedule<Failure | SpawnError>
+  )
 
   try {
     const result = await retrying(schedule, {

@@ -1,0 +1,386 @@
+/**
+ * A `Driver` is the one interpreter of a `Schedule`: feed it an input and the time, it answers the next delay (or
+ * that the schedule stopped) and keeps the run's bookkeeping (retries made, time slept, the previous delay).
+ * Snapshot it to a plain `RetryState` and restore it from one to carry a run across a restart.
+ *
+ * `Schedule.delays`, `RetryState.next`, `Contention` and every runner make their decisions through a `Driver`,
+ * so a decision is made one way everywhere. A driver keeps its working state in place: stepping the common
+ * schedules allocates nothing, and JSON is produced only by `snapshot`.
+ *
+ * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * const driver = Driver.make(pipe(Schedule.exponential(100), Schedule.intersect(Schedule.recurs(2))), { start: 0 })
+ * assert.strictEqual(driver.advance('busy', 10), 100) // retry at 110
+ * assert.strictEqual(driver.advance('busy', 120), 200)
+ * assert.strictEqual(driver.advance('busy', 330), -1) // stopped: two retries made
+ * assert.strictEqual(driver.iterNumber, 2)
+ *
+ * @since 0.2.0
+ */
+import * as E from "fp-ts/Either";
+import * as O from "fp-ts/Option";
+import * as validate from "./internal/validate";
+import * as Random from "./Random";
+import type { RetryState } from "./RetryState";
+import * as RetryStatus from "./RetryStatus";
+import type { Cursor, Schedule, StepContext, Stepper } from "./Schedule";
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * A run of a schedule in progress.
+ *
+ * **Details**
+ *
+ * - `advance(input, now)` asks the schedule about `input` at time `now`: it answers the delay in ms before the
+ *   next attempt, or `-1` when the schedule stops (a number rather than an `Option`, so that the hot loop of a
+ *   runner allocates nothing). On a retry it counts it, adds the delay to `cumulativeDelay`, and sets
+ *   `dueAt = now + delay`. Once stopped, a driver stays stopped (`done`).
+ * - `status` is the {@link RetryStatus.RetryStatus} the latest decision was made with (what hooks report);
+ *   `statusAt(now)` the status at `now`, as the next decision would see it.
+ * - `snapshot()` is the run as a plain {@link RetryState}, due at `dueAt`, with the position of a seeded
+ *   `random`; {@link restore} goes on from it.
+ * - A driver also serves as the {@link Cursor} its schedule's stepper reads (`input`, `now`, `elapsed`, ...).
+ *
+ * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as O from 'fp-ts/Option'
+ * import * as assert from 'assert'
+ *
+ * const driver = Driver.make(Schedule.fromDelays([50, 80]), { start: 1000 })
+ * driver.advance(new Error('timeout'), 1010)
+ * assert.deepStrictEqual(driver.status, { iterNumber: 0, elapsed: 10, cumulativeDelay: 0, previousDelay: O.none })
+ * assert.deepStrictEqual(driver.statusAt(1070), { iterNumber: 1, elapsed: 70, cumulativeDelay: 50, previousDelay: O.some(50) })
+ * assert.strictEqual(driver.dueAt, 1060)
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface Driver<In> extends Cursor<In> {
+  readonly schedule: Schedule<In>;
+  /** When the run started: its first attempt, in ms on the run's clock. */
+  readonly start: number;
+  readonly previousDelay: O.Option<number>;
+  /** When the next attempt is due: the start, until a retry is decided. */
+  readonly dueAt: number;
+  /** Whether the schedule has stopped. */
+  readonly done: boolean;
+  readonly status: RetryStatus.RetryStatus;
+  readonly statusAt: (now: number) => RetryStatus.RetryStatus;
+  readonly advance: (input: In, now: number) => number;
+  readonly snapshot: () => RetryState;
+}
+
+/**
+ * Options of {@link make}: when the run started (default 0) and where its draws come from (default `Random.live`).
+ *
+ * @example
+ * import type { DriverOptions } from 'fp-ts-retry/Driver'
+ * import * as Random from 'fp-ts-retry/Random'
+ *
+ * const options: DriverOptions = { start: Date.now(), random: Random.seeded(7) }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface DriverOptions {
+  readonly start?: number | undefined;
+  readonly random?: Random.Random | undefined;
+}
+
+/**
+ * A stored run that belongs to another schedule: its `description` differs from the schedule given now.
+ *
+ * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as assert from 'assert'
+ *
+ * const stored = Driver.make(Schedule.recurs(3)).snapshot()
+ * const restored = Driver.restore(Schedule.recurs(4), stored)
+ * assert.ok(restored._tag === 'Left' && restored.left instanceof Driver.ScheduleMismatch)
+ *
+ * @category model
+ * @since 0.1.0
+ */
+export class ScheduleMismatch extends Error {
+  /**
+   * The tag that tells this error apart in a union of errors.
+   *
+   * @since 0.1.0
+   */
+  readonly _tag = "ScheduleMismatch";
+  constructor(
+    /** The description of the schedule given now. */
+    readonly expected: string,
+    /** The description stored with the state. */
+    readonly found: string
+  ) {
+    super(
+      `Driver: the stored run belongs to the schedule ${found}, not to ${expected}`
+    );
+    this.name = "ScheduleMismatch";
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// implementation
+// -------------------------------------------------------------------------------------
+
+const hasState = (random: Random.Random): random is Random.SeededRandom =>
+  "getState" in random && typeof random.getState === "function";
+
+class Run<In> implements Driver<In> {
+  input = undefined as In;
+  now: number;
+  iterNumber = 0;
+  cumulativeDelay = 0;
+  dueAt: number;
+  done = false;
+  /** The previous delay, NaN before the first retry: an `Option` is built only when someone asks. */
+  private previous = NaN;
+  /** The status fields of the latest decision (iteration -1: none yet). */
+  private decidedIter = -1;
+  private decidedNow = 0;
+  private decidedCumulative = 0;
+  private decidedPrevious = NaN;
+  private readonly stepper: Stepper<In>;
+
+  constructor(
+    readonly schedule: Schedule<In>,
+    readonly start: number,
+    readonly random: Random.Random,
+    state: Schedule<In>["initial"]
+  ) {
+    this.stepper = schedule.stepper(state);
+    this.now = start;
+    this.dueAt = start;
+  }
+
+  get elapsed(): number {
+    return this.now - this.start;
+  }
+
+  get previousDelay(): O.Option<number> {
+    return Number.isNaN(this.previous) ? O.none : O.some(this.previous);
+  }
+
+  get status(): RetryStatus.RetryStatus {
+    return this.decidedIter < 0
+      ? RetryStatus.initial
+      : statusOf(
+          this.decidedIter,
+          this.decidedNow - this.start,
+          this.decidedCumulative,
+          this.decidedPrevious
+        );
+  }
+
+  statusAt(now: number): RetryStatus.RetryStatus {
+    return statusOf(
+      this.iterNumber,
+      now - this.start,
+      this.cumulativeDelay,
+      this.previous
+    );
+  }
+
+  context(): StepContext<In> {
+    return {
+      input: this.input,
+      status: this.statusAt(this.now),
+      now: this.now,
+      random: this.random,
+    };
+  }
+
+  advance(input: In, now: number): number {
+    if (this.done) return -1;
+    this.input = input;
+    this.now = now;
+    this.decidedIter = this.iterNumber;
+    this.decidedNow = now;
+    this.decidedCumulative = this.cumulativeDelay;
+    this.decidedPrevious = this.previous;
+    const delay = this.stepper.next(this);
+    if (typeof delay !== "number" || !(delay <= validate.MAX_DELAY)) {
+      throw new RangeError(
+        `Driver: the schedule ${
+          this.schedule.description
+        } answered the delay ${String(delay)}; ` +
+          `a delay must be a finite number of ms in [0, ${validate.MAX_DELAY}]`
+      );
+    }
+    if (delay < 0) {
+      this.done = true;
+      return -1;
+    }
+    this.iterNumber++;
+    this.cumulativeDelay += delay;
+    this.previous = delay + 0; // -0 becomes 0
+    this.dueAt = now + delay;
+    return this.previous;
+  }
+
+  snapshot(): RetryState {
+    return {
+      schedule: this.schedule.description,
+      scheduleState: this.stepper.state(),
+      iterNumber: this.iterNumber,
+      cumulativeDelay: this.cumulativeDelay,
+      previousDelay: Number.isNaN(this.previous) ? null : this.previous,
+      startedAt: this.start,
+      dueAt: this.dueAt,
+      random: hasState(this.random) ? [...this.random.getState()] : null,
+    };
+  }
+
+  /** Goes on from a stored run's bookkeeping. */
+  resume(state: RetryState): this {
+    this.iterNumber = validate.count(
+      "Driver.restore",
+      "state.iterNumber",
+      state.iterNumber
+    );
+    this.cumulativeDelay = validate.duration(
+      "Driver.restore",
+      "state.cumulativeDelay",
+      state.cumulativeDelay
+    );
+    this.previous =
+      state.previousDelay === null
+        ? NaN
+        : validate.duration(
+            "Driver.restore",
+            "state.previousDelay",
+            state.previousDelay
+          );
+    this.dueAt = validate.finite("Driver.restore", "state.dueAt", state.dueAt);
+    return this;
+  }
+}
+
+const statusOf = (
+  iterNumber: number,
+  elapsed: number,
+  cumulativeDelay: number,
+  previous: number
+): RetryStatus.RetryStatus =>
+  iterNumber === 0 && elapsed === 0
+    ? RetryStatus.initial
+    : {
+        iterNumber,
+        elapsed,
+        cumulativeDelay,
+        previousDelay: Number.isNaN(previous) ? O.none : O.some(previous),
+      };
+
+const checkSchedule = <In>(
+  where: string,
+  schedule: Schedule<In>
+): Schedule<In> => {
+  if (
+    schedule !== null &&
+    typeof schedule === "object" &&
+    typeof schedule.stepper === "function"
+  )
+    return schedule;
+  throw new TypeError(
+    `${where}: schedule must be a Schedule, received ${String(schedule)}`
+  );
+};
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+/**
+ * Starts a run of `schedule` at `options.start` (default 0), drawing from `options.random` (default `Random.live`).
+ *
+ * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as assert from 'assert'
+ *
+ * const driver = Driver.make(Schedule.recurs(1))
+ * assert.strictEqual(driver.advance(undefined, 0), 0)
+ * assert.strictEqual(driver.advance(undefined, 0), -1)
+ * assert.ok(driver.done)
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const make = <In>(
+  schedule: Schedule<In>,
+  options: DriverOptions = {}
+): Driver<In> => {
+  checkSchedule("Driver.make", schedule);
+  const start = validate.finite(
+    "Driver.make",
+    "options.start",
+    options.start ?? 0
+  );
+  return new Run(
+    schedule,
+    start,
+    options.random ?? Random.live,
+    schedule.initial
+  );
+};
+
+/**
+ * Goes on with a stored run: the driver `state` was snapshot from, as it was then.
+ *
+ * **Details**
+ *
+ * - The state must come from the same schedule (same `description`), else a `Left` of {@link ScheduleMismatch}.
+ * - Draws come from `random` when given; else from the stored position of a seeded generator (so a resumed run
+ *   draws what an uninterrupted one would); else from `Random.live`.
+ * - A stored state with impossible bookkeeping (a negative count, a NaN time) is a `RangeError`: decode stored
+ *   data with `RetryState.RetryStateCodec` first.
+ *
+ * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as Random from 'fp-ts-retry/Random'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * const schedule = pipe(Schedule.exponential(100), Schedule.fullJitter)
+ * const original = Driver.make(schedule, { random: Random.seeded(3) })
+ * original.advance('e', 0)
+ * const copy = Driver.restore(schedule, original.snapshot())
+ * assert.ok(copy._tag === 'Right')
+ * // the copy makes the decision the original makes
+ * assert.strictEqual(copy.right.advance('e', 500), original.advance('e', 500))
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const restore = <In>(
+  schedule: Schedule<In>,
+  state: RetryState,
+  random?: Random.Random
+): E.Either<ScheduleMismatch, Driver<In>> => {
+  checkSchedule("Driver.restore", schedule);
+  if (state.schedule !== schedule.description)
+    return E.left(new ScheduleMismatch(schedule.description, state.schedule));
+  const start = validate.finite(
+    "Driver.restore",
+    "state.startedAt",
+    state.startedAt
+  );
+  const draws =
+    random ??
+    (state.random === null ? Random.live : Random.fromState(state.random));
+  return E.right(
+    new Run(schedule, start, draws, state.scheduleState).resume(state)
+  );
+};
