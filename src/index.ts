@@ -6,6 +6,7 @@
 import * as Budget from './Budget'
 import * as Clock from './Clock'
 import * as Contention from './Contention'
+import * as Driver from './Driver'
 import * as FileStore from './FileStore'
 import * as Http from './Http'
 import * as Random from './Random'
@@ -39,7 +40,14 @@ export {
    */
   Contention,
   /**
-   * A file-backed store for a persisted run: atomic `save` (usable as `persist`), `load`, `clear`.
+   * The one interpreter of a schedule: feed it inputs and times, get decisions; snapshot and restore a run.
+   *
+   * @category interpreters
+   * @since 0.2.0
+   */
+  Driver,
+  /**
+   * A file-backed store for a persisted run: atomic `save`, `load`, `clear`.
    *
    * @category model
    * @since 0.1.0
