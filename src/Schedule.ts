@@ -1260,6 +1260,231 @@ export const withHint = <I>(
   };
 };
 
+/**
+ * Proportional jitter: each delay `d` becomes `d · (min + u · (max − min))`, with `u` drawn from the run's
+ * `Random` in `[0, 1)` (Effect's `jittered`, p-retry's `randomize`, resilience4j's `randomizationFactor`).
+ *
+ * **Details**
+ *
+ * The defaults, `0.8` and `1.2`, keep each delay within 20% of the schedule's. Requires `0 <= min <= max`, both
+ * finite; results saturate at `Number.MAX_SAFE_INTEGER` ms. Put it before a cap to keep the cap a hard limit.
+ *
+ * @example
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as Random from 'fp-ts-retry/Random'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * const s = pipe(Schedule.exponential(100), Schedule.jittered())
+ * assert.deepStrictEqual(Schedule.delays(s, { random: Random.fixed(0.5), limit: 3 }), [100, 200, 400])
+ * assert.deepStrictEqual(Schedule.delays(s, { random: Random.fixed(0), limit: 3 }), [80, 160, 320])
+ *
+ * @category combinators
+ * @since 0.2.0
+ */
+export const jittered = (
+  min = 0.8,
+  max = 1.2
+): (<In>(self: Schedule<In>) => Schedule<In>) => {
+  const lo = validate.duration("Schedule.jittered", "min", min);
+  const hi = validate.atLeast("Schedule.jittered", "max", lo, max);
+  return mapDelay(`jittered(${lo}, ${hi})`, (delay, cursor) =>
+    validate.saturate(delay * (lo + cursor.random.next() * (hi - lo)))
+  );
+};
+
+/**
+ * A failure for which `predicate(input)` holds is retried without using up the schedule: the schedule is asked
+ * for the delay it would give, but its state does not move, so a `recurs(3)` inside still allows three other
+ * retries (p-retry's `shouldConsumeRetry`).
+ *
+ * **Details**
+ *
+ * - Use it for failures that say nothing about the dependency's health, such as a lost connection of a long
+ *   poll, or a 429 whose wait is already enforced by {@link withHint}.
+ * - **Risk**: a failure that always matches is retried forever. Bound the run with a limit that the predicate
+ *   does not bypass: {@link upTo} or {@link maxCumulativeDelay} applied *outside* (after) this combinator, whose
+ *   time keeps running.
+ * - Random draws made for the free retry's delay are consumed from the run's `Random`.
+ *
+ * @example
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * const s = pipe(Schedule.exponential(100), Schedule.intersect(Schedule.recurs(2)), Schedule.retryFreeWhen((e: string) => e === 'reset'))
+ * // resets do not use up the two retries, nor grow the backoff
+ * assert.deepStrictEqual(Schedule.delays(s, { input: 'reset', limit: 4 }), [100, 100, 100, 100])
+ * assert.deepStrictEqual(Schedule.delays(s, { input: 'timeout' }), [100, 200])
+ *
+ * @category combinators
+ * @since 0.2.0
+ */
+export const retryFreeWhen = <I>(
+  predicate: Predicate<I>
+): (<In>(self: Schedule<In>) => Schedule<In & I>) => {
+  validate.callable("Schedule.retryFreeWhen", "predicate", predicate);
+  return <In>(self: Schedule<In>): Schedule<In & I> => {
+    checkSchedule("Schedule.retryFreeWhen", "self", self);
+    return build<In & I>(
+      `retryFreeWhen(<predicate>)(${self.description})`,
+      self.initial,
+      (state) => {
+        const inner: Stepper<In & I> = self.stepper(state);
+        return {
+          // A free retry asks a copy started from the current state, so that the schedule itself does not move.
+          next: (cursor) =>
+            predicate(cursor.input)
+              ? self.stepper(inner.state()).next(cursor)
+              : inner.next(cursor),
+          state: inner.state,
+        };
+      },
+      self.readsTime,
+      self.timeLimits
+    );
+  };
+};
+
+/** A stepper that remembers when the attempt it decides after started: the run's start, then its own `dueAt`s. */
+const timed = <In>(
+  description: string,
+  self: Schedule<In>,
+  next: (
+    inner: Stepper<In>,
+    cursor: Cursor<In>,
+    attemptStart: number
+  ) => number,
+  restart?: (attemptStart: number, cursor: Cursor<In>) => boolean
+): Schedule<In> =>
+  build<In>(
+    description,
+    [self.initial, null],
+    (state) => {
+      const [s, due] = state as readonly [Json, number | null];
+      let inner = self.stepper(s);
+      let dueAt = due;
+      return {
+        next: (cursor) => {
+          const attemptStart = dueAt ?? cursor.now - cursor.elapsed;
+          if (restart?.(attemptStart, cursor) === true)
+            inner = self.stepper(self.initial);
+          const delay = next(inner, cursor, attemptStart);
+          if (delay >= 0) dueAt = cursor.now + delay;
+          return delay;
+        },
+        state: () => [inner.state(), dueAt],
+      };
+    },
+    true,
+    self.timeLimits
+  );
+
+/**
+ * Starts `self` over when the attempt that just failed ran for at least `ms`: a connection that was up a while
+ * is a new outage, and reconnects from the first, short delay (exponential-backoff#66, failsafe#342).
+ *
+ * **Details**
+ *
+ * An attempt starts when it was due (the run's start for the first one) and ends when its failure is seen, on
+ * the run's clock. Only `self` starts over; the run's status (`iterNumber`, `elapsed`) keeps counting, so a
+ * limit applied outside still holds.
+ *
+ * @example
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * const reconnect = pipe(Schedule.exponential(100), Schedule.resetAfter(60_000))
+ * // connections that drop at once back off; one that was up for a minute starts again from 100 ms
+ * assert.deepStrictEqual(Schedule.delays(reconnect, { limit: 3 }), [100, 200, 400])
+ * assert.deepStrictEqual(Schedule.delays(reconnect, { limit: 3, attemptDuration: 60_000 }), [100, 100, 100])
+ *
+ * @category combinators
+ * @since 0.2.0
+ */
+export const resetAfter = (
+  ms: number
+): (<In>(self: Schedule<In>) => Schedule<In>) => {
+  const after = validate.duration("Schedule.resetAfter", "ms", ms);
+  return <In>(self: Schedule<In>): Schedule<In> =>
+    timed(
+      `resetAfter(${after})(${
+        checkSchedule("Schedule.resetAfter", "self", self).description
+      })`,
+      self,
+      (inner, cursor) => inner.next(cursor),
+      (attemptStart, cursor) => cursor.now - attemptStart >= after
+    );
+};
+
+/**
+ * Runs at a fixed rate: each attempt starts `ms` after the previous one started, whatever it took, without
+ * drifting; an attempt that took longer than `ms` is followed at once, and missed slots do not pile up (Effect's
+ * `fixed`). For polling and heartbeats with {@link repeating}.
+ *
+ * **Details**
+ *
+ * Retries forever: bound it with `recurs`, `upTo` or `whileInput`. Reads the time.
+ *
+ * @example
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as assert from 'assert'
+ *
+ * // attempts of 300 ms every second: wait the other 700 ms
+ * assert.deepStrictEqual(Schedule.delays(Schedule.fixed(1000), { limit: 3, attemptDuration: 300 }), [700, 700, 700])
+ * // attempts of 1.5 s: go again at once
+ * assert.deepStrictEqual(Schedule.delays(Schedule.fixed(1000), { limit: 2, attemptDuration: 1500 }), [0, 0])
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const fixed = (ms: number): Schedule<unknown> => {
+  const period = validate.saturate(
+    validate.duration("Schedule.fixed", "ms", ms)
+  );
+  return timed(`fixed(${period})`, forever, (_, cursor, attemptStart) =>
+    Math.max(0, attemptStart + period - cursor.now)
+  );
+};
+
+/**
+ * Runs on the boundaries of `ms`-long windows counted from the run's start: each attempt waits until the next
+ * boundary (Effect's `windowed`). Attempts stay aligned to the grid, however long they take.
+ *
+ * **Details**
+ *
+ * An attempt that ends exactly on a boundary waits a whole window. Retries forever: bound it. Reads the time.
+ *
+ * @example
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as assert from 'assert'
+ *
+ * // attempts of 300 ms on a 1 s grid: 0-300, then 1000-1300, 2000-2300
+ * assert.deepStrictEqual(Schedule.delays(Schedule.windowed(1000), { limit: 2, attemptDuration: 300 }), [700, 700])
+ * // attempts of 1.5 s: the next boundary is at 2 s, then at 4 s
+ * assert.deepStrictEqual(Schedule.delays(Schedule.windowed(1000), { limit: 2, attemptDuration: 1500 }), [500, 500])
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const windowed = (ms: number): Schedule<unknown> => {
+  const window = validate.saturate(
+    validate.duration("Schedule.windowed", "ms", ms)
+  );
+  if (window === 0)
+    throw new RangeError(
+      "Schedule.windowed: ms must be a finite number > 0, received 0"
+    );
+  return build(
+    `windowed(${window})`,
+    null,
+    stateless((cursor) => window - (cursor.elapsed % window)),
+    true,
+    []
+  );
+};
+
 /** Stops instead of a retry when `stopIf` holds for its delay; the limit is recorded as metadata. */
 const stopWhen = <In>(
   name: string,
