@@ -21,13 +21,13 @@
  *
  * @since 0.2.0
  */
-import * as E from "fp-ts/Either";
-import * as O from "fp-ts/Option";
-import * as validate from "./internal/validate";
-import * as Random from "./Random";
-import type { RetryState } from "./RetryState";
-import * as RetryStatus from "./RetryStatus";
-import type { Cursor, Schedule, StepContext, Stepper } from "./Schedule";
+import * as E from 'fp-ts/Either'
+import * as O from 'fp-ts/Option'
+import * as validate from './internal/validate'
+import * as Random from './Random'
+import type { RetryState } from './RetryState'
+import * as RetryStatus from './RetryStatus'
+import type { Cursor, Schedule, StepContext, Stepper } from './Schedule'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -64,18 +64,18 @@ import type { Cursor, Schedule, StepContext, Stepper } from "./Schedule";
  * @since 0.2.0
  */
 export interface Driver<In> extends Cursor<In> {
-  readonly schedule: Schedule<In>;
+  readonly schedule: Schedule<In>
   /** When the run started: its first attempt, in ms on the run's clock. */
-  readonly start: number;
-  readonly previousDelay: O.Option<number>;
+  readonly start: number
+  readonly previousDelay: O.Option<number>
   /** When the next attempt is due: the start, until a retry is decided. */
-  readonly dueAt: number;
+  readonly dueAt: number
   /** Whether the schedule has stopped. */
-  readonly done: boolean;
-  readonly status: RetryStatus.RetryStatus;
-  readonly statusAt: (now: number) => RetryStatus.RetryStatus;
-  readonly advance: (input: In, now: number) => number;
-  readonly snapshot: () => RetryState;
+  readonly done: boolean
+  readonly status: RetryStatus.RetryStatus
+  readonly statusAt: (now: number) => RetryStatus.RetryStatus
+  readonly advance: (input: In, now: number) => number
+  readonly snapshot: () => RetryState
 }
 
 /**
@@ -91,8 +91,8 @@ export interface Driver<In> extends Cursor<In> {
  * @since 0.2.0
  */
 export interface DriverOptions {
-  readonly start?: number | undefined;
-  readonly random?: Random.Random | undefined;
+  readonly start?: number | undefined
+  readonly random?: Random.Random | undefined
 }
 
 /**
@@ -116,17 +116,15 @@ export class ScheduleMismatch extends Error {
    *
    * @since 0.1.0
    */
-  readonly _tag = "ScheduleMismatch";
+  readonly _tag = 'ScheduleMismatch'
   constructor(
     /** The description of the schedule given now. */
     readonly expected: string,
     /** The description stored with the state. */
     readonly found: string
   ) {
-    super(
-      `Driver: the stored run belongs to the schedule ${found}, not to ${expected}`
-    );
-    this.name = "ScheduleMismatch";
+    super(`Driver: the stored run belongs to the schedule ${found}, not to ${expected}`)
+    this.name = 'ScheduleMismatch'
   }
 }
 
@@ -135,61 +133,51 @@ export class ScheduleMismatch extends Error {
 // -------------------------------------------------------------------------------------
 
 const hasState = (random: Random.Random): random is Random.SeededRandom =>
-  "getState" in random && typeof random.getState === "function";
+  'getState' in random && typeof random.getState === 'function'
 
 class Run<In> implements Driver<In> {
-  input = undefined as In;
-  now: number;
-  iterNumber = 0;
-  cumulativeDelay = 0;
-  dueAt: number;
-  done = false;
+  input = undefined as In
+  now: number
+  iterNumber = 0
+  cumulativeDelay = 0
+  dueAt: number
+  done = false
   /** The previous delay, NaN before the first retry: an `Option` is built only when someone asks. */
-  private previous = NaN;
+  private previous = NaN
   /** The status fields of the latest decision (iteration -1: none yet). */
-  private decidedIter = -1;
-  private decidedNow = 0;
-  private decidedCumulative = 0;
-  private decidedPrevious = NaN;
-  private readonly stepper: Stepper<In>;
+  private decidedIter = -1
+  private decidedNow = 0
+  private decidedCumulative = 0
+  private decidedPrevious = NaN
+  private readonly stepper: Stepper<In>
 
   constructor(
     readonly schedule: Schedule<In>,
     readonly start: number,
     readonly random: Random.Random,
-    state: Schedule<In>["initial"]
+    state: Schedule<In>['initial']
   ) {
-    this.stepper = schedule.stepper(state);
-    this.now = start;
-    this.dueAt = start;
+    this.stepper = schedule.stepper(state)
+    this.now = start
+    this.dueAt = start
   }
 
   get elapsed(): number {
-    return this.now - this.start;
+    return this.now - this.start
   }
 
   get previousDelay(): O.Option<number> {
-    return Number.isNaN(this.previous) ? O.none : O.some(this.previous);
+    return Number.isNaN(this.previous) ? O.none : O.some(this.previous)
   }
 
   get status(): RetryStatus.RetryStatus {
     return this.decidedIter < 0
       ? RetryStatus.initial
-      : statusOf(
-          this.decidedIter,
-          this.decidedNow - this.start,
-          this.decidedCumulative,
-          this.decidedPrevious
-        );
+      : statusOf(this.decidedIter, this.decidedNow - this.start, this.decidedCumulative, this.decidedPrevious)
   }
 
   statusAt(now: number): RetryStatus.RetryStatus {
-    return statusOf(
-      this.iterNumber,
-      now - this.start,
-      this.cumulativeDelay,
-      this.previous
-    );
+    return statusOf(this.iterNumber, now - this.start, this.cumulativeDelay, this.previous)
   }
 
   context(): StepContext<In> {
@@ -197,36 +185,34 @@ class Run<In> implements Driver<In> {
       input: this.input,
       status: this.statusAt(this.now),
       now: this.now,
-      random: this.random,
-    };
+      random: this.random
+    }
   }
 
   advance(input: In, now: number): number {
-    if (this.done) return -1;
-    this.input = input;
-    this.now = now;
-    this.decidedIter = this.iterNumber;
-    this.decidedNow = now;
-    this.decidedCumulative = this.cumulativeDelay;
-    this.decidedPrevious = this.previous;
-    const delay = this.stepper.next(this);
-    if (typeof delay !== "number" || !(delay <= validate.MAX_DELAY)) {
+    if (this.done) return -1
+    this.input = input
+    this.now = now
+    this.decidedIter = this.iterNumber
+    this.decidedNow = now
+    this.decidedCumulative = this.cumulativeDelay
+    this.decidedPrevious = this.previous
+    const delay = this.stepper.next(this)
+    if (typeof delay !== 'number' || !(delay <= validate.MAX_DELAY)) {
       throw new RangeError(
-        `Driver: the schedule ${
-          this.schedule.description
-        } answered the delay ${String(delay)}; ` +
+        `Driver: the schedule ${this.schedule.description} answered the delay ${String(delay)}; ` +
           `a delay must be a finite number of ms in [0, ${validate.MAX_DELAY}]`
-      );
+      )
     }
     if (delay < 0) {
-      this.done = true;
-      return -1;
+      this.done = true
+      return -1
     }
-    this.iterNumber++;
-    this.cumulativeDelay += delay;
-    this.previous = delay + 0; // -0 becomes 0
-    this.dueAt = now + delay;
-    return this.previous;
+    this.iterNumber++
+    this.cumulativeDelay += delay
+    this.previous = delay + 0 // -0 becomes 0
+    this.dueAt = now + delay
+    return this.previous
   }
 
   snapshot(): RetryState {
@@ -238,32 +224,20 @@ class Run<In> implements Driver<In> {
       previousDelay: Number.isNaN(this.previous) ? null : this.previous,
       startedAt: this.start,
       dueAt: this.dueAt,
-      random: hasState(this.random) ? [...this.random.getState()] : null,
-    };
+      random: hasState(this.random) ? [...this.random.getState()] : null
+    }
   }
 
   /** Goes on from a stored run's bookkeeping. */
   resume(state: RetryState): this {
-    this.iterNumber = validate.count(
-      "Driver.restore",
-      "state.iterNumber",
-      state.iterNumber
-    );
-    this.cumulativeDelay = validate.duration(
-      "Driver.restore",
-      "state.cumulativeDelay",
-      state.cumulativeDelay
-    );
+    this.iterNumber = validate.count('Driver.restore', 'state.iterNumber', state.iterNumber)
+    this.cumulativeDelay = validate.duration('Driver.restore', 'state.cumulativeDelay', state.cumulativeDelay)
     this.previous =
       state.previousDelay === null
         ? NaN
-        : validate.duration(
-            "Driver.restore",
-            "state.previousDelay",
-            state.previousDelay
-          );
-    this.dueAt = validate.finite("Driver.restore", "state.dueAt", state.dueAt);
-    return this;
+        : validate.duration('Driver.restore', 'state.previousDelay', state.previousDelay)
+    this.dueAt = validate.finite('Driver.restore', 'state.dueAt', state.dueAt)
+    return this
   }
 }
 
@@ -279,23 +253,13 @@ const statusOf = (
         iterNumber,
         elapsed,
         cumulativeDelay,
-        previousDelay: Number.isNaN(previous) ? O.none : O.some(previous),
-      };
+        previousDelay: Number.isNaN(previous) ? O.none : O.some(previous)
+      }
 
-const checkSchedule = <In>(
-  where: string,
-  schedule: Schedule<In>
-): Schedule<In> => {
-  if (
-    schedule !== null &&
-    typeof schedule === "object" &&
-    typeof schedule.stepper === "function"
-  )
-    return schedule;
-  throw new TypeError(
-    `${where}: schedule must be a Schedule, received ${String(schedule)}`
-  );
-};
+const checkSchedule = <In>(where: string, schedule: Schedule<In>): Schedule<In> => {
+  if (schedule !== null && typeof schedule === 'object' && typeof schedule.stepper === 'function') return schedule
+  throw new TypeError(`${where}: schedule must be a Schedule, received ${String(schedule)}`)
+}
 
 // -------------------------------------------------------------------------------------
 // constructors
@@ -317,23 +281,11 @@ const checkSchedule = <In>(
  * @category constructors
  * @since 0.2.0
  */
-export const make = <In>(
-  schedule: Schedule<In>,
-  options: DriverOptions = {}
-): Driver<In> => {
-  checkSchedule("Driver.make", schedule);
-  const start = validate.finite(
-    "Driver.make",
-    "options.start",
-    options.start ?? 0
-  );
-  return new Run(
-    schedule,
-    start,
-    options.random ?? Random.live,
-    schedule.initial
-  );
-};
+export const make = <In>(schedule: Schedule<In>, options: DriverOptions = {}): Driver<In> => {
+  checkSchedule('Driver.make', schedule)
+  const start = validate.finite('Driver.make', 'options.start', options.start ?? 0)
+  return new Run(schedule, start, options.random ?? Random.live, schedule.initial)
+}
 
 /**
  * Goes on with a stored run: the driver `state` was snapshot from, as it was then.
@@ -369,18 +321,9 @@ export const restore = <In>(
   state: RetryState,
   random?: Random.Random
 ): E.Either<ScheduleMismatch, Driver<In>> => {
-  checkSchedule("Driver.restore", schedule);
-  if (state.schedule !== schedule.description)
-    return E.left(new ScheduleMismatch(schedule.description, state.schedule));
-  const start = validate.finite(
-    "Driver.restore",
-    "state.startedAt",
-    state.startedAt
-  );
-  const draws =
-    random ??
-    (state.random === null ? Random.live : Random.fromState(state.random));
-  return E.right(
-    new Run(schedule, start, draws, state.scheduleState).resume(state)
-  );
-};
+  checkSchedule('Driver.restore', schedule)
+  if (state.schedule !== schedule.description) return E.left(new ScheduleMismatch(schedule.description, state.schedule))
+  const start = validate.finite('Driver.restore', 'state.startedAt', state.startedAt)
+  const draws = random ?? (state.random === null ? Random.live : Random.fromState(state.random))
+  return E.right(new Run(schedule, start, draws, state.scheduleState).resume(state))
+}

@@ -8,18 +8,18 @@
  *
  * @since 0.1.0
  */
-import type { Either } from "fp-ts/Either";
-import type { ReaderTaskEither } from "fp-ts/ReaderTaskEither";
-import type { TaskEither } from "fp-ts/TaskEither";
-import type { RetryBudget } from "./Budget";
-import type { Clock } from "./Clock";
-import * as LiveClock from "./Clock";
-import * as Driver from "./Driver";
-import * as validate from "./internal/validate";
-import type { Random } from "./Random";
-import type { RetryState } from "./RetryState";
-import * as RetryStatus from "./RetryStatus";
-import type { Schedule } from "./Schedule";
+import type { Either } from 'fp-ts/Either'
+import type { ReaderTaskEither } from 'fp-ts/ReaderTaskEither'
+import type { TaskEither } from 'fp-ts/TaskEither'
+import type { RetryBudget } from './Budget'
+import type { Clock } from './Clock'
+import * as LiveClock from './Clock'
+import * as Driver from './Driver'
+import * as validate from './internal/validate'
+import type { Random } from './Random'
+import type { RetryState } from './RetryState'
+import * as RetryStatus from './RetryStatus'
+import type { Schedule } from './Schedule'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -38,12 +38,7 @@ import type { Schedule } from "./Schedule";
  * @category model
  * @since 0.1.0
  */
-export type StopReason =
-  | "succeeded"
-  | "failed"
-  | "schedule"
-  | "budget"
-  | "aborted";
+export type StopReason = 'succeeded' | 'failed' | 'schedule' | 'budget' | 'aborted'
 
 /**
  * Hooks into a run, for logging, metrics and persistence. They see every decision; they cannot change one.
@@ -80,20 +75,9 @@ export type StopReason =
  */
 export interface Hooks<In, E = unknown, A = unknown> {
   readonly onRetry?:
-    | ((
-        input: In,
-        status: RetryStatus.RetryStatus,
-        delay: number,
-        driver: Driver.Driver<In>
-      ) => unknown)
-    | undefined;
-  readonly onDone?:
-    | ((
-        result: Either<E, A>,
-        status: RetryStatus.RetryStatus,
-        reason: StopReason
-      ) => void)
-    | undefined;
+    | ((input: In, status: RetryStatus.RetryStatus, delay: number, driver: Driver.Driver<In>) => unknown)
+    | undefined
+  readonly onDone?: ((result: Either<E, A>, status: RetryStatus.RetryStatus, reason: StopReason) => void) | undefined
 }
 
 /**
@@ -123,13 +107,12 @@ export interface Hooks<In, E = unknown, A = unknown> {
  * @category model
  * @since 0.1.0
  */
-export interface RetryOptions<In, E = unknown, A = unknown>
-  extends Hooks<In, E, A> {
-  readonly clock?: Clock | undefined;
-  readonly random?: Random | undefined;
-  readonly signal?: AbortSignal | undefined;
-  readonly budget?: RetryBudget | undefined;
-  readonly resume?: RetryState | undefined;
+export interface RetryOptions<In, E = unknown, A = unknown> extends Hooks<In, E, A> {
+  readonly clock?: Clock | undefined
+  readonly random?: Random | undefined
+  readonly signal?: AbortSignal | undefined
+  readonly budget?: RetryBudget | undefined
+  readonly resume?: RetryState | undefined
 }
 
 /**
@@ -147,10 +130,10 @@ export interface RetryOptions<In, E = unknown, A = unknown>
  * @since 0.1.0
  */
 export interface RetryEnv {
-  readonly clock: Clock;
-  readonly random: Random;
-  readonly signal?: AbortSignal | undefined;
-  readonly budget?: RetryBudget | undefined;
+  readonly clock: Clock
+  readonly random: Random
+  readonly signal?: AbortSignal | undefined
+  readonly budget?: RetryBudget | undefined
 }
 
 /**
@@ -171,9 +154,9 @@ export interface RetryEnv {
  * @since 0.1.0
  */
 export interface Program<S, E, A> {
-  readonly initial: S;
-  readonly action: (input: S) => TaskEither<E, A>;
-  readonly next: (result: A, input: S) => S;
+  readonly initial: S
+  readonly action: (input: S) => TaskEither<E, A>
+  readonly next: (result: A, input: S) => S
 }
 
 // -------------------------------------------------------------------------------------
@@ -184,140 +167,120 @@ export interface Program<S, E, A> {
  * Consecutive retries without a timer (delays under 1 ms: a zero delay, or a tiny one that `Clock.live` serves
  * at once) after which the loop lets the event loop run, so that timers, I/O and aborts get through.
  */
-const YIELD_EVERY = 1024;
+const YIELD_EVERY = 1024
 
-const yieldToEventLoop = (): Promise<void> =>
-  new Promise((resolve) => setImmediate(resolve));
+const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
 
 const isPromise = (value: unknown): value is Promise<unknown> =>
-  value !== null &&
-  typeof value === "object" &&
-  typeof (value as Promise<unknown>).then === "function";
+  value !== null && typeof value === 'object' && typeof (value as Promise<unknown>).then === 'function'
 
 /** Everything a run needs, set up once per `retrying(...)`. */
 interface Run<In> {
-  readonly schedule: Schedule<In>;
-  readonly clock: Clock;
-  readonly random: Random | undefined;
-  readonly signal: AbortSignal | undefined;
-  readonly budget: RetryBudget | undefined;
-  readonly resume: RetryState | undefined;
-  readonly hooks: Hooks<In, never, never>;
+  readonly schedule: Schedule<In>
+  readonly clock: Clock
+  readonly random: Random | undefined
+  readonly signal: AbortSignal | undefined
+  readonly budget: RetryBudget | undefined
+  readonly resume: RetryState | undefined
+  readonly hooks: Hooks<In, never, never>
   /** The side of the `Either` that asks the schedule for another run: `Left` to retry, `Right` to repeat. */
-  readonly continueOn: "Left" | "Right";
+  readonly continueOn: 'Left' | 'Right'
   /** The action is given the status: it is read at each attempt. */
-  readonly withStatus: boolean;
+  readonly withStatus: boolean
   /**
    * Whether anything looks at the run's time: a schedule that reads it, hooks (their statuses), a budget or a
    * resumed run. When nothing does, the clock is not read at all: a read costs about as much as awaiting an
    * attempt that settles at once.
    */
-  readonly readsClock: boolean;
+  readonly readsClock: boolean
 }
 
 const startDriver = async <In>(run: Run<In>): Promise<Driver.Driver<In>> => {
-  const { clock, signal, resume } = run;
+  const { clock, signal, resume } = run
   if (resume === undefined) {
     return Driver.make(run.schedule, {
       start: run.readsClock ? clock.now() : 0,
-      random: run.random,
-    });
+      random: run.random
+    })
   }
-  const restored = Driver.restore(run.schedule, resume, run.random);
-  if (restored._tag === "Left") throw restored.left;
-  const wait = restored.right.dueAt - clock.now();
-  if (wait > 0) await clock.sleep(wait, signal);
+  const restored = Driver.restore(run.schedule, resume, run.random)
+  if (restored._tag === 'Left') throw restored.left
+  const wait = restored.right.dueAt - clock.now()
+  if (wait > 0) await clock.sleep(wait, signal)
   // There is no error in hand to return (it was seen before the restart), so an abort rejects, as before a start.
-  if (signal?.aborted) throw signal.reason;
-  return restored.right;
-};
+  if (signal?.aborted) throw signal.reason
+  return restored.right
+}
 
 /** The one loop behind every runner: attempt, tell the budget, ask the driver, sleep, attempt again. */
 const loop = async <In, R extends Either<unknown, unknown>>(
   run: Run<In>,
   attempt: (status: RetryStatus.RetryStatus) => Promise<R>
 ): Promise<R> => {
-  if (run.signal?.aborted) throw run.signal.reason;
-  const driver = await startDriver(run);
-  const { clock, hooks } = run;
-  let untimed = 0;
+  if (run.signal?.aborted) throw run.signal.reason
+  const driver = await startDriver(run)
+  const { clock, hooks } = run
+  let untimed = 0
   for (;;) {
-    const started = run.budget === undefined ? 0 : clock.now();
-    const result = await attempt(
-      run.withStatus ? driver.statusAt(clock.now()) : RetryStatus.initial
-    );
-    const now = run.readsClock ? clock.now() : driver.start;
-    let allowed = true;
+    const started = run.budget === undefined ? 0 : clock.now()
+    const result = await attempt(run.withStatus ? driver.statusAt(clock.now()) : RetryStatus.initial)
+    const now = run.readsClock ? clock.now() : driver.start
+    let allowed = true
     if (run.budget !== undefined) {
       const told =
-        result._tag === "Right"
-          ? run.budget.onSuccess(now - started, now)
-          : run.budget.onFailure(now - started, now);
-      allowed = (isPromise(told) ? await told : told) !== false;
+        result._tag === 'Right' ? run.budget.onSuccess(now - started, now) : run.budget.onFailure(now - started, now)
+      allowed = (isPromise(told) ? await told : told) !== false
     }
     const finish = (reason: StopReason, status: RetryStatus.RetryStatus): R => {
-      hooks.onDone?.(result as Either<never, never>, status, reason);
-      return result;
-    };
+      hooks.onDone?.(result as Either<never, never>, status, reason)
+      return result
+    }
     if (result._tag !== run.continueOn)
-      return finish(
-        result._tag === "Right" ? "succeeded" : "failed",
-        driver.statusAt(now)
-      );
+      return finish(result._tag === 'Right' ? 'succeeded' : 'failed', driver.statusAt(now))
     // An abort that came while the attempt ran: no decision, no hook, no sleep.
-    if (run.signal?.aborted) return finish("aborted", driver.statusAt(now));
-    const input = (result._tag === "Left" ? result.left : result.right) as In;
-    const delay = driver.advance(input, now);
-    if (delay < 0) return finish("schedule", driver.status);
-    if (!allowed) return finish("budget", driver.status);
-    let wait = delay;
+    if (run.signal?.aborted) return finish('aborted', driver.statusAt(now))
+    const input = (result._tag === 'Left' ? result.left : result.right) as In
+    const delay = driver.advance(input, now)
+    if (delay < 0) return finish('schedule', driver.status)
+    if (!allowed) return finish('budget', driver.status)
+    let wait = delay
     if (hooks.onRetry !== undefined) {
-      const pending = hooks.onRetry(input, driver.status, delay, driver);
+      const pending = hooks.onRetry(input, driver.status, delay, driver)
       // Sleep until the decided time, not a full delay after the hook's work.
       if (isPromise(pending)) {
-        await pending;
-        wait = Math.max(0, driver.dueAt - clock.now());
+        await pending
+        wait = Math.max(0, driver.dueAt - clock.now())
       }
     }
     if (wait >= 1) {
-      untimed = 0;
-      await clock.sleep(wait, run.signal);
+      untimed = 0
+      await clock.sleep(wait, run.signal)
     } else {
-      if (wait > 0) await clock.sleep(wait, run.signal);
+      if (wait > 0) await clock.sleep(wait, run.signal)
       if (++untimed === YIELD_EVERY) {
-        untimed = 0;
-        await yieldToEventLoop();
+        untimed = 0
+        await yieldToEventLoop()
       }
     }
-    if (run.signal?.aborted) return finish("aborted", driver.status);
+    if (run.signal?.aborted) return finish('aborted', driver.status)
   }
-};
+}
 
 const makeRun = <In>(
   where: string,
   schedule: Schedule<In>,
   options: RetryOptions<In, never, never>,
-  continueOn: Run<In>["continueOn"],
+  continueOn: Run<In>['continueOn'],
   withStatus: boolean
 ): Run<In> => {
-  if (
-    schedule === null ||
-    typeof schedule !== "object" ||
-    typeof schedule.stepper !== "function"
-  ) {
-    throw new TypeError(
-      `${where}: schedule must be a Schedule, received ${String(schedule)}`
-    );
+  if (schedule === null || typeof schedule !== 'object' || typeof schedule.stepper !== 'function') {
+    throw new TypeError(`${where}: schedule must be a Schedule, received ${String(schedule)}`)
   }
-  if (options === null || typeof options !== "object") {
-    throw new TypeError(
-      `${where}: options must be an object, received ${String(options)}`
-    );
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`${where}: options must be an object, received ${String(options)}`)
   }
-  if (options.onRetry !== undefined)
-    validate.callable(where, "options.onRetry", options.onRetry);
-  if (options.onDone !== undefined)
-    validate.callable(where, "options.onDone", options.onDone);
+  if (options.onRetry !== undefined) validate.callable(where, 'options.onRetry', options.onRetry)
+  if (options.onDone !== undefined) validate.callable(where, 'options.onDone', options.onDone)
   return {
     schedule,
     clock: options.clock ?? LiveClock.live,
@@ -334,9 +297,9 @@ const makeRun = <In>(
       options.onRetry !== undefined ||
       options.onDone !== undefined ||
       options.budget !== undefined ||
-      options.resume !== undefined,
-  };
-};
+      options.resume !== undefined
+  }
+}
 
 // -------------------------------------------------------------------------------------
 // interpreters
@@ -386,18 +349,10 @@ const makeRun = <In>(
 export const retrying = <In, E extends In = In, A = unknown>(
   schedule: Schedule<In>,
   options: RetryOptions<In, E, A> = {}
-): (<E2 extends E, A2 extends A>(
-  action: TaskEither<E2, A2>
-) => TaskEither<E2, A2>) => {
-  const run = makeRun(
-    "retrying",
-    schedule,
-    options as RetryOptions<In, never, never>,
-    "Left",
-    false
-  );
-  return (action) => () => loop(run, action);
-};
+): (<E2 extends E, A2 extends A>(action: TaskEither<E2, A2>) => TaskEither<E2, A2>) => {
+  const run = makeRun('retrying', schedule, options as RetryOptions<In, never, never>, 'Left', false)
+  return (action) => () => loop(run, action)
+}
 
 /**
  * Like {@link retrying}, for an action that needs the retry status (for instance to log the attempt number or
@@ -432,15 +387,9 @@ export const retryingWithStatus = <In, E extends In = In, A = unknown>(
 ): (<E2 extends E, A2 extends A>(
   action: (status: RetryStatus.RetryStatus) => TaskEither<E2, A2>
 ) => TaskEither<E2, A2>) => {
-  const run = makeRun(
-    "retryingWithStatus",
-    schedule,
-    options as RetryOptions<In, never, never>,
-    "Left",
-    true
-  );
-  return (action) => () => loop(run, (status) => action(status)());
-};
+  const run = makeRun('retryingWithStatus', schedule, options as RetryOptions<In, never, never>, 'Left', true)
+  return (action) => () => loop(run, (status) => action(status)())
+}
 
 /**
  * Like {@link retrying}, for a `ReaderTaskEither` whose environment provides the clock, the random source and
@@ -479,16 +428,8 @@ export const retryingWithStatus = <In, E extends In = In, A = unknown>(
 export const retryingReaderTaskEither = <In, E extends In = In, A = unknown>(
   schedule: Schedule<In>,
   options: Hooks<In, E, A> = {}
-): (<R, E2 extends E, A2 extends A>(
-  action: ReaderTaskEither<R, E2, A2>
-) => ReaderTaskEither<R & RetryEnv, E2, A2>) => {
-  const template = makeRun(
-    "retryingReaderTaskEither",
-    schedule,
-    options as Hooks<In, never, never>,
-    "Left",
-    false
-  );
+): (<R, E2 extends E, A2 extends A>(action: ReaderTaskEither<R, E2, A2>) => ReaderTaskEither<R & RetryEnv, E2, A2>) => {
+  const template = makeRun('retryingReaderTaskEither', schedule, options as Hooks<In, never, never>, 'Left', false)
   return (action) => (env) => () =>
     loop(
       {
@@ -497,11 +438,11 @@ export const retryingReaderTaskEither = <In, E extends In = In, A = unknown>(
         random: env.random,
         signal: env.signal,
         budget: env.budget,
-        readsClock: template.readsClock || env.budget !== undefined,
+        readsClock: template.readsClock || env.budget !== undefined
       },
       action(env)
-    );
-};
+    )
+}
 
 /**
  * Runs an action again after each success, for as long as `schedule` (fed with the success value) continues,
@@ -540,33 +481,21 @@ export const retryingReaderTaskEither = <In, E extends In = In, A = unknown>(
 export const repeating = <In>(
   schedule: Schedule<In>,
   options: RetryOptions<In> = {}
-): (<S, E, A extends In>(
-  program: Program<S, E, A>
-) => TaskEither<E, ReadonlyArray<A>>) => {
-  const run = makeRun(
-    "repeating",
-    schedule,
-    options as RetryOptions<In, never, never>,
-    "Right",
-    false
-  );
-  return <S, E, A extends In>({
-      initial,
-      action,
-      next,
-    }: Program<S, E, A>): TaskEither<E, ReadonlyArray<A>> =>
+): (<S, E, A extends In>(program: Program<S, E, A>) => TaskEither<E, ReadonlyArray<A>>) => {
+  const run = makeRun('repeating', schedule, options as RetryOptions<In, never, never>, 'Right', false)
+  return <S, E, A extends In>({ initial, action, next }: Program<S, E, A>): TaskEither<E, ReadonlyArray<A>> =>
     async () => {
-      const results: Array<A> = [];
-      let input = initial;
+      const results: Array<A> = []
+      let input = initial
       const last = await loop(run, () =>
         action(input)().then((result) => {
-          if (result._tag === "Right") {
-            results.push(result.right);
-            input = next(result.right, input);
+          if (result._tag === 'Right') {
+            results.push(result.right)
+            input = next(result.right, input)
           }
-          return result;
+          return result
         })
-      );
-      return last._tag === "Left" ? last : { _tag: "Right", right: results };
-    };
-};
+      )
+      return last._tag === 'Left' ? last : { _tag: 'Right', right: results }
+    }
+}

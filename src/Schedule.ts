@@ -20,14 +20,14 @@
  *
  * @since 0.1.0
  */
-import type { Monoid } from "fp-ts/Monoid";
-import type { Option } from "fp-ts/Option";
-import type { Predicate } from "fp-ts/Predicate";
-import * as Driver from "./Driver";
-import { showValue } from "./internal/show";
-import * as validate from "./internal/validate";
-import * as Random from "./Random";
-import type { RetryStatus } from "./RetryStatus";
+import type { Monoid } from 'fp-ts/Monoid'
+import type { Option } from 'fp-ts/Option'
+import type { Predicate } from 'fp-ts/Predicate'
+import * as Driver from './Driver'
+import { showValue } from './internal/show'
+import * as validate from './internal/validate'
+import * as Random from './Random'
+import type { RetryStatus } from './RetryStatus'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -44,13 +44,7 @@ import type { RetryStatus } from "./RetryStatus";
  * @category model
  * @since 0.1.0
  */
-export type Json =
-  | null
-  | boolean
-  | number
-  | string
-  | ReadonlyArray<Json>
-  | { readonly [key: string]: Json };
+export type Json = null | boolean | number | string | ReadonlyArray<Json> | { readonly [key: string]: Json }
 
 /**
  * A schedule's answer: retry after `delay` ms and continue from `state`.
@@ -65,9 +59,9 @@ export type Json =
  * @since 0.1.0
  */
 export interface Continue<S = Json> {
-  readonly _tag: "Continue";
-  readonly delay: number;
-  readonly state: S;
+  readonly _tag: 'Continue'
+  readonly delay: number
+  readonly state: S
 }
 
 /**
@@ -83,7 +77,7 @@ export interface Continue<S = Json> {
  * @since 0.1.0
  */
 export interface Done {
-  readonly _tag: "Done";
+  readonly _tag: 'Done'
 }
 
 /**
@@ -99,7 +93,7 @@ export interface Done {
  * @category model
  * @since 0.1.0
  */
-export type Decision<S = Json> = Continue<S> | Done;
+export type Decision<S = Json> = Continue<S> | Done
 
 /**
  * What a step sees when it decides: the input (for `retrying`, the error just seen), the run's status, the
@@ -127,10 +121,10 @@ export type Decision<S = Json> = Continue<S> | Done;
  * @since 0.2.0
  */
 export interface StepContext<In> {
-  readonly input: In;
-  readonly status: RetryStatus;
-  readonly now: number;
-  readonly random: Random.Random;
+  readonly input: In
+  readonly status: RetryStatus
+  readonly now: number
+  readonly random: Random.Random
 }
 
 /**
@@ -155,9 +149,9 @@ export interface StepContext<In> {
  * @since 0.2.0
  */
 export type TimeLimit =
-  | { readonly _tag: "Elapsed"; readonly ms: number }
-  | { readonly _tag: "CumulativeDelay"; readonly ms: number }
-  | { readonly _tag: "Unknown" };
+  | { readonly _tag: 'Elapsed'; readonly ms: number }
+  | { readonly _tag: 'CumulativeDelay'; readonly ms: number }
+  | { readonly _tag: 'Unknown' }
 
 /**
  * What a {@link Stepper} reads at each step: the {@link Driver.Driver} running it exposes these fields in place,
@@ -176,13 +170,13 @@ export type TimeLimit =
  * @since 0.2.0
  */
 export interface Cursor<In> {
-  readonly input: In;
-  readonly now: number;
-  readonly random: Random.Random;
-  readonly iterNumber: number;
-  readonly elapsed: number;
-  readonly cumulativeDelay: number;
-  readonly context: () => StepContext<In>;
+  readonly input: In
+  readonly now: number
+  readonly random: Random.Random
+  readonly iterNumber: number
+  readonly elapsed: number
+  readonly cumulativeDelay: number
+  readonly context: () => StepContext<In>
 }
 
 /**
@@ -210,8 +204,8 @@ export interface Cursor<In> {
  * @since 0.2.0
  */
 export interface Stepper<In> {
-  readonly next: (cursor: Cursor<In>) => number;
-  readonly state: () => Json;
+  readonly next: (cursor: Cursor<In>) => number
+  readonly state: () => Json
 }
 
 /**
@@ -247,12 +241,12 @@ export interface Stepper<In> {
  * @since 0.1.0
  */
 export interface Schedule<in In> {
-  readonly description: string;
-  readonly initial: Json;
-  readonly step: (state: Json, context: StepContext<In>) => Decision;
-  readonly stepper: (state: Json) => Stepper<In>;
-  readonly readsTime: boolean;
-  readonly timeLimits: ReadonlyArray<TimeLimit>;
+  readonly description: string
+  readonly initial: Json
+  readonly step: (state: Json, context: StepContext<In>) => Decision
+  readonly stepper: (state: Json) => Stepper<In>
+  readonly readsTime: boolean
+  readonly timeLimits: ReadonlyArray<TimeLimit>
 }
 
 /**
@@ -275,8 +269,8 @@ export interface Schedule<in In> {
  * @since 0.2.0
  */
 export interface MakeOptions {
-  readonly description?: string | undefined;
-  readonly readsTime?: boolean | undefined;
+  readonly description?: string | undefined
+  readonly readsTime?: boolean | undefined
 }
 
 // -------------------------------------------------------------------------------------
@@ -284,7 +278,7 @@ export interface MakeOptions {
 // -------------------------------------------------------------------------------------
 
 /** What a stepper answers to stop. */
-const STOP = -1;
+const STOP = -1
 
 /**
  * The `Done` decision.
@@ -298,7 +292,7 @@ const STOP = -1;
  * @category constructors
  * @since 0.1.0
  */
-export const done: Done = { _tag: "Done" };
+export const done: Done = { _tag: 'Done' }
 
 /**
  * The `Continue` decision: retry after `delay` ms, then continue from `state`.
@@ -312,14 +306,11 @@ export const done: Done = { _tag: "Done" };
  * @category constructors
  * @since 0.1.0
  */
-export const continueAfter = <S extends Json>(
-  delay: number,
-  state: S
-): Continue<S> => ({
-  _tag: "Continue",
+export const continueAfter = <S extends Json>(delay: number, state: S): Continue<S> => ({
+  _tag: 'Continue',
   delay,
-  state,
-});
+  state
+})
 
 /** The cursor of a `StepContext`, for a `step` derived from a stepper. */
 const cursorOf = <In>(context: StepContext<In>): Cursor<In> => ({
@@ -329,8 +320,8 @@ const cursorOf = <In>(context: StepContext<In>): Cursor<In> => ({
   iterNumber: context.status.iterNumber,
   elapsed: context.status.elapsed,
   cumulativeDelay: context.status.cumulativeDelay,
-  context: () => context,
-});
+  context: () => context
+})
 
 /** Every schedule is built here: its pure `step` is its stepper run once from the given state. */
 const build = <In>(
@@ -343,78 +334,60 @@ const build = <In>(
   description,
   initial,
   step: (state: Json, context: StepContext<In>): Decision => {
-    const running = stepper(state);
-    const delay = running.next(cursorOf(context));
-    return delay < 0 ? done : continueAfter(delay, running.state());
+    const running = stepper(state)
+    const delay = running.next(cursorOf(context))
+    return delay < 0 ? done : continueAfter(delay, running.state())
   },
   stepper,
   readsTime,
-  timeLimits,
-});
+  timeLimits
+})
 
 /** A delay made by user code, checked where it was made: a RangeError naming `where`, never a clamp. */
 const checkDelay = (where: string, delay: unknown): number => {
-  if (typeof delay === "number" && delay >= 0 && delay <= validate.MAX_DELAY)
-    return delay + 0; // -0 becomes 0
+  if (typeof delay === 'number' && delay >= 0 && delay <= validate.MAX_DELAY) return delay + 0 // -0 becomes 0
   throw new RangeError(
-    `${where} returned the delay ${
-      typeof delay === "number" ? String(delay) : showValue(delay)
-    }; ` + `a delay must be a finite number of ms in [0, ${validate.MAX_DELAY}]`
-  );
-};
+    `${where} returned the delay ${typeof delay === 'number' ? String(delay) : showValue(delay)}; ` +
+      `a delay must be a finite number of ms in [0, ${validate.MAX_DELAY}]`
+  )
+}
 
 /** A schedule argument, checked when a combinator is built. */
-const checkSchedule = <In>(
-  where: string,
-  name: string,
-  value: Schedule<In>
-): Schedule<In> => {
-  if (
-    value !== null &&
-    typeof value === "object" &&
-    typeof value.stepper === "function"
-  )
-    return value;
-  throw new TypeError(
-    `${where}: ${name} must be a Schedule, received ${showValue(value)}`
-  );
-};
+const checkSchedule = <In>(where: string, name: string, value: Schedule<In>): Schedule<In> => {
+  if (value !== null && typeof value === 'object' && typeof value.stepper === 'function') return value
+  throw new TypeError(`${where}: ${name} must be a Schedule, received ${showValue(value)}`)
+}
 
 /** A stepper without state, shared by every run: it allocates nothing, ever. */
-const stateless = <In>(
-  next: (cursor: Cursor<In>) => number
-): (() => Stepper<In>) => {
-  const stepper: Stepper<In> = { next, state: () => null };
-  return () => stepper;
-};
+const stateless = <In>(next: (cursor: Cursor<In>) => number): (() => Stepper<In>) => {
+  const stepper: Stepper<In> = { next, state: () => null }
+  return () => stepper
+}
 
 /** A schedule whose state is one number, `next` computing the delay from it and moving it on. */
 const numeric = (
   description: string,
   initial: number,
-  next: (
-    state: number,
-    cursor: Cursor<unknown>
-  ) => readonly [delay: number, state: number] | number
+  next: (state: number, cursor: Cursor<unknown>) => readonly [delay: number, state: number] | number
 ): Schedule<unknown> =>
   build(
     description,
     initial,
     (state) => {
-      let current = state as number;
+      let current = state as number
       return {
         next: (cursor) => {
-          const answer = next(current, cursor);
-          if (typeof answer === "number") return answer;
-          current = answer[1];
-          return answer[0];
+          const answer = next(current, cursor)
+          if (typeof answer === 'number') return answer
+          current = answer[1]
+          return answer[0]
         },
-        state: () => current,
-      };
+        state: () => current
+      }
     },
     false,
     []
-  );
+  )
 
 /**
  * A schedule from an initial state and a pure step: how users write a schedule of their own.
@@ -451,62 +424,44 @@ export const make = <S extends Json, In = unknown>(
   step: (state: S, context: StepContext<In>) => Decision<S>,
   options: MakeOptions = {}
 ): Schedule<In> => {
-  validate.callable("Schedule.make", "step", step);
-  if (options === null || typeof options !== "object") {
-    throw new TypeError(
-      `Schedule.make: options must be an object, received ${showValue(options)}`
-    );
+  validate.callable('Schedule.make', 'step', step)
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`Schedule.make: options must be an object, received ${showValue(options)}`)
   }
-  const description = options.description ?? "custom";
-  if (typeof description !== "string") {
-    throw new TypeError(
-      `Schedule.make: options.description must be a string, received ${showValue(
-        description
-      )}`
-    );
+  const description = options.description ?? 'custom'
+  if (typeof description !== 'string') {
+    throw new TypeError(`Schedule.make: options.description must be a string, received ${showValue(description)}`)
   }
-  const readsTime = options.readsTime ?? true;
-  if (typeof readsTime !== "boolean") {
-    throw new TypeError(
-      `Schedule.make: options.readsTime must be a boolean, received ${showValue(
-        readsTime
-      )}`
-    );
+  const readsTime = options.readsTime ?? true
+  if (typeof readsTime !== 'boolean') {
+    throw new TypeError(`Schedule.make: options.readsTime must be a boolean, received ${showValue(readsTime)}`)
   }
-  const where = `Schedule.make: the step of ${description}`;
+  const where = `Schedule.make: the step of ${description}`
   return build<In>(
     description,
     initial,
     (state) => {
       // The one place where the state's type is forgotten: a schedule is only ever stepped with its own states.
-      let current = state as S;
+      let current = state as S
       return {
         next: (cursor) => {
-          const decision: unknown = step(current, cursor.context());
-          if (
-            decision === null ||
-            typeof decision !== "object" ||
-            !("_tag" in decision)
-          ) {
-            throw new TypeError(
-              `${where} returned ${showValue(
-                decision
-              )}; it must return a Decision`
-            );
+          const decision: unknown = step(current, cursor.context())
+          if (decision === null || typeof decision !== 'object' || !('_tag' in decision)) {
+            throw new TypeError(`${where} returned ${showValue(decision)}; it must return a Decision`)
           }
-          const d = decision as Decision<S>;
-          if (d._tag === "Done") return STOP;
-          const delay = checkDelay(where, d.delay);
-          current = d.state;
-          return delay;
+          const d = decision as Decision<S>
+          if (d._tag === 'Done') return STOP
+          const delay = checkDelay(where, d.delay)
+          current = d.state
+          return delay
         },
-        state: () => current,
-      };
+        state: () => current
+      }
     },
     readsTime,
-    readsTime ? [{ _tag: "Unknown" }] : []
-  );
-};
+    readsTime ? [{ _tag: 'Unknown' }] : []
+  )
+}
 
 /**
  * Retries forever with no delay.
@@ -526,12 +481,12 @@ export const make = <S extends Json, In = unknown>(
  * @since 0.1.0
  */
 export const forever: Schedule<unknown> = build(
-  "forever",
+  'forever',
   null,
   stateless(() => 0),
   false,
   []
-);
+)
 
 /**
  * Never retries: one attempt.
@@ -550,12 +505,12 @@ export const forever: Schedule<unknown> = build(
  * @since 0.1.0
  */
 export const stop: Schedule<unknown> = build(
-  "stop",
+  'stop',
   null,
   stateless(() => STOP),
   false,
   []
-);
+)
 
 /**
  * Retries forever, waiting `delay` ms each time.
@@ -570,17 +525,15 @@ export const stop: Schedule<unknown> = build(
  * @since 0.1.0
  */
 export const constant = (delay: number): Schedule<unknown> => {
-  const d = validate.saturate(
-    validate.duration("Schedule.constant", "delay", delay)
-  );
+  const d = validate.saturate(validate.duration('Schedule.constant', 'delay', delay))
   return build(
     `constant(${d})`,
     null,
     stateless(() => d),
     false,
     []
-  );
-};
+  )
+}
 
 /**
  * Retries forever, waiting `base`, `base·factor`, `base·factor²`, ... ms.
@@ -601,16 +554,11 @@ export const constant = (delay: number): Schedule<unknown> => {
  * @since 0.1.0
  */
 export const exponential = (base: number, factor = 2): Schedule<unknown> => {
-  const b = validate.saturate(
-    validate.duration("Schedule.exponential", "base", base)
-  );
-  const f = validate.atLeast("Schedule.exponential", "factor", 1, factor);
+  const b = validate.saturate(validate.duration('Schedule.exponential', 'base', base))
+  const f = validate.atLeast('Schedule.exponential', 'factor', 1, factor)
   // The state is the next delay: one multiplication a step, no Math.pow.
-  return numeric(`exponential(${b}, ${f})`, b, (delay) => [
-    delay,
-    validate.saturate(delay * f),
-  ]);
-};
+  return numeric(`exponential(${b}, ${f})`, b, (delay) => [delay, validate.saturate(delay * f)])
+}
 
 /**
  * Retries forever, waiting `step`, `2·step`, `3·step`, ... ms.
@@ -625,14 +573,9 @@ export const exponential = (base: number, factor = 2): Schedule<unknown> => {
  * @since 0.1.0
  */
 export const linear = (step: number): Schedule<unknown> => {
-  const s = validate.saturate(
-    validate.duration("Schedule.linear", "step", step)
-  );
-  return numeric(`linear(${s})`, s, (delay) => [
-    delay,
-    validate.saturate(delay + s),
-  ]);
-};
+  const s = validate.saturate(validate.duration('Schedule.linear', 'step', step))
+  return numeric(`linear(${s})`, s, (delay) => [delay, validate.saturate(delay + s)])
+}
 
 /**
  * Retries forever, waiting `base`, `base`, `2·base`, `3·base`, `5·base`, ... ms (the Fibonacci sequence).
@@ -647,28 +590,26 @@ export const linear = (step: number): Schedule<unknown> => {
  * @since 0.1.0
  */
 export const fibonacci = (base: number): Schedule<unknown> => {
-  const b = validate.saturate(
-    validate.duration("Schedule.fibonacci", "base", base)
-  );
+  const b = validate.saturate(validate.duration('Schedule.fibonacci', 'base', base))
   return build(
     `fibonacci(${b})`,
     [b, b],
     (state) => {
-      let [current, next] = state as readonly [number, number];
+      let [current, next] = state as readonly [number, number]
       return {
         next: () => {
-          const delay = current;
-          current = next;
-          next = validate.saturate(delay + next);
-          return delay;
+          const delay = current
+          current = next
+          next = validate.saturate(delay + next)
+          return delay
         },
-        state: () => [current, next],
-      };
+        state: () => [current, next]
+      }
     },
     false,
     []
-  );
-};
+  )
+}
 
 /**
  * Retries forever with the AWS "decorrelated jitter": each delay is `min(cap, random_between(base, previous · 3))`.
@@ -691,25 +632,15 @@ export const fibonacci = (base: number): Schedule<unknown> => {
  * @category constructors
  * @since 0.1.0
  */
-export const decorrelatedJitter = (
-  base: number,
-  cap: number
-): Schedule<unknown> => {
-  const b = validate.saturate(
-    validate.duration("Schedule.decorrelatedJitter", "base", base)
-  );
-  const c = validate.saturate(
-    validate.atLeast("Schedule.decorrelatedJitter", "cap", b, cap)
-  );
+export const decorrelatedJitter = (base: number, cap: number): Schedule<unknown> => {
+  const b = validate.saturate(validate.duration('Schedule.decorrelatedJitter', 'base', base))
+  const c = validate.saturate(validate.atLeast('Schedule.decorrelatedJitter', 'cap', b, cap))
   return numeric(`decorrelatedJitter(${b}, ${c})`, b, (previous, cursor) => {
     // previous · 3 saturates, so that huge arguments still give finite delays.
-    const delay = Math.min(
-      c,
-      b + cursor.random.next() * (validate.saturate(previous * 3) - b)
-    );
-    return [delay, delay];
-  });
-};
+    const delay = Math.min(c, b + cursor.random.next() * (validate.saturate(previous * 3) - b))
+    return [delay, delay]
+  })
+}
 
 /**
  * Retries forever with Polly's "decorrelated jitter V2": retry `k` (from 0) comes at a median of about
@@ -740,54 +671,39 @@ export const decorrelatedJitter = (
  * @category constructors
  * @since 0.1.0
  */
-export const decorrelatedJitterV2 = (
-  medianFirstRetryDelay: number,
-  maxDelay?: number
-): Schedule<unknown> => {
+export const decorrelatedJitterV2 = (medianFirstRetryDelay: number, maxDelay?: number): Schedule<unknown> => {
   const median = validate.saturate(
-    validate.duration(
-      "Schedule.decorrelatedJitterV2",
-      "medianFirstRetryDelay",
-      medianFirstRetryDelay
-    )
-  );
+    validate.duration('Schedule.decorrelatedJitterV2', 'medianFirstRetryDelay', medianFirstRetryDelay)
+  )
   const max =
     maxDelay === undefined
       ? validate.MAX_DELAY
-      : validate.saturate(
-          validate.duration(
-            "Schedule.decorrelatedJitterV2",
-            "maxDelay",
-            maxDelay
-          )
-        );
+      : validate.saturate(validate.duration('Schedule.decorrelatedJitterV2', 'maxDelay', maxDelay))
   // Polly.Core RetryHelper.DecorrelatedJitterBackoffV2 (formula by George Polevoy, Polly issue 530): pFactor 4, scale 1/1.4.
-  const scale = median / 1.4;
+  const scale = median / 1.4
   return build(
-    maxDelay === undefined
-      ? `decorrelatedJitterV2(${median})`
-      : `decorrelatedJitterV2(${median}, ${max})`,
+    maxDelay === undefined ? `decorrelatedJitterV2(${median})` : `decorrelatedJitterV2(${median}, ${max})`,
     [0, 0],
     (state) => {
-      let [k, previous] = state as readonly [number, number];
+      let [k, previous] = state as readonly [number, number]
       return {
         next: (cursor) => {
-          const t = k + cursor.random.next();
-          const next = 2 ** t * Math.tanh(Math.sqrt(4 * t));
+          const t = k + cursor.random.next()
+          const next = 2 ** t * Math.tanh(Math.sqrt(4 * t))
           // Overflowed: so will every later step; the state stays as it is, plain finite numbers.
-          if (next === Infinity) return median === 0 ? 0 : max;
-          const delay = validate.saturate((next - previous) * scale);
-          k += 1;
-          previous = next;
-          return delay > max ? max : delay;
+          if (next === Infinity) return median === 0 ? 0 : max
+          const delay = validate.saturate((next - previous) * scale)
+          k += 1
+          previous = next
+          return delay > max ? max : delay
         },
-        state: () => [k, previous],
-      };
+        state: () => [k, previous]
+      }
     },
     false,
     []
-  );
-};
+  )
+}
 
 /**
  * Retries forever, waiting a uniformly random delay between `min` and `max` ms each time.
@@ -808,20 +724,16 @@ export const decorrelatedJitterV2 = (
  * @since 0.1.0
  */
 export const randomBetween = (min: number, max: number): Schedule<unknown> => {
-  const lo = validate.saturate(
-    validate.duration("Schedule.randomBetween", "min", min)
-  );
-  const hi = validate.saturate(
-    validate.atLeast("Schedule.randomBetween", "max", lo, max)
-  );
+  const lo = validate.saturate(validate.duration('Schedule.randomBetween', 'min', min))
+  const hi = validate.saturate(validate.atLeast('Schedule.randomBetween', 'max', lo, max))
   return build(
     `randomBetween(${lo}, ${hi})`,
     null,
     stateless((cursor) => lo + cursor.random.next() * (hi - lo)),
     false,
     []
-  );
-};
+  )
+}
 
 /**
  * Exactly `n` retries with no delay: `n + 1` attempts in all.
@@ -842,11 +754,9 @@ export const randomBetween = (min: number, max: number): Schedule<unknown> => {
  * @since 0.1.0
  */
 export const recurs = (n: number): Schedule<unknown> => {
-  validate.count("Schedule.recurs", "n", n);
-  return numeric(`recurs(${n})`, 0, (made) =>
-    made < n ? [0, made + 1] : STOP
-  );
-};
+  validate.count('Schedule.recurs', 'n', n)
+  return numeric(`recurs(${n})`, 0, (made) => (made < n ? [0, made + 1] : STOP))
+}
 
 /**
  * Waits the given delays in order, one retry each, then stops.
@@ -865,29 +775,17 @@ export const recurs = (n: number): Schedule<unknown> => {
  * @category constructors
  * @since 0.1.0
  */
-export const fromDelays = (
-  delays: ReadonlyArray<number>
-): Schedule<unknown> => {
+export const fromDelays = (delays: ReadonlyArray<number>): Schedule<unknown> => {
   if (!Array.isArray(delays)) {
-    throw new TypeError(
-      `Schedule.fromDelays: delays must be an array of numbers, received ${showValue(
-        delays
-      )}`
-    );
+    throw new TypeError(`Schedule.fromDelays: delays must be an array of numbers, received ${showValue(delays)}`)
   }
   // A loop over the indices, not `map`: `map` skips the holes of a sparse array.
-  const list: Array<number> = [];
+  const list: Array<number> = []
   for (let i = 0; i < delays.length; i++) {
-    list.push(
-      validate.saturate(
-        validate.duration("Schedule.fromDelays", `delays[${i}]`, delays[i])
-      )
-    );
+    list.push(validate.saturate(validate.duration('Schedule.fromDelays', `delays[${i}]`, delays[i])))
   }
-  return numeric(`fromDelays([${list.join(", ")}])`, 0, (i) =>
-    i < list.length ? [list[i], i + 1] : STOP
-  );
-};
+  return numeric(`fromDelays([${list.join(', ')}])`, 0, (i) => (i < list.length ? [list[i], i + 1] : STOP))
+}
 
 /**
  * Truncated binary exponential backoff, built from its two requirements: the delay doubles at most
@@ -911,37 +809,24 @@ export const fromDelays = (
  * @since 0.1.0
  */
 export const truncatedBinaryExponential = (options: {
-  readonly maxDoublings: number;
-  readonly maxDelay: number;
+  readonly maxDoublings: number
+  readonly maxDelay: number
 }): Schedule<unknown> => {
-  if (options === null || typeof options !== "object") {
+  if (options === null || typeof options !== 'object') {
     throw new TypeError(
-      `Schedule.truncatedBinaryExponential: options must be an object, received ${showValue(
-        options
-      )}`
-    );
-  }
-  const maxDoublings = validate.count(
-    "Schedule.truncatedBinaryExponential",
-    "maxDoublings",
-    options.maxDoublings
-  );
-  const maxDelay = validate.saturate(
-    validate.duration(
-      "Schedule.truncatedBinaryExponential",
-      "maxDelay",
-      options.maxDelay
+      `Schedule.truncatedBinaryExponential: options must be an object, received ${showValue(options)}`
     )
-  );
+  }
+  const maxDoublings = validate.count('Schedule.truncatedBinaryExponential', 'maxDoublings', options.maxDoublings)
+  const maxDelay = validate.saturate(
+    validate.duration('Schedule.truncatedBinaryExponential', 'maxDelay', options.maxDelay)
+  )
   // Counting down from maxDelay by exact powers of two lands the last doubling on maxDelay itself, and stays
   // right when 2^maxDoublings overflows (the early delays are then 0 until they become representable).
-  return numeric(
-    `truncatedBinaryExponential({ maxDoublings: ${maxDoublings}, maxDelay: ${maxDelay} })`,
-    0,
-    (n) =>
-      n < maxDoublings ? [maxDelay * 2 ** (n - maxDoublings), n + 1] : maxDelay
-  );
-};
+  return numeric(`truncatedBinaryExponential({ maxDoublings: ${maxDoublings}, maxDelay: ${maxDelay} })`, 0, (n) =>
+    n < maxDoublings ? [maxDelay * 2 ** (n - maxDoublings), n + 1] : maxDelay
+  )
+}
 
 /**
  * Lifts a retry-ts style policy, `(status) => Option<delay>`, into a schedule.
@@ -961,30 +846,24 @@ export const truncatedBinaryExponential = (options: {
  * @category constructors
  * @since 0.1.0
  */
-export const fromPolicy = (
-  policy: (status: RetryStatus) => Option<number>
-): Schedule<unknown> => {
-  validate.callable("Schedule.fromPolicy", "policy", policy);
-  const where = "Schedule.fromPolicy: the policy";
+export const fromPolicy = (policy: (status: RetryStatus) => Option<number>): Schedule<unknown> => {
+  validate.callable('Schedule.fromPolicy', 'policy', policy)
+  const where = 'Schedule.fromPolicy: the policy'
   return build(
-    "fromPolicy(<policy>)",
+    'fromPolicy(<policy>)',
     null,
     stateless((cursor) => {
-      const delay: unknown = policy(cursor.context().status);
-      if (delay === null || typeof delay !== "object" || !("_tag" in delay)) {
-        throw new TypeError(
-          `${where} returned ${showValue(
-            delay
-          )}; it must return an Option of a delay`
-        );
+      const delay: unknown = policy(cursor.context().status)
+      if (delay === null || typeof delay !== 'object' || !('_tag' in delay)) {
+        throw new TypeError(`${where} returned ${showValue(delay)}; it must return an Option of a delay`)
       }
-      const option = delay as Option<unknown>;
-      return option._tag === "None" ? STOP : checkDelay(where, option.value);
+      const option = delay as Option<unknown>
+      return option._tag === 'None' ? STOP : checkDelay(where, option.value)
     }),
     true,
-    [{ _tag: "Unknown" }]
-  );
-};
+    [{ _tag: 'Unknown' }]
+  )
+}
 
 // -------------------------------------------------------------------------------------
 // combinators
@@ -1000,32 +879,29 @@ const wrap =
     limit?: TimeLimit
   ) =>
   (self: Schedule<In>): Schedule<Out> => {
-    checkSchedule(where, "self", self);
+    checkSchedule(where, 'self', self)
     return build<Out>(
       description(self),
       self.initial,
       (state) => {
-        const inner = self.stepper(state);
-        return { next: (cursor) => next(inner, cursor), state: inner.state };
+        const inner = self.stepper(state)
+        return { next: (cursor) => next(inner, cursor), state: inner.state }
       },
       readsTime || self.readsTime,
       limit === undefined ? self.timeLimits : [...self.timeLimits, limit]
-    );
-  };
+    )
+  }
 
 /** Rewrites the delay of each retry. */
-const mapDelay = <In>(
-  name: string,
-  f: (delay: number, cursor: Cursor<In>) => number
-) =>
+const mapDelay = <In>(name: string, f: (delay: number, cursor: Cursor<In>) => number) =>
   wrap<In>(
-    `Schedule.${name.replace(/\(.*$/, "")}`,
+    `Schedule.${name.replace(/\(.*$/, '')}`,
     (self) => `${name}(${self.description})`,
     (inner, cursor) => {
-      const delay = inner.next(cursor);
-      return delay < 0 ? delay : f(delay, cursor);
+      const delay = inner.next(cursor)
+      return delay < 0 ? delay : f(delay, cursor)
     }
-  );
+  )
 
 /**
  * Caps every delay at `max` ms: `min(delay, max)`.
@@ -1044,12 +920,10 @@ const mapDelay = <In>(
  * @category combinators
  * @since 0.1.0
  */
-export const capped = (
-  max: number
-): (<In>(self: Schedule<In>) => Schedule<In>) => {
-  const m = validate.saturate(validate.duration("Schedule.capped", "max", max));
-  return mapDelay(`capped(${m})`, (delay) => (delay > m ? m : delay));
-};
+export const capped = (max: number): (<In>(self: Schedule<In>) => Schedule<In>) => {
+  const m = validate.saturate(validate.duration('Schedule.capped', 'max', max))
+  return mapDelay(`capped(${m})`, (delay) => (delay > m ? m : delay))
+}
 
 /**
  * Raises every delay to at least `min` ms: `max(delay, min)`.
@@ -1070,16 +944,10 @@ export const capped = (
  * @category combinators
  * @since 0.1.0
  */
-export const minDelay = (
-  min: number
-): (<In>(self: Schedule<In>) => Schedule<In>) => {
-  const floor = validate.saturate(
-    validate.duration("Schedule.minDelay", "min", min)
-  );
-  return mapDelay(`minDelay(${floor})`, (delay) =>
-    delay < floor ? floor : delay
-  );
-};
+export const minDelay = (min: number): (<In>(self: Schedule<In>) => Schedule<In>) => {
+  const floor = validate.saturate(validate.duration('Schedule.minDelay', 'min', min))
+  return mapDelay(`minDelay(${floor})`, (delay) => (delay < floor ? floor : delay))
+}
 
 /**
  * Replaces every delay `d` by `f(d)`.
@@ -1099,14 +967,10 @@ export const minDelay = (
  * @category combinators
  * @since 0.1.0
  */
-export const modifyDelay = (
-  f: (delay: number) => number
-): (<In>(self: Schedule<In>) => Schedule<In>) => {
-  validate.callable("Schedule.modifyDelay", "f", f);
-  return mapDelay("modifyDelay(<f>)", (delay) =>
-    checkDelay("Schedule.modifyDelay: f", f(delay))
-  );
-};
+export const modifyDelay = (f: (delay: number) => number): (<In>(self: Schedule<In>) => Schedule<In>) => {
+  validate.callable('Schedule.modifyDelay', 'f', f)
+  return mapDelay('modifyDelay(<f>)', (delay) => checkDelay('Schedule.modifyDelay: f', f(delay)))
+}
 
 /**
  * "Full jitter": each delay `d` becomes `d · u`, with `u` drawn from the run's `Random` in `[0, 1)`.
@@ -1129,9 +993,9 @@ export const modifyDelay = (
  * @since 0.1.0
  */
 export const fullJitter: <In>(self: Schedule<In>) => Schedule<In> = mapDelay(
-  "fullJitter",
+  'fullJitter',
   (delay, cursor) => delay * cursor.random.next()
-);
+)
 
 /**
  * "Equal jitter": each delay `d` becomes `d/2 + u · d/2`, with `u` drawn from the run's `Random` in `[0, 1)`.
@@ -1152,15 +1016,12 @@ export const fullJitter: <In>(self: Schedule<In>) => Schedule<In> = mapDelay(
  * @category combinators
  * @since 0.1.0
  */
-export const equalJitter: <In>(self: Schedule<In>) => Schedule<In> = mapDelay(
-  "equalJitter",
-  (delay, cursor) => {
-    const half = delay / 2;
-    const jittered = half + cursor.random.next() * half;
-    // Halving a subnormal delay rounds up, so the sum can pass it by a hair.
-    return jittered > delay ? delay : jittered;
-  }
-);
+export const equalJitter: <In>(self: Schedule<In>) => Schedule<In> = mapDelay('equalJitter', (delay, cursor) => {
+  const half = delay / 2
+  const jittered = half + cursor.random.next() * half
+  // Halving a subnormal delay rounds up, so the sum can pass it by a hair.
+  return jittered > delay ? delay : jittered
+})
 
 /**
  * Options of {@link withHint}: the most a hint may ask for, in ms, and whether `hintOf` reads the time it is given.
@@ -1174,8 +1035,8 @@ export const equalJitter: <In>(self: Schedule<In>) => Schedule<In> = mapDelay(
  * @since 0.2.0
  */
 export interface HintOptions {
-  readonly max: number;
-  readonly readsTime?: boolean | undefined;
+  readonly max: number
+  readonly readsTime?: boolean | undefined
 }
 
 /**
@@ -1216,49 +1077,38 @@ export const withHint = <I>(
   hintOf: (input: I, now: number) => number | undefined,
   options: HintOptions
 ): (<In>(self: Schedule<In>) => Schedule<In & I>) => {
-  validate.callable("Schedule.withHint", "hintOf", hintOf);
-  if (options === null || typeof options !== "object") {
-    throw new TypeError(
-      `Schedule.withHint: options must be an object, received ${showValue(
-        options
-      )}`
-    );
+  validate.callable('Schedule.withHint', 'hintOf', hintOf)
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`Schedule.withHint: options must be an object, received ${showValue(options)}`)
   }
-  const max = validate.saturate(
-    validate.duration("Schedule.withHint", "options.max", options.max)
-  );
-  const readsTime = options.readsTime ?? false;
-  if (typeof readsTime !== "boolean") {
-    throw new TypeError(
-      `Schedule.withHint: options.readsTime must be a boolean, received ${showValue(
-        readsTime
-      )}`
-    );
+  const max = validate.saturate(validate.duration('Schedule.withHint', 'options.max', options.max))
+  const readsTime = options.readsTime ?? false
+  if (typeof readsTime !== 'boolean') {
+    throw new TypeError(`Schedule.withHint: options.readsTime must be a boolean, received ${showValue(readsTime)}`)
   }
   return <In>(self: Schedule<In>): Schedule<In & I> => {
-    checkSchedule("Schedule.withHint", "self", self);
+    checkSchedule('Schedule.withHint', 'self', self)
     if (self.timeLimits.length > 0) {
       throw new TypeError(
         `Schedule.withHint: put it before Schedule.upTo / Schedule.maxCumulativeDelay in the pipe, so that the hinted ` +
           `delay counts toward the time limit; received ${self.description}`
-      );
+      )
     }
     return wrap<In, In & I>(
-      "Schedule.withHint",
+      'Schedule.withHint',
       (s) => `withHint(<hint>, ${max})(${s.description})`,
       (inner, cursor) => {
-        const delay = inner.next(cursor);
-        if (delay < 0) return delay;
-        const hint: unknown = hintOf(cursor.input, cursor.now);
-        if (typeof hint !== "number" || !(hint >= 0 && hint !== Infinity))
-          return delay;
-        const asked = hint > max ? max : hint;
-        return asked > delay ? asked : delay;
+        const delay = inner.next(cursor)
+        if (delay < 0) return delay
+        const hint: unknown = hintOf(cursor.input, cursor.now)
+        if (typeof hint !== 'number' || !(hint >= 0 && hint !== Infinity)) return delay
+        const asked = hint > max ? max : hint
+        return asked > delay ? asked : delay
       },
       readsTime
-    )(self);
-  };
-};
+    )(self)
+  }
+}
 
 /**
  * Proportional jitter: each delay `d` becomes `d · (min + u · (max − min))`, with `u` drawn from the run's
@@ -1282,16 +1132,13 @@ export const withHint = <I>(
  * @category combinators
  * @since 0.2.0
  */
-export const jittered = (
-  min = 0.8,
-  max = 1.2
-): (<In>(self: Schedule<In>) => Schedule<In>) => {
-  const lo = validate.duration("Schedule.jittered", "min", min);
-  const hi = validate.atLeast("Schedule.jittered", "max", lo, max);
+export const jittered = (min = 0.8, max = 1.2): (<In>(self: Schedule<In>) => Schedule<In>) => {
+  const lo = validate.duration('Schedule.jittered', 'min', min)
+  const hi = validate.atLeast('Schedule.jittered', 'max', lo, max)
   return mapDelay(`jittered(${lo}, ${hi})`, (delay, cursor) =>
     validate.saturate(delay * (lo + cursor.random.next() * (hi - lo)))
-  );
-};
+  )
+}
 
 /**
  * A failure for which `predicate(input)` holds is retried without using up the schedule: the schedule is asked
@@ -1320,65 +1167,55 @@ export const jittered = (
  * @category combinators
  * @since 0.2.0
  */
-export const retryFreeWhen = <I>(
-  predicate: Predicate<I>
-): (<In>(self: Schedule<In>) => Schedule<In & I>) => {
-  validate.callable("Schedule.retryFreeWhen", "predicate", predicate);
+export const retryFreeWhen = <I>(predicate: Predicate<I>): (<In>(self: Schedule<In>) => Schedule<In & I>) => {
+  validate.callable('Schedule.retryFreeWhen', 'predicate', predicate)
   return <In>(self: Schedule<In>): Schedule<In & I> => {
-    checkSchedule("Schedule.retryFreeWhen", "self", self);
+    checkSchedule('Schedule.retryFreeWhen', 'self', self)
     return build<In & I>(
       `retryFreeWhen(<predicate>)(${self.description})`,
       self.initial,
       (state) => {
-        const inner: Stepper<In & I> = self.stepper(state);
+        const inner: Stepper<In & I> = self.stepper(state)
         return {
           // A free retry asks a copy started from the current state, so that the schedule itself does not move.
-          next: (cursor) =>
-            predicate(cursor.input)
-              ? self.stepper(inner.state()).next(cursor)
-              : inner.next(cursor),
-          state: inner.state,
-        };
+          next: (cursor) => (predicate(cursor.input) ? self.stepper(inner.state()).next(cursor) : inner.next(cursor)),
+          state: inner.state
+        }
       },
       self.readsTime,
       self.timeLimits
-    );
-  };
-};
+    )
+  }
+}
 
 /** A stepper that remembers when the attempt it decides after started: the run's start, then its own `dueAt`s. */
 const timed = <In>(
   description: string,
   self: Schedule<In>,
-  next: (
-    inner: Stepper<In>,
-    cursor: Cursor<In>,
-    attemptStart: number
-  ) => number,
+  next: (inner: Stepper<In>, cursor: Cursor<In>, attemptStart: number) => number,
   restart?: (attemptStart: number, cursor: Cursor<In>) => boolean
 ): Schedule<In> =>
   build<In>(
     description,
     [self.initial, null],
     (state) => {
-      const [s, due] = state as readonly [Json, number | null];
-      let inner = self.stepper(s);
-      let dueAt = due;
+      const [s, due] = state as readonly [Json, number | null]
+      let inner = self.stepper(s)
+      let dueAt = due
       return {
         next: (cursor) => {
-          const attemptStart = dueAt ?? cursor.now - cursor.elapsed;
-          if (restart?.(attemptStart, cursor) === true)
-            inner = self.stepper(self.initial);
-          const delay = next(inner, cursor, attemptStart);
-          if (delay >= 0) dueAt = cursor.now + delay;
-          return delay;
+          const attemptStart = dueAt ?? cursor.now - cursor.elapsed
+          if (restart?.(attemptStart, cursor) === true) inner = self.stepper(self.initial)
+          const delay = next(inner, cursor, attemptStart)
+          if (delay >= 0) dueAt = cursor.now + delay
+          return delay
         },
-        state: () => [inner.state(), dueAt],
-      };
+        state: () => [inner.state(), dueAt]
+      }
     },
     true,
     self.timeLimits
-  );
+  )
 
 /**
  * Starts `self` over when the attempt that just failed ran for at least `ms`: a connection that was up a while
@@ -1403,20 +1240,16 @@ const timed = <In>(
  * @category combinators
  * @since 0.2.0
  */
-export const resetAfter = (
-  ms: number
-): (<In>(self: Schedule<In>) => Schedule<In>) => {
-  const after = validate.duration("Schedule.resetAfter", "ms", ms);
+export const resetAfter = (ms: number): (<In>(self: Schedule<In>) => Schedule<In>) => {
+  const after = validate.duration('Schedule.resetAfter', 'ms', ms)
   return <In>(self: Schedule<In>): Schedule<In> =>
     timed(
-      `resetAfter(${after})(${
-        checkSchedule("Schedule.resetAfter", "self", self).description
-      })`,
+      `resetAfter(${after})(${checkSchedule('Schedule.resetAfter', 'self', self).description})`,
       self,
       (inner, cursor) => inner.next(cursor),
       (attemptStart, cursor) => cursor.now - attemptStart >= after
-    );
-};
+    )
+}
 
 /**
  * Runs at a fixed rate: each attempt starts `ms` after the previous one started, whatever it took, without
@@ -1440,13 +1273,11 @@ export const resetAfter = (
  * @since 0.2.0
  */
 export const fixed = (ms: number): Schedule<unknown> => {
-  const period = validate.saturate(
-    validate.duration("Schedule.fixed", "ms", ms)
-  );
+  const period = validate.saturate(validate.duration('Schedule.fixed', 'ms', ms))
   return timed(`fixed(${period})`, forever, (_, cursor, attemptStart) =>
     Math.max(0, attemptStart + period - cursor.now)
-  );
-};
+  )
+}
 
 /**
  * Runs on the boundaries of `ms`-long windows counted from the run's start: each attempt waits until the next
@@ -1469,21 +1300,16 @@ export const fixed = (ms: number): Schedule<unknown> => {
  * @since 0.2.0
  */
 export const windowed = (ms: number): Schedule<unknown> => {
-  const window = validate.saturate(
-    validate.duration("Schedule.windowed", "ms", ms)
-  );
-  if (window === 0)
-    throw new RangeError(
-      "Schedule.windowed: ms must be a finite number > 0, received 0"
-    );
+  const window = validate.saturate(validate.duration('Schedule.windowed', 'ms', ms))
+  if (window === 0) throw new RangeError('Schedule.windowed: ms must be a finite number > 0, received 0')
   return build(
     `windowed(${window})`,
     null,
     stateless((cursor) => window - (cursor.elapsed % window)),
     true,
     []
-  );
-};
+  )
+}
 
 /** Stops instead of a retry when `stopIf` holds for its delay; the limit is recorded as metadata. */
 const stopWhen = <In>(
@@ -1493,15 +1319,15 @@ const stopWhen = <In>(
   stopIf: (delay: number, cursor: Cursor<In>) => boolean
 ) =>
   wrap<In>(
-    `Schedule.${name.replace(/\(.*$/, "")}`,
+    `Schedule.${name.replace(/\(.*$/, '')}`,
     (self) => `${name}(${self.description})`,
     (inner, cursor) => {
-      const delay = inner.next(cursor);
-      return delay >= 0 && stopIf(delay, cursor) ? STOP : delay;
+      const delay = inner.next(cursor)
+      return delay >= 0 && stopIf(delay, cursor) ? STOP : delay
     },
     readsTime,
     limit
-  );
+  )
 
 /**
  * Limits the run's elapsed time to `ms`: stops rather than start a retry that would begin after the budget.
@@ -1521,17 +1347,10 @@ const stopWhen = <In>(
  * @category combinators
  * @since 0.1.0
  */
-export const upTo = (
-  ms: number
-): (<In>(self: Schedule<In>) => Schedule<In>) => {
-  const limit = validate.duration("Schedule.upTo", "ms", ms);
-  return stopWhen(
-    `upTo(${limit})`,
-    { _tag: "Elapsed", ms: limit },
-    true,
-    (delay, c) => c.elapsed + delay > limit
-  );
-};
+export const upTo = (ms: number): (<In>(self: Schedule<In>) => Schedule<In>) => {
+  const limit = validate.duration('Schedule.upTo', 'ms', ms)
+  return stopWhen(`upTo(${limit})`, { _tag: 'Elapsed', ms: limit }, true, (delay, c) => c.elapsed + delay > limit)
+}
 
 /**
  * Limits the total time slept to `ms`: stops when `status.cumulativeDelay + nextDelay > ms`.
@@ -1552,17 +1371,15 @@ export const upTo = (
  * @category combinators
  * @since 0.1.0
  */
-export const maxCumulativeDelay = (
-  ms: number
-): (<In>(self: Schedule<In>) => Schedule<In>) => {
-  const limit = validate.duration("Schedule.maxCumulativeDelay", "ms", ms);
+export const maxCumulativeDelay = (ms: number): (<In>(self: Schedule<In>) => Schedule<In>) => {
+  const limit = validate.duration('Schedule.maxCumulativeDelay', 'ms', ms)
   return stopWhen(
     `maxCumulativeDelay(${limit})`,
-    { _tag: "CumulativeDelay", ms: limit },
+    { _tag: 'CumulativeDelay', ms: limit },
     false,
     (delay, c) => c.cumulativeDelay + delay > limit
-  );
-};
+  )
+}
 
 const retryWhile = <I>(name: string, retry: Predicate<I>) => {
   const go = <In>(self: Schedule<In>): Schedule<In & I> =>
@@ -1570,9 +1387,9 @@ const retryWhile = <I>(name: string, retry: Predicate<I>) => {
       `Schedule.${name}`,
       (s) => `${name}(<predicate>)(${s.description})`,
       (inner, cursor) => (retry(cursor.input) ? inner.next(cursor) : STOP)
-    )(self);
-  return go;
-};
+    )(self)
+  return go
+}
 
 /**
  * Retries only while `predicate(input)` holds (for `retrying`, the input is the error).
@@ -1594,12 +1411,10 @@ const retryWhile = <I>(name: string, retry: Predicate<I>) => {
  * @category combinators
  * @since 0.1.0
  */
-export const whileInput = <I>(
-  predicate: Predicate<I>
-): (<In>(self: Schedule<In>) => Schedule<In & I>) => {
-  validate.callable("Schedule.whileInput", "predicate", predicate);
-  return retryWhile("whileInput", predicate);
-};
+export const whileInput = <I>(predicate: Predicate<I>): (<In>(self: Schedule<In>) => Schedule<In & I>) => {
+  validate.callable('Schedule.whileInput', 'predicate', predicate)
+  return retryWhile('whileInput', predicate)
+}
 
 /**
  * Retries until `predicate(input)` holds: the opposite of {@link whileInput}.
@@ -1615,12 +1430,10 @@ export const whileInput = <I>(
  * @category combinators
  * @since 0.1.0
  */
-export const untilInput = <I>(
-  predicate: Predicate<I>
-): (<In>(self: Schedule<In>) => Schedule<In & I>) => {
-  validate.callable("Schedule.untilInput", "predicate", predicate);
-  return retryWhile("untilInput", (input: I) => !predicate(input));
-};
+export const untilInput = <I>(predicate: Predicate<I>): (<In>(self: Schedule<In>) => Schedule<In & I>) => {
+  validate.callable('Schedule.untilInput', 'predicate', predicate)
+  return retryWhile('untilInput', (input: I) => !predicate(input))
+}
 
 /** Two schedules stepped side by side; `combine` makes the decision from both steppers. */
 const pair = <In2>(
@@ -1629,18 +1442,18 @@ const pair = <In2>(
   initial: (self: Schedule<never>) => Json,
   start: <In1>(self: Schedule<In1>, state: Json) => Stepper<In1 & In2>
 ) => {
-  checkSchedule(`Schedule.${name}`, "that", that);
+  checkSchedule(`Schedule.${name}`, 'that', that)
   return <In1>(self: Schedule<In1>): Schedule<In1 & In2> => {
-    checkSchedule(`Schedule.${name}`, "self", self);
+    checkSchedule(`Schedule.${name}`, 'self', self)
     return build<In1 & In2>(
       `${name}(${that.description})(${self.description})`,
       initial(self),
       (state) => start(self, state),
       self.readsTime || that.readsTime,
       [...self.timeLimits, ...that.timeLimits]
-    );
-  };
-};
+    )
+  }
+}
 
 /**
  * Both schedules must continue; the longer delay wins. The usual way to bound a schedule: `intersect(recurs(5))`.
@@ -1666,33 +1479,31 @@ const pair = <In2>(
  * @category combinators
  * @since 0.1.0
  */
-export const intersect = <In2>(
-  that: Schedule<In2>
-): (<In1>(self: Schedule<In1>) => Schedule<In1 & In2>) =>
+export const intersect = <In2>(that: Schedule<In2>): (<In1>(self: Schedule<In1>) => Schedule<In1 & In2>) =>
   pair(
-    "intersect",
+    'intersect',
     that,
     (self) => [self.initial, that.initial],
     <In1>(self: Schedule<In1>, state: Json) => {
-      const [s1, s2] = state as readonly [Json, Json];
-      const left: Stepper<In1 & In2> = self.stepper(s1);
-      const right: Stepper<In1 & In2> = that.stepper(s2);
+      const [s1, s2] = state as readonly [Json, Json]
+      const left: Stepper<In1 & In2> = self.stepper(s1)
+      const right: Stepper<In1 & In2> = that.stepper(s2)
       return {
         next: (cursor: Cursor<In1 & In2>) => {
-          const d1 = left.next(cursor);
-          if (d1 < 0) return STOP;
-          const d2 = right.next(cursor);
-          if (d2 < 0) return STOP;
-          return d1 >= d2 ? d1 : d2;
+          const d1 = left.next(cursor)
+          if (d1 < 0) return STOP
+          const d2 = right.next(cursor)
+          if (d2 < 0) return STOP
+          return d1 >= d2 ? d1 : d2
         },
-        state: () => [left.state(), right.state()],
-      };
+        state: () => [left.state(), right.state()]
+      }
     }
-  );
+  )
 
 // Which sides of a union are still running, as bits: a side that has stopped is not stepped again.
-const LEFT = 1;
-const RIGHT = 2;
+const LEFT = 1
+const RIGHT = 2
 
 /**
  * Either schedule may continue; the shorter delay of those continuing wins.
@@ -1723,31 +1534,29 @@ const RIGHT = 2;
  * @category combinators
  * @since 0.1.0
  */
-export const union = <In2>(
-  that: Schedule<In2>
-): (<In1>(self: Schedule<In1>) => Schedule<In1 & In2>) =>
+export const union = <In2>(that: Schedule<In2>): (<In1>(self: Schedule<In1>) => Schedule<In1 & In2>) =>
   pair(
-    "union",
+    'union',
     that,
     (self) => [self.initial, that.initial, LEFT | RIGHT],
     <In1>(self: Schedule<In1>, state: Json) => {
-      const [s1, s2, bits] = state as readonly [Json, Json, number];
-      const left: Stepper<In1 & In2> = self.stepper(s1);
-      const right: Stepper<In1 & In2> = that.stepper(s2);
-      let running = bits;
+      const [s1, s2, bits] = state as readonly [Json, Json, number]
+      const left: Stepper<In1 & In2> = self.stepper(s1)
+      const right: Stepper<In1 & In2> = that.stepper(s2)
+      let running = bits
       return {
         next: (cursor: Cursor<In1 & In2>) => {
-          const d1 = running & LEFT ? left.next(cursor) : STOP;
-          const d2 = running & RIGHT ? right.next(cursor) : STOP;
-          running = (d1 < 0 ? 0 : LEFT) | (d2 < 0 ? 0 : RIGHT);
-          if (d1 < 0) return d2;
-          if (d2 < 0) return d1;
-          return d1 <= d2 ? d1 : d2;
+          const d1 = running & LEFT ? left.next(cursor) : STOP
+          const d2 = running & RIGHT ? right.next(cursor) : STOP
+          running = (d1 < 0 ? 0 : LEFT) | (d2 < 0 ? 0 : RIGHT)
+          if (d1 < 0) return d2
+          if (d2 < 0) return d1
+          return d1 <= d2 ? d1 : d2
         },
-        state: () => [left.state(), right.state(), running],
-      };
+        state: () => [left.state(), right.state(), running]
+      }
     }
-  );
+  )
 
 /**
  * Runs `self` until it stops, then `that` from its start.
@@ -1769,33 +1578,30 @@ export const union = <In2>(
  * @category combinators
  * @since 0.1.0
  */
-export const andThen = <In2>(
-  that: Schedule<In2>
-): (<In1>(self: Schedule<In1>) => Schedule<In1 & In2>) =>
+export const andThen = <In2>(that: Schedule<In2>): (<In1>(self: Schedule<In1>) => Schedule<In1 & In2>) =>
   pair(
-    "andThen",
+    'andThen',
     that,
     (self) => [0, self.initial],
     <In1>(self: Schedule<In1>, state: Json) => {
-      const [startPhase, s] = state as readonly [0 | 1, Json];
-      let phase = startPhase;
-      let current: Stepper<In1 & In2> =
-        phase === 0 ? self.stepper(s) : that.stepper(s);
+      const [startPhase, s] = state as readonly [0 | 1, Json]
+      let phase = startPhase
+      let current: Stepper<In1 & In2> = phase === 0 ? self.stepper(s) : that.stepper(s)
       return {
         next: (cursor: Cursor<In1 & In2>) => {
           if (phase === 0) {
-            const first = current.next(cursor);
-            if (first >= 0) return first;
+            const first = current.next(cursor)
+            if (first >= 0) return first
             // `that` takes over on the very failure `self` stopped at.
-            phase = 1;
-            current = that.stepper(that.initial);
+            phase = 1
+            current = that.stepper(that.initial)
           }
-          return current.next(cursor);
+          return current.next(cursor)
         },
-        state: () => [phase, current.state()],
-      };
+        state: () => [phase, current.state()]
+      }
     }
-  );
+  )
 
 // -------------------------------------------------------------------------------------
 // instances
@@ -1824,8 +1630,8 @@ export const andThen = <In2>(
  */
 export const getIntersectionMonoid = <In>(): Monoid<Schedule<In>> => ({
   concat: (x, y) => intersect(y)(x),
-  empty: forever,
-});
+  empty: forever
+})
 
 /**
  * The monoid of {@link union}: either may continue, the shorter delay of those continuing wins, `empty` is
@@ -1849,8 +1655,8 @@ export const getIntersectionMonoid = <In>(): Monoid<Schedule<In>> => ({
  */
 export const getUnionMonoid = <In>(): Monoid<Schedule<In>> => ({
   concat: (x, y) => union(y)(x),
-  empty: stop,
-});
+  empty: stop
+})
 
 // -------------------------------------------------------------------------------------
 // interpreters
@@ -1869,20 +1675,20 @@ export const getUnionMonoid = <In>(): Monoid<Schedule<In>> => ({
  */
 export interface DelaysOptions<In> {
   /** The most delays to produce, for schedules that never stop. Default 100. */
-  readonly limit?: number | undefined;
+  readonly limit?: number | undefined
   /** Where jitter draws from. Default: a fresh `Random.seeded(0)`, so the result is the same on every call. */
-  readonly random?: Random.Random | undefined;
+  readonly random?: Random.Random | undefined
   /** The input every step sees (for `retrying`, the error). Default `undefined`. */
-  readonly input?: In | undefined;
+  readonly input?: In | undefined
   /** How long each attempt takes, in ms, for `upTo`-style limits. Default 0. */
-  readonly attemptDuration?: number | undefined;
+  readonly attemptDuration?: number | undefined
 }
 
 // Seeded on first use: most schedules draw nothing, and building a generator costs more than stepping them.
 const defaultRandom = (): Random.Random => {
-  let random: Random.Random | undefined;
-  return { next: () => (random ??= Random.seeded(0)).next() };
-};
+  let random: Random.Random | undefined
+  return { next: () => (random ??= Random.seeded(0)).next() }
+}
 
 /**
  * The delays a schedule would sleep through a run of failures, until it stops or `limit` is reached.
@@ -1905,34 +1711,23 @@ const defaultRandom = (): Random.Random => {
  * @category interpreters
  * @since 0.1.0
  */
-export const delays = <In>(
-  schedule: Schedule<In>,
-  options: DelaysOptions<In> = {}
-): ReadonlyArray<number> => {
-  checkSchedule("Schedule.delays", "schedule", schedule);
-  const limit = validate.count(
-    "Schedule.delays",
-    "limit",
-    options.limit ?? 100
-  );
-  const attemptDuration = validate.duration(
-    "Schedule.delays",
-    "attemptDuration",
-    options.attemptDuration ?? 0
-  );
+export const delays = <In>(schedule: Schedule<In>, options: DelaysOptions<In> = {}): ReadonlyArray<number> => {
+  checkSchedule('Schedule.delays', 'schedule', schedule)
+  const limit = validate.count('Schedule.delays', 'limit', options.limit ?? 100)
+  const attemptDuration = validate.duration('Schedule.delays', 'attemptDuration', options.attemptDuration ?? 0)
   const driver = Driver.make(schedule, {
     start: 0,
-    random: options.random ?? defaultRandom(),
-  });
-  const input = options.input as In;
-  const out: Array<number> = [];
-  let now = 0;
+    random: options.random ?? defaultRandom()
+  })
+  const input = options.input as In
+  const out: Array<number> = []
+  let now = 0
   while (out.length < limit) {
-    now += attemptDuration;
-    const delay = driver.advance(input, now);
-    if (delay < 0) break;
-    out.push(delay);
-    now += delay;
+    now += attemptDuration
+    const delay = driver.advance(input, now)
+    if (delay < 0) break
+    out.push(delay)
+    now += delay
   }
-  return out;
-};
+  return out
+}
