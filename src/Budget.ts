@@ -19,10 +19,10 @@ import * as validate from './internal/validate'
  *
  * **Details**
  *
- * - `onSuccess(latency, now)` is called after every successful attempt of every run that uses the budget, first
+ * - `onSuccess(latency, now, attempt)` is called after every successful attempt of every run that uses the budget, first
  *   attempts included, with how long it took in ms.
- * - `onFailure(latency, now)` is called after every failed attempt: it records the failure and answers, in one
- *   step, whether a retry may follow (gRPC takes the failure's token and decides on the retry atomically, so that
+ * - `onFailure(latency, now, attempt)` is called after every failed attempt, once the schedule has decided
+ *   (`attempt.retrying`): it records the failure and answers, in one step, whether a retry may follow (gRPC takes the failure's token and decides on the retry atomically, so that
  *   concurrent runs can neither over- nor under-spend). `false` ends the run with its last error if the schedule
  *   wanted to retry, and the `onDone` hook's reason is `'budget'`.
  * - Either may answer with a promise (a budget kept on a server shared by a fleet): the runner awaits only those.
@@ -38,8 +38,27 @@ import * as validate from './internal/validate'
  * @since 0.1.0
  */
 export interface RetryBudget {
-  readonly onSuccess: (latency: number, now: number) => void | Promise<void>
-  readonly onFailure: (latency: number, now: number) => boolean | Promise<boolean>
+  readonly onSuccess: (latency: number, now: number, attempt: BudgetAttempt) => void | Promise<void>
+  readonly onFailure: (latency: number, now: number, attempt: BudgetAttempt) => boolean | Promise<boolean>
+}
+
+/**
+ * What a budget is told of an attempt besides its latency: how many retries its run had made before it, the
+ * error (of this failed attempt for `onFailure`; for `onSuccess`, of the failure before it, `undefined` after a
+ * first attempt), and, for a failure, whether the schedule wants to retry it.
+ *
+ * @example
+ * import type { BudgetAttempt } from 'fp-ts-retry/Budget'
+ *
+ * const firstFailure: BudgetAttempt = { retries: 0, error: new Error('timeout'), retrying: true }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface BudgetAttempt {
+  readonly retries: number
+  readonly error: unknown
+  readonly retrying: boolean
 }
 
 /**
@@ -141,7 +160,8 @@ const MILLI = 1000
  *   that shares it, then one attempt per call until successes refill it above half. In steady state, retries go
  *   on while failures stay below about `tokenRatio / (1 + tokenRatio)` of attempts (gRPC's 10/0.1: ~9%).
  * - Both numbers must be `>= 0.001`; like gRPC, they count in thousandths of a token (3 decimal places).
- * - Every attempt the runner reports counts, first attempts included. `Http.retryingFetch` reports only transient
+ * - Every attempt the runner reports counts, first attempts included, and every failure takes its token whether
+ *   or not the schedule retries it (gRPC's rule). `Http.retryingFetch` reports only transient
  *   failures as failures (gRPC counts only retryable status codes).
  *
  * @example
@@ -149,10 +169,10 @@ const MILLI = 1000
  * import * as assert from 'assert'
  *
  * const bucket = Budget.tokenBucket({ maxTokens: 4, tokenRatio: 0.5 })
- * assert.strictEqual(bucket.onFailure(10, 0), true) // 3 tokens: 3 > 2
- * assert.strictEqual(bucket.onFailure(10, 0), false) // 2 tokens: 2 > 2 is false
- * bucket.onSuccess(10, 0) // 2.5 tokens
- * assert.strictEqual(bucket.tokens, 2.5)
+ * const attempt = { retries: 0, error: new Error('503'), retrying: true }
+ * assert.strictEqual(bucket.onFailure(10, 0, attempt), true) // 3 tokens: 3 > 2
+ * assert.strictEqual(bucket.onFailure(10, 0, attempt), false) // 2 tokens: 2 > 2 is false
+ * bucket.onSuccess(10, 0, attempt) // 2.5 tokens
  * assert.strictEqual(bucket.tokens, 2.5)
  *
  * @category constructors
@@ -198,11 +218,12 @@ export const tokenBucket = (options: TokenBucketOptions): TokenBucket => {
  * import * as assert from 'assert'
  *
  * const guard = Budget.adaptive({ window: 10_000, minSuccessRate: 0.5, minSamples: 4 })
- * guard.onSuccess(20, 1_000)
- * guard.onFailure(20, 2_000)
- * assert.strictEqual(guard.onFailure(20, 3_000), true) // 3 samples: too few to judge
- * assert.strictEqual(guard.onFailure(20, 4_000), false) // 1 success in 4 < 50%
- * assert.strictEqual(guard.onFailure(20, 12_500), true) // the first two have left the window: 3 samples
+ * const attempt = { retries: 0, error: new Error('503'), retrying: true }
+ * guard.onSuccess(20, 1_000, attempt)
+ * guard.onFailure(20, 2_000, attempt)
+ * assert.strictEqual(guard.onFailure(20, 3_000, attempt), true) // 3 samples: too few to judge
+ * assert.strictEqual(guard.onFailure(20, 4_000, attempt), false) // 1 success in 4 < 50%
+ * assert.strictEqual(guard.onFailure(20, 12_500, attempt), true) // the first two have left the window: 3 samples
  *
  * @category constructors
  * @since 0.1.0
@@ -273,6 +294,106 @@ export const adaptive = (options: AdaptiveOptions): RetryBudget => {
       if (count < minSamples) return true
       if (successes / count < minSuccessRate) return false
       return maxLatencyPercentile === undefined || percentileLatency(maxLatencyPercentile.percentile, count) <= maxLatencyPercentile.ms
+    }
+  }
+}
+
+/**
+ * Options of {@link retryQuota}, with the AWS SDK v3 defaults.
+ *
+ * @example
+ * import type { RetryQuotaOptions } from 'fp-ts-retry/Budget'
+ *
+ * const options: RetryQuotaOptions = { tokens: 500, retryCost: 5, timeoutCost: 10, noRetryIncrement: 1 }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface RetryQuotaOptions {
+  /** The quota's size, and what it starts with. Default 500. */
+  readonly tokens?: number | undefined
+  /** What a retry takes. Default 5. */
+  readonly retryCost?: number | undefined
+  /** What the retry of a timeout takes. Default 10. */
+  readonly timeoutCost?: number | undefined
+  /** What a success after no retry gives back. Default 1. */
+  readonly noRetryIncrement?: number | undefined
+  /** Which errors are timeouts. Default: an error whose `_tag`, `name` or `code` says so (`TimeoutError`, `ETIMEDOUT`). */
+  readonly isTimeout?: ((error: unknown) => boolean) | undefined
+}
+
+/**
+ * A {@link RetryBudget} that can tell how many tokens it holds: see {@link retryQuota}.
+ *
+ * @example
+ * import * as Budget from 'fp-ts-retry/Budget'
+ * import * as assert from 'assert'
+ *
+ * const quota: Budget.RetryQuota = Budget.retryQuota()
+ * assert.strictEqual(quota.tokens, 500)
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface RetryQuota extends RetryBudget {
+  readonly tokens: number
+}
+
+const isTimeoutError = (error: unknown): boolean => {
+  if (error === null || typeof error !== 'object') return false
+  const e = error as { readonly _tag?: unknown; readonly name?: unknown; readonly code?: unknown }
+  return e._tag === 'TimeoutError' || e.name === 'TimeoutError' || e.code === 'ETIMEDOUT'
+}
+
+/**
+ * The AWS SDK v3 standard retry quota: a retry takes `retryCost` tokens (`timeoutCost` for a timeout) and is
+ * refused when fewer are left; a success gives back what its run's last retry took, or `noRetryIncrement` when it
+ * needed no retry.
+ *
+ * **Details**
+ *
+ * - Unlike {@link tokenBucket}, where every failure costs a token, only retries cost here: a failure that the
+ *   schedule will not retry takes nothing. With the defaults, 100 retries in a row (50 of timeouts) empty it.
+ * - The quota is shared by every run that uses it and never exceeds `tokens`.
+ * - Every option is checked when built: a `RangeError` names the bad one.
+ *
+ * @example
+ * import * as Budget from 'fp-ts-retry/Budget'
+ * import * as assert from 'assert'
+ *
+ * const quota = Budget.retryQuota({ tokens: 12 })
+ * const failure = { retries: 0, error: new Error('503'), retrying: true }
+ * assert.strictEqual(quota.onFailure(10, 0, failure), true) // 7 left
+ * assert.strictEqual(quota.onFailure(10, 0, { ...failure, error: { _tag: 'TimeoutError' } }), false) // 10 > 7
+ * quota.onSuccess(10, 0, { retries: 1, error: new Error('503'), retrying: false }) // the retry's 5 come back
+ * assert.strictEqual(quota.tokens, 12)
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const retryQuota = (options: RetryQuotaOptions = {}): RetryQuota => {
+  const where = 'Budget.retryQuota'
+  checkObject(where, options)
+  const size = validate.duration(where, 'tokens', options.tokens ?? 500)
+  const retryCost = validate.duration(where, 'retryCost', options.retryCost ?? 5)
+  const timeoutCost = validate.duration(where, 'timeoutCost', options.timeoutCost ?? 10)
+  const noRetryIncrement = validate.duration(where, 'noRetryIncrement', options.noRetryIncrement ?? 1)
+  const isTimeout = validate.callable(where, 'isTimeout', options.isTimeout ?? isTimeoutError)
+  const costOf = (error: unknown): number => (isTimeout(error) ? timeoutCost : retryCost)
+  let tokens = size
+  return {
+    onSuccess: (_, __, attempt) => {
+      tokens = Math.min(size, tokens + (attempt.retries > 0 ? costOf(attempt.error) : noRetryIncrement))
+    },
+    onFailure: (_, __, attempt) => {
+      if (!attempt.retrying) return false
+      const cost = costOf(attempt.error)
+      if (tokens < cost) return false
+      tokens -= cost
+      return true
+    },
+    get tokens() {
+      return tokens
     }
   }
 }

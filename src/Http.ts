@@ -784,9 +784,15 @@ export const retryAfter = (
  * @category model
  * @since 0.2.0
  */
-export type AcceptsHttpError<In, Where extends string> = [In & HttpError] extends [never]
-  ? { readonly error: `${Where} needs a schedule whose input can be an HttpError`; readonly input: In }
-  : Schedule.Schedule<In>
+export type AcceptsHttpError<In, Where extends string> = unknown extends In
+  ? Schedule.Schedule<In>
+  : // \`string & HttpError\` is not reduced to never (it reads as a branded string): an input with no object member
+    // cannot be an HttpError either.
+    [In & HttpError] extends [never]
+    ? { readonly error: `${Where} needs a schedule whose input can be an HttpError`; readonly input: In }
+    : [Extract<In, object>] extends [never]
+      ? { readonly error: `${Where} needs a schedule whose input can be an HttpError`; readonly input: In }
+      : Schedule.Schedule<In>
 
 // -------------------------------------------------------------------------------------
 // constructors
@@ -996,7 +1002,7 @@ export const retryingFetch = (
           ? undefined
           : {
               onSuccess: budget.onSuccess,
-              onFailure: (latency, now) => (lastCounts ? budget.onFailure(latency, now) : true)
+              onFailure: (latency, now, attempt) => (lastCounts ? budget.onFailure(latency, now, attempt) : true)
             }
       const once: TaskEither<HttpError, Response> = () =>
         attempt(input, init, requestSummary, timeout, clock).then((result) => {

@@ -15,6 +15,7 @@ import type { RetryBudget } from './Budget'
 import type { Clock } from './Clock'
 import * as LiveClock from './Clock'
 import * as Driver from './Driver'
+import { onAbort } from './internal/abort'
 import * as validate from './internal/validate'
 import type { Random } from './Random'
 import type { RetryState } from './RetryState'
@@ -113,6 +114,14 @@ export interface RetryOptions<In, E = unknown, A = unknown> extends Hooks<In, E,
   readonly signal?: AbortSignal | undefined
   readonly budget?: RetryBudget | undefined
   readonly resume?: RetryState | undefined
+  readonly attemptTimeout?: number | ((status: RetryStatus.RetryStatus) => number) | undefined
+  readonly onTimeout?: (() => E) | undefined
+}
+
+/** `attemptTimeout` and `onTimeout`, checked together. */
+interface AttemptTimeout<E> {
+  readonly after: number | ((status: RetryStatus.RetryStatus) => number)
+  readonly onTimeout: () => E
 }
 
 /**
@@ -182,26 +191,29 @@ interface Run<In> {
   readonly signal: AbortSignal | undefined
   readonly budget: RetryBudget | undefined
   readonly resume: RetryState | undefined
-  readonly hooks: Hooks<In, never, never>
+  readonly onRetry: Hooks<In>['onRetry']
+  readonly onDone: ((result: Either<unknown, unknown>, status: RetryStatus.RetryStatus, reason: StopReason) => void) | undefined
   /** The side of the `Either` that asks the schedule for another run: `Left` to retry, `Right` to repeat. */
   readonly continueOn: 'Left' | 'Right'
-  /** The action is given the status: it is read at each attempt. */
-  readonly withStatus: boolean
+  readonly timeout: AttemptTimeout<unknown> | undefined
   /**
-   * Whether anything looks at the run's time: a schedule that reads it, hooks (their statuses), a budget or a
-   * resumed run. When nothing does, the clock is not read at all: a read costs about as much as awaiting an
-   * attempt that settles at once.
+   * Whether anything looks at the run's time: a schedule that reads it, hooks (their statuses), a budget, a
+   * timeout, the action's status or a resumed run. When nothing does, the clock is not read at all: a read costs
+   * about as much as awaiting an attempt that settles at once.
    */
   readonly readsClock: boolean
 }
 
+/** One attempt, given where to read the run's status and the signal the attempt may watch. */
+type Attempt<R> = (
+  progress: { readonly statusAt: (now: number) => RetryStatus.RetryStatus },
+  signal: AbortSignal | undefined
+) => Promise<R>
+
 const startDriver = async <In>(run: Run<In>): Promise<Driver.Driver<In>> => {
   const { clock, signal, resume } = run
   if (resume === undefined) {
-    return Driver.make(run.schedule, {
-      start: run.readsClock ? clock.now() : 0,
-      random: run.random
-    })
+    return Driver.make(run.schedule, { start: run.readsClock ? clock.now() : 0, random: run.random })
   }
   const restored = Driver.restore(run.schedule, resume, run.random)
   if (restored._tag === 'Left') throw restored.left
@@ -212,40 +224,42 @@ const startDriver = async <In>(run: Run<In>): Promise<Driver.Driver<In>> => {
   return restored.right
 }
 
-/** The one loop behind every runner: attempt, tell the budget, ask the driver, sleep, attempt again. */
-const loop = async <In, R extends Either<unknown, unknown>>(
-  run: Run<In>,
-  attempt: (status: RetryStatus.RetryStatus) => Promise<R>
-): Promise<R> => {
+/** The one loop behind every runner: attempt, ask the driver, tell the budget, sleep, attempt again. */
+const loop = async <In, R extends Either<unknown, unknown>>(run: Run<In>, attempt: Attempt<R>): Promise<R> => {
   if (run.signal?.aborted) throw run.signal.reason
   const driver = await startDriver(run)
-  const { clock, hooks } = run
+  const { clock, onRetry, onDone, budget } = run
   let untimed = 0
+  let lastError: unknown = undefined
   for (;;) {
-    const started = run.budget === undefined ? 0 : clock.now()
-    const result = await attempt(run.withStatus ? driver.statusAt(clock.now()) : RetryStatus.initial)
+    const started = budget === undefined ? 0 : clock.now()
+    const result = await attempt(driver, run.signal)
     const now = run.readsClock ? clock.now() : driver.start
-    let allowed = true
-    if (run.budget !== undefined) {
-      const told =
-        result._tag === 'Right' ? run.budget.onSuccess(now - started, now) : run.budget.onFailure(now - started, now)
-      allowed = (isPromise(told) ? await told : told) !== false
-    }
     const finish = (reason: StopReason, status: RetryStatus.RetryStatus): R => {
-      hooks.onDone?.(result as Either<never, never>, status, reason)
+      onDone?.(result, status, reason)
       return result
     }
-    if (result._tag !== run.continueOn)
-      return finish(result._tag === 'Right' ? 'succeeded' : 'failed', driver.statusAt(now))
+    const goOn = result._tag === run.continueOn
     // An abort that came while the attempt ran: no decision, no hook, no sleep.
-    if (run.signal?.aborted) return finish('aborted', driver.statusAt(now))
+    if (goOn && run.signal?.aborted) return finish('aborted', driver.statusAt(now))
     const input = (result._tag === 'Left' ? result.left : result.right) as In
-    const delay = driver.advance(input, now)
+    const delay = goOn ? driver.advance(input, now) : -1
+    let allowed = true
+    if (budget !== undefined) {
+      const retries = driver.iterNumber - (delay < 0 ? 0 : 1)
+      const told =
+        result._tag === 'Right'
+          ? budget.onSuccess(now - started, now, { retries, error: lastError, retrying: delay >= 0 })
+          : budget.onFailure(now - started, now, { retries, error: input, retrying: delay >= 0 })
+      allowed = (isPromise(told) ? await told : told) !== false
+      if (result._tag === 'Left') lastError = input
+    }
+    if (!goOn) return finish(result._tag === 'Right' ? 'succeeded' : 'failed', driver.statusAt(now))
     if (delay < 0) return finish('schedule', driver.status)
     if (!allowed) return finish('budget', driver.status)
     let wait = delay
-    if (hooks.onRetry !== undefined) {
-      const pending = hooks.onRetry(input, driver.status, delay, driver)
+    if (onRetry !== undefined) {
+      const pending = onRetry(input, driver.status, delay, driver)
       // Sleep until the decided time, not a full delay after the hook's work.
       if (isPromise(pending)) {
         await pending
@@ -266,12 +280,45 @@ const loop = async <In, R extends Either<unknown, unknown>>(
   }
 }
 
-const makeRun = <In>(
+const TIMED_OUT: unique symbol = Symbol('timed out')
+
+/**
+ * An attempt under a timeout, on the run's clock: the attempt's own signal aborts when the run's does or when the
+ * time is up; a timeout becomes the `Left` of `onTimeout`. The time is clamped to what is left of the schedule's
+ * `upTo` limits, so that a hanging attempt cannot outlive the run's deadline.
+ */
+const withTimeout =
+  <In, R extends Either<unknown, unknown>>(run: Run<In>, timeout: AttemptTimeout<unknown>, attempt: Attempt<R>): Attempt<R> =>
+  async (driver, signal) => {
+    const now = run.clock.now()
+    const status = driver.statusAt(now)
+    let ms = typeof timeout.after === 'number' ? timeout.after : timeout.after(status)
+    validate.duration('retrying', 'options.attemptTimeout', ms)
+    for (const limit of run.schedule.timeLimits) {
+      if (limit._tag === 'Elapsed') ms = Math.min(ms, Math.max(0, limit.ms - status.elapsed))
+    }
+    const controller = new AbortController()
+    const unlink = signal === undefined ? undefined : onAbort(signal, () => controller.abort(signal.reason))
+    try {
+      const running = attempt(driver, controller.signal)
+      const first = await Promise.race([running, run.clock.sleep(ms, controller.signal).then((): typeof TIMED_OUT => TIMED_OUT)])
+      if (first !== TIMED_OUT) return first
+      // The run's signal ended the sleep, not the time: the attempt sees that abort and settles by itself.
+      if (controller.signal.aborted) return await running
+      controller.abort(new DOMException(`the attempt timed out after ${ms} ms`, 'TimeoutError'))
+      return { _tag: 'Left', left: timeout.onTimeout() } as R
+    } finally {
+      unlink?.()
+      controller.abort()
+    }
+  }
+
+const makeRun = <In, E, A>(
   where: string,
   schedule: Schedule<In>,
-  options: RetryOptions<In, never, never>,
+  options: RetryOptions<In, E, A>,
   continueOn: Run<In>['continueOn'],
-  withStatus: boolean
+  readsStatus: boolean
 ): Run<In> => {
   if (schedule === null || typeof schedule !== 'object' || typeof schedule.stepper !== 'function') {
     throw new TypeError(`${where}: schedule must be a Schedule, received ${String(schedule)}`)
@@ -281,6 +328,10 @@ const makeRun = <In>(
   }
   if (options.onRetry !== undefined) validate.callable(where, 'options.onRetry', options.onRetry)
   if (options.onDone !== undefined) validate.callable(where, 'options.onDone', options.onDone)
+  const { attemptTimeout, onTimeout } = options
+  if (typeof attemptTimeout === 'number') validate.duration(where, 'options.attemptTimeout', attemptTimeout)
+  else if (attemptTimeout !== undefined) validate.callable(where, 'options.attemptTimeout', attemptTimeout)
+  if (attemptTimeout !== undefined) validate.callable(where, 'options.onTimeout', onTimeout)
   return {
     schedule,
     clock: options.clock ?? LiveClock.live,
@@ -288,18 +339,25 @@ const makeRun = <In>(
     signal: options.signal,
     budget: options.budget,
     resume: options.resume,
-    hooks: { onRetry: options.onRetry, onDone: options.onDone },
+    onRetry: options.onRetry,
+    // The run's error and value types are known to the caller: the loop only passes the result along.
+    onDone: options.onDone as Run<In>['onDone'],
     continueOn,
-    withStatus,
+    timeout: attemptTimeout === undefined || onTimeout === undefined ? undefined : { after: attemptTimeout, onTimeout },
     readsClock:
       schedule.readsTime ||
-      withStatus ||
+      readsStatus ||
+      attemptTimeout !== undefined ||
       options.onRetry !== undefined ||
       options.onDone !== undefined ||
       options.budget !== undefined ||
       options.resume !== undefined
   }
 }
+
+/** The runner's attempt: `base`, under the run's timeout when it has one. */
+const attemptOf = <In, R extends Either<unknown, unknown>>(run: Run<In>, base: Attempt<R>): Attempt<R> =>
+  run.timeout === undefined ? base : withTimeout(run, run.timeout, base)
 
 // -------------------------------------------------------------------------------------
 // interpreters
@@ -350,8 +408,11 @@ export const retrying = <In, E extends In = In, A = unknown>(
   schedule: Schedule<In>,
   options: RetryOptions<In, E, A> = {}
 ): (<E2 extends E, A2 extends A>(action: TaskEither<E2, A2>) => TaskEither<E2, A2>) => {
-  const run = makeRun('retrying', schedule, options as RetryOptions<In, never, never>, 'Left', false)
-  return (action) => () => loop(run, action)
+  const run = makeRun('retrying', schedule, options, 'Left', false)
+  return (action) => {
+    const attempt = attemptOf(run, () => action())
+    return () => loop(run, attempt)
+  }
 }
 
 /**
@@ -387,8 +448,94 @@ export const retryingWithStatus = <In, E extends In = In, A = unknown>(
 ): (<E2 extends E, A2 extends A>(
   action: (status: RetryStatus.RetryStatus) => TaskEither<E2, A2>
 ) => TaskEither<E2, A2>) => {
-  const run = makeRun('retryingWithStatus', schedule, options as RetryOptions<In, never, never>, 'Left', true)
-  return (action) => () => loop(run, (status) => action(status)())
+  const run = makeRun('retryingWithStatus', schedule, options, 'Left', true)
+  return (action) => {
+    const attempt = attemptOf(run, (driver) => action(driver.statusAt(run.clock.now()))())
+    return () => loop(run, attempt)
+  }
+}
+
+/**
+ * What {@link retryingWithContext} hands each attempt: the run's status and a signal that aborts when the run is
+ * aborted or the attempt times out.
+ *
+ * @example
+ * import type { AttemptContext } from 'fp-ts-retry/Retry'
+ *
+ * const describe = (context: AttemptContext): string =>
+ *   `attempt ${context.status.iterNumber + 1}${context.signal.aborted ? ' (aborted)' : ''}`
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface AttemptContext {
+  readonly status: RetryStatus.RetryStatus
+  readonly signal: AbortSignal
+}
+
+// The signal of an attempt that nothing can abort.
+const neverAborted = new AbortController().signal
+
+/**
+ * Like {@link retrying}, for an action that can be cancelled: each attempt receives an {@link AttemptContext},
+ * whose `signal` aborts when the run's `signal` does or when the attempt times out (cockatiel hands its policies
+ * `{ signal, attempt }`). Pass it on to `fetch` or to the driver of a database.
+ *
+ * **Details**
+ *
+ * - With `options.attemptTimeout` (ms, or a function of the status) an attempt that has not settled in time is
+ *   aborted through its signal and counts as the failure `options.onTimeout()`, a typed `Left` the schedule sees
+ *   like any other. The timeout runs on the run's clock, so a `TestClock` drives it.
+ * - When the schedule holds an `upTo` limit, an attempt's timeout is clamped to what is left of it (gax's
+ *   `totalTimeout`), so the run ends on time even when an attempt hangs.
+ * - The same options work with {@link retrying} and {@link retryingWithStatus}; there the timed-out attempt is
+ *   abandoned, since it cannot be told to stop.
+ *
+ * @example
+ * import { retryingWithContext } from 'fp-ts-retry'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as TestClock from 'fp-ts-retry/TestClock'
+ * import * as TE from 'fp-ts/TaskEither'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * async function main() {
+ *   const clock = TestClock.make()
+ *   const aborted: Array<number> = []
+ *   // the first attempt hangs until aborted; the second answers at once
+ *   const action = ({ status, signal }: { status: { iterNumber: number }; signal: AbortSignal }): TE.TaskEither<string, string> =>
+ *     status.iterNumber === 0
+ *       ? () => new Promise((resolve) => signal.addEventListener('abort', () => { aborted.push(clock.now()); resolve({ _tag: 'Left', left: 'aborted' }) }))
+ *       : TE.right('ok')
+ *   const run = pipe(
+ *     action,
+ *     retryingWithContext(pipe(Schedule.constant(100), Schedule.intersect(Schedule.recurs(2))), {
+ *       clock,
+ *       attemptTimeout: 1_000,
+ *       onTimeout: () => 'timeout'
+ *     })
+ *   )()
+ *   await clock.runAll()
+ *   assert.deepStrictEqual(await run, { _tag: 'Right', right: 'ok' })
+ *   assert.deepStrictEqual(aborted, [1_000])
+ *   assert.deepStrictEqual(clock.sleeps, [1_000, 100, 1_000]) // each attempt's timeout is a sleep on the clock too
+ * }
+ * main()
+ *
+ * @category interpreters
+ * @since 0.2.0
+ */
+export const retryingWithContext = <In, E extends In = In, A = unknown>(
+  schedule: Schedule<In>,
+  options: RetryOptions<In, E, A> = {}
+): (<E2 extends E, A2 extends A>(action: (context: AttemptContext) => TaskEither<E2, A2>) => TaskEither<E2, A2>) => {
+  const run = makeRun('retryingWithContext', schedule, options, 'Left', true)
+  return (action) => {
+    const attempt = attemptOf(run, (driver, signal) =>
+      action({ status: driver.statusAt(run.clock.now()), signal: signal ?? neverAborted })()
+    )
+    return () => loop(run, attempt)
+  }
 }
 
 /**
@@ -429,7 +576,7 @@ export const retryingReaderTaskEither = <In, E extends In = In, A = unknown>(
   schedule: Schedule<In>,
   options: Hooks<In, E, A> = {}
 ): (<R, E2 extends E, A2 extends A>(action: ReaderTaskEither<R, E2, A2>) => ReaderTaskEither<R & RetryEnv, E2, A2>) => {
-  const template = makeRun('retryingReaderTaskEither', schedule, options as Hooks<In, never, never>, 'Left', false)
+  const template = makeRun('retryingReaderTaskEither', schedule, options, 'Left', false)
   return (action) => (env) => () =>
     loop(
       {
@@ -440,7 +587,7 @@ export const retryingReaderTaskEither = <In, E extends In = In, A = unknown>(
         budget: env.budget,
         readsClock: template.readsClock || env.budget !== undefined
       },
-      action(env)
+      () => action(env)()
     )
 }
 
@@ -482,7 +629,7 @@ export const repeating = <In>(
   schedule: Schedule<In>,
   options: RetryOptions<In> = {}
 ): (<S, E, A extends In>(program: Program<S, E, A>) => TaskEither<E, ReadonlyArray<A>>) => {
-  const run = makeRun('repeating', schedule, options as RetryOptions<In, never, never>, 'Right', false)
+  const run = makeRun('repeating', schedule, options, 'Right', false)
   return <S, E, A extends In>({ initial, action, next }: Program<S, E, A>): TaskEither<E, ReadonlyArray<A>> =>
     async () => {
       const results: Array<A> = []

@@ -127,6 +127,13 @@ export {
    */
   retryingWithStatus,
   /**
+   * Retries a cancellable action: each attempt receives its status and an `AbortSignal` (run abort, timeout).
+   *
+   * @category interpreters
+   * @since 0.2.0
+   */
+  retryingWithContext,
+  /**
    * Retries a `ReaderTaskEither` whose environment provides the clock and random.
    *
    * @category interpreters
