@@ -786,13 +786,10 @@ export const retryAfter = (
  */
 export type AcceptsHttpError<In, Where extends string> = unknown extends In
   ? Schedule.Schedule<In>
-  : // \`string & HttpError\` is not reduced to never (it reads as a branded string): an input with no object member
-    // cannot be an HttpError either.
-    [In & HttpError] extends [never]
-    ? { readonly error: `${Where} needs a schedule whose input can be an HttpError`; readonly input: In }
-    : [Extract<In, object>] extends [never]
-      ? { readonly error: `${Where} needs a schedule whose input can be an HttpError`; readonly input: In }
-      : Schedule.Schedule<In>
+  : // Only the object members of In: TypeScript keeps \`string & HttpError\` (a branded string), it is not never.
+  [Extract<In, object> & HttpError] extends [never]
+  ? { readonly error: `${Where} needs a schedule whose input can be an HttpError`; readonly input: In }
+  : Schedule.Schedule<In>
 
 // -------------------------------------------------------------------------------------
 // constructors
