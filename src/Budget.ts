@@ -62,6 +62,25 @@ export interface BudgetAttempt {
 }
 
 /**
+ * A {@link RetryBudget} kept in this process: it answers at once, never with a promise.
+ *
+ * @example
+ * import * as Budget from 'fp-ts-retry/Budget'
+ * import * as assert from 'assert'
+ *
+ * const budget: Budget.LocalBudget = Budget.tokenBucket({ maxTokens: 10, tokenRatio: 0.1 })
+ * const allowed: boolean = budget.onFailure(5, 0, { retries: 0, error: 'timeout', retrying: true })
+ * assert.strictEqual(allowed, true)
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface LocalBudget extends RetryBudget {
+  readonly onSuccess: (latency: number, now: number, attempt: BudgetAttempt) => void
+  readonly onFailure: (latency: number, now: number, attempt: BudgetAttempt) => boolean
+}
+
+/**
  * A {@link RetryBudget} that can tell how many tokens it holds: see {@link tokenBucket}.
  *
  * @example
@@ -74,7 +93,7 @@ export interface BudgetAttempt {
  * @category model
  * @since 0.1.0
  */
-export interface TokenBucket extends RetryBudget {
+export interface TokenBucket extends LocalBudget {
   /** The tokens left, in `[0, maxTokens]`. */
   readonly tokens: number
 }
@@ -228,7 +247,7 @@ export const tokenBucket = (options: TokenBucketOptions): TokenBucket => {
  * @category constructors
  * @since 0.1.0
  */
-export const adaptive = (options: AdaptiveOptions): RetryBudget => {
+export const adaptive = (options: AdaptiveOptions): LocalBudget => {
   const where = 'Budget.adaptive'
   checkObject(where, options)
   const { window, minSuccessRate, maxLatencyPercentile, minSamples } = options
@@ -335,7 +354,7 @@ export interface RetryQuotaOptions {
  * @category model
  * @since 0.2.0
  */
-export interface RetryQuota extends RetryBudget {
+export interface RetryQuota extends LocalBudget {
   readonly tokens: number
 }
 
