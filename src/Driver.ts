@@ -236,7 +236,7 @@ class Run<In> implements Driver<In> {
       state.previousDelay === null
         ? NaN
         : validate.duration('Driver.restore', 'state.previousDelay', state.previousDelay)
-    this.dueAt = validate.finite('Driver.restore', 'state.dueAt', state.dueAt)
+    this.dueAt = validate.finite('Driver.restore', 'state.dueAt', state.dueAt) + 0
     return this
   }
 }
@@ -283,7 +283,7 @@ const checkSchedule = <In>(where: string, schedule: Schedule<In>): Schedule<In> 
  */
 export const make = <In>(schedule: Schedule<In>, options: DriverOptions = {}): Driver<In> => {
   checkSchedule('Driver.make', schedule)
-  const start = validate.finite('Driver.make', 'options.start', options.start ?? 0)
+  const start = validate.finite('Driver.make', 'options.start', options.start ?? 0) + 0 // -0 becomes 0
   return new Run(schedule, start, options.random ?? Random.live, schedule.initial)
 }
 
@@ -323,7 +323,7 @@ export const restore = <In>(
 ): E.Either<ScheduleMismatch, Driver<In>> => {
   checkSchedule('Driver.restore', schedule)
   if (state.schedule !== schedule.description) return E.left(new ScheduleMismatch(schedule.description, state.schedule))
-  const start = validate.finite('Driver.restore', 'state.startedAt', state.startedAt)
+  const start = validate.finite('Driver.restore', 'state.startedAt', state.startedAt) + 0 // -0 becomes 0
   const draws = random ?? (state.random === null ? Random.live : Random.fromState(state.random))
   return E.right(new Run(schedule, start, draws, state.scheduleState).resume(state))
 }
