@@ -6,10 +6,13 @@ import * as Budget from '../src/Budget'
 import { retrying, type StopReason } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
 import * as TestClock from '../src/TestClock'
-import { deepStrictEqual, throwsRangeError } from './util'
+import { deepStrictEqual, itThrowsRangeErrors, notDurations, ok, strictEqual, throwsTypeError, type RangeErrorCase } from './util'
 
 /** A whole number of thousandths, as gRPC counts tokens: 0.001 to `max`. */
 const thousandths = (max: number): fc.Arbitrary<number> => fc.integer({ min: 1, max: max * 1000 }).map((n) => n / 1000)
+
+/** What the runner tells a budget of a first attempt the schedule wants to retry. */
+const attempt: Budget.BudgetAttempt = { retries: 0, error: 'down', retrying: true }
 
 /** Runs `action` with `retrying(schedule, { budget })` on a TestClock; returns the result, the attempts and the reason. */
 const run = async <E, A>(
@@ -30,30 +33,31 @@ const run = async <E, A>(
   return { result, attempts, reason }
 }
 
+const alwaysDown = (): TaskEither<string, never> => () => Promise.resolve(E.left('down'))
+
 describe('Budget', () => {
   describe('tokenBucket', () => {
-    it('should start full and allow retries while tokens > maxTokens / 2, refusing exactly at half', () => {
+    it('should start full and allow a retry while the failure leaves more than maxTokens / 2, refusing exactly at half', () => {
       const bucket = Budget.tokenBucket({ maxTokens: 10, tokenRatio: 0.1 })
-      expect(bucket.tokens).toBe(10)
-      const allowed: Array<boolean> = []
-      for (let i = 0; i < 7; i++) {
-        bucket.record(false, 1, 0)
-        allowed.push(bucket.allowRetry(0))
-      }
+      strictEqual(bucket.tokens, 10)
+      const allowed = Array.from({ length: 7 }, () => bucket.onFailure(1, 0, attempt))
       // 9, 8, 7, 6 tokens: allowed; 5 (exactly half), 4, 3: refused
       deepStrictEqual(allowed, [true, true, true, true, false, false, false])
-      expect(bucket.tokens).toBe(3)
+      strictEqual(bucket.tokens, 3)
     })
 
     it('should give back tokenRatio per success, exactly, in thousandths as gRPC does', () => {
       const bucket = Budget.tokenBucket({ maxTokens: 10, tokenRatio: 0.1 })
-      for (let i = 0; i < 5; i++) bucket.record(false, 1, 0)
-      expect(bucket.allowRetry(0)).toBe(false)
-      for (let i = 0; i < 10; i++) bucket.record(true, 1, 0) // 0.1 ten times: exactly 1
-      expect(bucket.tokens).toBe(6)
-      expect(bucket.allowRetry(0)).toBe(true)
-      for (let i = 0; i < 100; i++) bucket.record(true, 1, 0)
-      expect(bucket.tokens).toBe(10)
+      for (let i = 0; i < 4; i++) bucket.onFailure(1, 0, attempt)
+      strictEqual(bucket.onFailure(1, 0, attempt), false) // 5 tokens
+      for (let i = 0; i < 10; i++) bucket.onSuccess(1, 0, attempt) // 0.1 ten times: exactly 1
+      strictEqual(bucket.tokens, 6)
+      strictEqual(bucket.onFailure(1, 0, attempt), false) // 5 again
+      for (let i = 0; i < 20; i++) bucket.onSuccess(1, 0, attempt)
+      strictEqual(bucket.tokens, 7)
+      strictEqual(bucket.onFailure(1, 0, attempt), true) // 6 > 5
+      for (let i = 0; i < 100; i++) bucket.onSuccess(1, 0, attempt)
+      strictEqual(bucket.tokens, 10)
     })
 
     it('should keep its tokens in [0, maxTokens] and follow gRPC’s rule, whatever the outcomes', () => {
@@ -61,14 +65,19 @@ describe('Budget', () => {
         fc.property(thousandths(100), thousandths(2), fc.array(fc.boolean(), { maxLength: 300 }), (maxTokens, tokenRatio, outcomes) => {
           const bucket = Budget.tokenBucket({ maxTokens, tokenRatio })
           // The reference: gRFC A6 in whole thousandths.
-          let model = Math.round(maxTokens * 1000)
+          const max = Math.round(maxTokens * 1000)
+          let model = max
           for (const succeeded of outcomes) {
-            bucket.record(succeeded, 0, 0)
-            model = succeeded ? Math.min(maxTokens * 1000, model + Math.round(tokenRatio * 1000)) : Math.max(0, model - 1000)
-            expect(bucket.tokens).toBeGreaterThanOrEqual(0)
-            expect(bucket.tokens).toBeLessThanOrEqual(maxTokens)
-            expect(Math.round(bucket.tokens * 1000)).toBe(Math.round(model))
-            expect(bucket.allowRetry(0)).toBe(bucket.tokens > maxTokens / 2)
+            if (succeeded) {
+              bucket.onSuccess(0, 0, attempt)
+              model = Math.min(max, model + Math.round(tokenRatio * 1000))
+            } else {
+              const allowed = bucket.onFailure(0, 0, attempt)
+              model = Math.max(0, model - 1000)
+              strictEqual(allowed, model * 2 > max)
+            }
+            ok(bucket.tokens >= 0 && bucket.tokens <= maxTokens, `${bucket.tokens} tokens of ${maxTokens}`)
+            strictEqual(Math.round(bucket.tokens * 1000), model)
           }
         })
       )
@@ -79,11 +88,8 @@ describe('Budget', () => {
         fc.property(fc.integer({ min: 1, max: 200 }), (maxTokens) => {
           const bucket = Budget.tokenBucket({ maxTokens, tokenRatio: 0.1 })
           let retries = 0
-          for (let i = 0; i < 3 * maxTokens; i++) {
-            bucket.record(false, 0, 0)
-            if (bucket.allowRetry(0)) retries++
-          }
-          expect(retries).toBe(Math.ceil(maxTokens / 2) - 1)
+          for (let i = 0; i < 3 * maxTokens; i++) if (bucket.onFailure(0, 0, attempt)) retries++
+          strictEqual(retries, Math.ceil(maxTokens / 2) - 1)
         })
       )
     })
@@ -91,10 +97,10 @@ describe('Budget', () => {
     it('should be shared: the failures of one run throttle the retries of another', async () => {
       const bucket = Budget.tokenBucket({ maxTokens: 6, tokenRatio: 0.1 })
       const policy = pipe(Schedule.constant(100), Schedule.intersect(Schedule.recurs(5)))
-      const first = await run(policy, bucket, () => () => Promise.resolve(E.left('down')))
+      const first = await run(policy, bucket, alwaysDown)
       // 5 tokens (retry), 4 (retry), 3 = half: refused
       deepStrictEqual([first.attempts, first.reason], [3, 'budget'])
-      const second = await run(policy, bucket, () => () => Promise.resolve(E.left('down')))
+      const second = await run(policy, bucket, alwaysDown)
       deepStrictEqual([second.attempts, second.reason], [1, 'budget'])
     })
 
@@ -107,61 +113,54 @@ describe('Budget', () => {
       deepStrictEqual(result, E.left('failure 2'))
       deepStrictEqual([attempts, reason], [2, 'budget'])
     })
-
-    it('should reject maxTokens and tokenRatio below 0.001, NaN or infinite, naming them', () => {
-      for (const bad of [0, -1, 0.0001, NaN, Infinity]) {
-        throwsRangeError(() => Budget.tokenBucket({ maxTokens: bad, tokenRatio: 0.1 }), /Budget\.tokenBucket: maxTokens must be a finite number >= 0\.001, received/)
-        throwsRangeError(() => Budget.tokenBucket({ maxTokens: 10, tokenRatio: bad }), /Budget\.tokenBucket: tokenRatio must be a finite number >= 0\.001, received/)
-      }
-      throwsRangeError(() => Budget.tokenBucket(null as unknown as Budget.TokenBucketOptions), /options must be an object, received null/)
-    })
   })
 
   describe('adaptive', () => {
     const options: Budget.AdaptiveOptions = { window: 1000, minSuccessRate: 0.5, minSamples: 10 }
 
-    it('should allow retries with fewer than minSamples attempts in the window', () => {
+    it('should allow retries with fewer than minSamples attempts in the window, the failure itself included', () => {
       const guard = Budget.adaptive(options)
-      for (let i = 0; i < 9; i++) guard.record(false, 1, i)
-      expect(guard.allowRetry(9)).toBe(true)
-      guard.record(false, 1, 9)
-      expect(guard.allowRetry(9)).toBe(false)
+      const answers = Array.from({ length: 10 }, (_, i) => guard.onFailure(1, i, attempt))
+      deepStrictEqual(answers, [...Array.from({ length: 9 }, () => true), false])
     })
 
     it('should refuse below the success rate, and allow exactly at it', () => {
       const at = Budget.adaptive(options)
       const below = Budget.adaptive(options)
-      for (let i = 0; i < 10; i++) {
-        at.record(i < 5, 1, i) // 5 of 10
-        below.record(i < 4, 1, i) // 4 of 10
-      }
-      expect(at.allowRetry(10)).toBe(true)
-      expect(below.allowRetry(10)).toBe(false)
+      for (let i = 0; i < 5; i++) at.onSuccess(1, i, attempt)
+      for (let i = 0; i < 4; i++) below.onSuccess(1, i, attempt)
+      for (let i = 0; i < 4; i++) at.onFailure(1, 5 + i, attempt)
+      for (let i = 0; i < 5; i++) below.onFailure(1, 5 + i, attempt)
+      strictEqual(at.onFailure(1, 9, attempt), true) // 5 of 10
+      strictEqual(below.onFailure(1, 9, attempt), false) // 4 of 10
     })
 
     it('should forget attempts that ended window ms ago or more', () => {
       const guard = Budget.adaptive(options)
-      for (let i = 0; i < 10; i++) guard.record(false, 1, 100)
-      for (let i = 0; i < 10; i++) guard.record(true, 1, 600)
-      expect(guard.allowRetry(1099)).toBe(true) // 10 of 20
-      for (let i = 0; i < 3; i++) guard.record(false, 1, 1099)
-      expect(guard.allowRetry(1099)).toBe(false) // 10 of 23
-      expect(guard.allowRetry(1100)).toBe(true) // the ten at 100 are out: 10 of 13
-      expect(guard.allowRetry(1600)).toBe(true) // only 3 left: too few
+      for (let i = 0; i < 10; i++) guard.onFailure(1, 100, attempt)
+      for (let i = 0; i < 12; i++) guard.onSuccess(1, 600, attempt)
+      deepStrictEqual(
+        [
+          guard.onFailure(1, 1099, attempt), // 12 of 23
+          guard.onFailure(1, 1099, attempt), // 12 of 24: exactly half
+          guard.onFailure(1, 1099, attempt), // 12 of 25
+          guard.onFailure(1, 1100, attempt), // the ten at 100 are out: 12 of 16
+          guard.onFailure(1, 1600, attempt) // the twelve at 600 are out: 5 samples, too few
+        ],
+        [true, true, false, true, true]
+      )
     })
 
     it('should refuse when the latency percentile is above the limit, and allow exactly at it', () => {
       const guard = Budget.adaptive({ ...options, minSuccessRate: 0, maxLatencyPercentile: { percentile: 90, ms: 200 } })
-      for (let i = 0; i < 9; i++) guard.record(true, 100, 0)
-      guard.record(true, 5000, 0)
-      expect(guard.allowRetry(0)).toBe(true) // p90 of 10 is the 9th smallest: 100
-      guard.record(true, 200, 0)
-      expect(guard.allowRetry(0)).toBe(true) // p90 of 11 is the 10th: 200, not above 200
-      guard.record(true, 201, 0)
-      expect(guard.allowRetry(0)).toBe(false) // p90 of 12 is the 11th: 201
+      for (let i = 0; i < 8; i++) guard.onSuccess(100, 0, attempt)
+      guard.onSuccess(5000, 0, attempt)
+      strictEqual(guard.onFailure(100, 0, attempt), true) // p90 of 10 is the 9th smallest: 100
+      strictEqual(guard.onFailure(200, 0, attempt), true) // p90 of 11 is the 10th: 200, not above 200
+      strictEqual(guard.onFailure(201, 0, attempt), false) // p90 of 12 is the 11th: 201
     })
 
-    it('should decide as the success rate and the nearest-rank percentile say, for any window of attempts', () => {
+    it('should answer each failure as the success rate and the nearest-rank percentile of its window say', () => {
       fc.assert(
         fc.property(
           fc.array(fc.record({ ok: fc.boolean(), latency: fc.integer({ min: 0, max: 1000 }), at: fc.integer({ min: 0, max: 5000 }) }), { maxLength: 60 }),
@@ -173,15 +172,17 @@ describe('Budget', () => {
           (attempts, minSamples, minSuccessRate, percentile, ms, window) => {
             const sorted = [...attempts].sort((a, b) => a.at - b.at)
             const guard = Budget.adaptive({ window, minSuccessRate, minSamples, maxLatencyPercentile: { percentile, ms } })
-            for (const a of sorted) guard.record(a.ok, a.latency, a.at)
-            const now = 5000
-            const inWindow = sorted.filter((a) => a.at > now - window)
-            const n = inWindow.length
-            const successes = inWindow.filter((a) => a.ok).length
-            // The percentile is at most ms exactly when at least ceil(p·n/100) latencies are at most ms.
-            const fastEnough = inWindow.filter((a) => a.latency <= ms).length >= Math.ceil((percentile * n) / 100)
-            const expected = n < minSamples || (successes / n >= minSuccessRate && fastEnough)
-            expect(guard.allowRetry(now)).toBe(expected)
+            sorted.forEach((a, i) => {
+              if (a.ok) return guard.onSuccess(a.latency, a.at, attempt)
+              // the window at this failure, the failure included
+              const inWindow = sorted.slice(0, i + 1).filter((b) => b.at > a.at - window)
+              const n = inWindow.length
+              const successes = inWindow.filter((b) => b.ok).length
+              // The percentile is at most ms exactly when at least ceil(p·n/100) latencies are at most ms.
+              const fastEnough = inWindow.filter((b) => b.latency <= ms).length >= Math.ceil((percentile * n) / 100)
+              const expected = n < minSamples || (successes / n >= minSuccessRate && fastEnough)
+              deepStrictEqual([i, guard.onFailure(a.latency, a.at, attempt)], [i, expected])
+            })
           }
         )
       )
@@ -189,10 +190,13 @@ describe('Budget', () => {
 
     it('should keep deciding correctly after compacting a long history', () => {
       const guard = Budget.adaptive({ window: 100, minSuccessRate: 0.5, minSamples: 1 })
-      for (let t = 0; t < 5000; t++) guard.record(t % 4 === 0, 1, t) // 25% success
-      expect(guard.allowRetry(4999)).toBe(false)
-      for (let t = 5000; t < 5100; t++) guard.record(true, 1, t)
-      expect(guard.allowRetry(5099)).toBe(true)
+      for (let t = 0; t < 4999; t++) {
+        if (t % 4 === 0) guard.onSuccess(1, t, attempt)
+        else guard.onFailure(1, t, attempt)
+      }
+      strictEqual(guard.onFailure(1, 4999, attempt), false) // 25% success
+      for (let t = 5000; t < 5100; t++) guard.onSuccess(1, t, attempt)
+      strictEqual(guard.onFailure(1, 5099, attempt), true) // 99 successes and this failure
     })
 
     it("should end a run with the last error and reason 'budget' once the attempts are too slow", async () => {
@@ -205,15 +209,124 @@ describe('Budget', () => {
       deepStrictEqual(result, E.left('slow 2'))
       deepStrictEqual([attempts, reason], [2, 'budget'])
     })
+  })
 
-    it('should reject each bad option, naming it', () => {
-      const bad = (patch: Partial<Record<keyof Budget.AdaptiveOptions, unknown>>, message: RegExp): void =>
-        throwsRangeError(() => Budget.adaptive({ ...options, ...patch } as Budget.AdaptiveOptions), message)
-      for (const window of [0, -1, NaN, Infinity]) bad({ window }, /Budget\.adaptive: window must be a finite number > 0, received/)
-      for (const minSuccessRate of [-0.1, 1.1, NaN]) bad({ minSuccessRate }, /minSuccessRate must be a number in \[0, 1\], received/)
-      for (const minSamples of [0, 1.5, NaN]) bad({ minSamples }, /minSamples must be a whole number >= 1, received/)
-      for (const percentile of [0, 101, NaN]) bad({ maxLatencyPercentile: { percentile, ms: 10 } }, /maxLatencyPercentile\.percentile must be a number in \(0, 100\], received/)
-      bad({ maxLatencyPercentile: { percentile: 99, ms: -1 } }, /maxLatencyPercentile\.ms must be a finite number >= 0, received -1/)
+  describe('retryQuota', () => {
+    const timeout: Budget.BudgetAttempt = { retries: 0, error: { _tag: 'TimeoutError' }, retrying: true }
+
+    it('should start with 500 tokens and take 5 per retry, 10 per retry of a timeout (the AWS SDK v3 defaults)', () => {
+      const quota = Budget.retryQuota()
+      strictEqual(quota.tokens, 500)
+      strictEqual(quota.onFailure(1, 0, attempt), true)
+      strictEqual(quota.tokens, 495)
+      strictEqual(quota.onFailure(1, 0, timeout), true)
+      strictEqual(quota.tokens, 485)
+    })
+
+    it('should take nothing for a failure the schedule will not retry', () => {
+      const quota = Budget.retryQuota({ tokens: 20 })
+      strictEqual(quota.onFailure(1, 0, { ...attempt, retrying: false }), false)
+      strictEqual(quota.tokens, 20)
+    })
+
+    it('should refuse a retry that costs more than is left, taking nothing', () => {
+      const quota = Budget.retryQuota({ tokens: 12 })
+      strictEqual(quota.onFailure(1, 0, attempt), true) // 7 left
+      strictEqual(quota.onFailure(1, 0, timeout), false) // 10 > 7
+      strictEqual(quota.tokens, 7)
+      strictEqual(quota.onFailure(1, 0, attempt), true) // 2 left
+      strictEqual(quota.onFailure(1, 0, attempt), false)
+      strictEqual(quota.tokens, 2)
+    })
+
+    it('should allow 100 retries in a row from full (50 of timeouts), then none', () => {
+      for (const [failure, expected] of [
+        [attempt, 100],
+        [timeout, 50]
+      ] as const) {
+        const quota = Budget.retryQuota()
+        let retries = 0
+        for (let i = 0; i < 200; i++) if (quota.onFailure(1, 0, failure)) retries++
+        strictEqual(retries, expected)
+      }
+    })
+
+    it("should give back a success's last retry cost, or noRetryIncrement after no retry, never past its size", () => {
+      const quota = Budget.retryQuota({ tokens: 30 })
+      quota.onFailure(1, 0, timeout) // 20
+      quota.onSuccess(1, 0, { retries: 1, error: { _tag: 'TimeoutError' }, retrying: false })
+      strictEqual(quota.tokens, 30)
+      quota.onFailure(1, 0, attempt) // 25
+      quota.onSuccess(1, 0, { retries: 0, error: undefined, retrying: false })
+      strictEqual(quota.tokens, 26)
+      for (let i = 0; i < 10; i++) quota.onSuccess(1, 0, { retries: 0, error: undefined, retrying: false })
+      strictEqual(quota.tokens, 30)
+    })
+
+    it("should end a run with reason 'budget' once the quota is spent", async () => {
+      const quota = Budget.retryQuota({ tokens: 10 })
+      const { attempts, reason } = await run(pipe(Schedule.constant(10), Schedule.intersect(Schedule.recurs(5))), quota, alwaysDown)
+      // two retries take the 10 tokens; the third is refused
+      deepStrictEqual([attempts, reason, quota.tokens], [3, 'budget', 0])
+    })
+  })
+
+  describe('bad options', () => {
+    const adaptive = (patch: Partial<Record<keyof Budget.AdaptiveOptions, unknown>>) => () =>
+      Budget.adaptive({ window: 1000, minSuccessRate: 0.5, minSamples: 10, ...patch } as Budget.AdaptiveOptions)
+    const cases: ReadonlyArray<RangeErrorCase> = [
+      ...[0, 0.0001, ...notDurations.map(([, v]) => v)].flatMap((bad): ReadonlyArray<RangeErrorCase> => [
+        [
+          `tokenBucket({ maxTokens: ${bad} })`,
+          () => Budget.tokenBucket({ maxTokens: bad, tokenRatio: 0.1 }),
+          /^Budget\.tokenBucket: maxTokens must be a finite number >= 0\.001, received/
+        ],
+        [
+          `tokenBucket({ tokenRatio: ${bad} })`,
+          () => Budget.tokenBucket({ maxTokens: 10, tokenRatio: bad }),
+          /^Budget\.tokenBucket: tokenRatio must be a finite number >= 0\.001, received/
+        ]
+      ]),
+      ...[0, ...notDurations.map(([, v]) => v)].map((window): RangeErrorCase => [
+        `adaptive({ window: ${window} })`,
+        adaptive({ window }),
+        /^Budget\.adaptive: window must be a finite number > 0, received/
+      ]),
+      ...[-0.1, 1.1, NaN].map((minSuccessRate): RangeErrorCase => [
+        `adaptive({ minSuccessRate: ${minSuccessRate} })`,
+        adaptive({ minSuccessRate }),
+        /^Budget\.adaptive: minSuccessRate must be a number in \[0, 1\], received/
+      ]),
+      ...[0, 1.5, NaN].map((minSamples): RangeErrorCase => [
+        `adaptive({ minSamples: ${minSamples} })`,
+        adaptive({ minSamples }),
+        /^Budget\.adaptive: minSamples must be a whole number >= 1, received/
+      ]),
+      ...[0, 101, NaN].map((percentile): RangeErrorCase => [
+        `adaptive({ maxLatencyPercentile: { percentile: ${percentile} } })`,
+        adaptive({ maxLatencyPercentile: { percentile, ms: 10 } }),
+        /^Budget\.adaptive: maxLatencyPercentile\.percentile must be a number in \(0, 100\], received/
+      ]),
+      ...notDurations.map(([name, ms]): RangeErrorCase => [
+        `adaptive({ maxLatencyPercentile: { ms: ${name} } })`,
+        adaptive({ maxLatencyPercentile: { percentile: 99, ms } }),
+        /^Budget\.adaptive: maxLatencyPercentile\.ms must be a finite number >= 0, received/
+      ]),
+      ...(['tokens', 'retryCost', 'timeoutCost', 'noRetryIncrement'] as const).flatMap((key) =>
+        notDurations.map(([name, value]): RangeErrorCase => [
+          `retryQuota({ ${key}: ${name} })`,
+          () => Budget.retryQuota({ [key]: value }),
+          new RegExp(`^Budget\\.retryQuota: ${key} must be a finite number >= 0, received`)
+        ])
+      ),
+      ['retryQuota({ isTimeout: 1 })', () => Budget.retryQuota({ isTimeout: 1 as unknown as () => boolean }), /^Budget\.retryQuota: isTimeout must be a function/]
+    ]
+    itThrowsRangeErrors(cases)
+
+    it('options that are not an object should be a TypeError naming the constructor', () => {
+      throwsTypeError(() => Budget.tokenBucket(null as unknown as Budget.TokenBucketOptions), /^Budget\.tokenBucket: options must be an object, received null/)
+      throwsTypeError(() => Budget.adaptive(null as unknown as Budget.AdaptiveOptions), /^Budget\.adaptive: options must be an object, received null/)
+      throwsTypeError(() => Budget.retryQuota(null as unknown as Budget.RetryQuotaOptions), /^Budget\.retryQuota: options must be an object, received null/)
     })
   })
 })

@@ -1,11 +1,10 @@
-import * as assert from 'assert'
 import * as fc from 'fast-check'
 import { pipe } from 'fp-ts/function'
 import * as Contention from '../src/Contention'
 import * as Random from '../src/Random'
 import type { RetryStatus } from '../src/RetryStatus'
 import * as Schedule from '../src/Schedule'
-import { deepStrictEqual, seedArbitrary, throwsRangeError } from './util'
+import { deepStrictEqual, itThrowsRangeErrors, ok, seedArbitrary, strictEqual, throwsRangeError } from './util'
 
 /** A network where every message takes exactly 10 ms: runs that can be worked out by hand. */
 const exact: Contention.Network = { mean: 10, sd: 0 }
@@ -72,8 +71,8 @@ describe('Contention', () => {
 
     it('should step each schedule with the runner status: retries so far, and time since t = 0', () => {
       const seen: Array<RetryStatus & { readonly now: number; readonly client: number }> = []
-      const recording = Schedule.make(null, (_, conflict: Contention.Conflict, status, now) => {
-        seen.push({ ...status, now, client: conflict.client })
+      const recording = Schedule.make(null, (_, { input, status, now }: Schedule.StepContext<Contention.Conflict>) => {
+        seen.push({ ...status, now, client: input.client })
         return Schedule.continueAfter(5, null)
       })
       Contention.simulate({ clients: 3, schedule: recording, network: exact })
@@ -101,8 +100,8 @@ describe('Contention', () => {
     it('should hand the schedule the conflict: code 409 and the client', () => {
       const evenOnly = pipe(Schedule.constant(50), Schedule.whileInput((c: Contention.Conflict) => c.code === 409 && c.client % 2 === 0))
       const outcome = Contention.simulate({ clients: 10, schedule: evenOnly, seed: 4 })
-      assert.ok(outcome.gaveUp >= 1)
-      assert.strictEqual(outcome.succeeded + outcome.gaveUp, 10)
+      ok(outcome.gaveUp >= 1)
+      strictEqual(outcome.succeeded + outcome.gaveUp, 10)
     })
 
     it('should be deterministic for a seed, and equal to the same seeded Random', () => {
@@ -120,19 +119,19 @@ describe('Contention', () => {
     it('should depend on the seed', () => {
       const schedule = named('decorrelated').schedule
       const outcomes = new Set([1, 2, 3, 4, 5].map((seed) => JSON.stringify(Contention.simulate({ clients: 30, schedule, seed }))))
-      assert.ok(outcomes.size >= 4)
+      ok(outcomes.size >= 4)
     })
 
     it('should keep its invariants for any seed and client count', () => {
       fc.assert(
         fc.property(seedArbitrary, fc.integer({ min: 0, max: 60 }), fc.constantFrom(...Contention.awsStrategies()), (seed, clients, { schedule }) => {
           const o = Contention.simulate({ clients, schedule, seed })
-          assert.strictEqual(o.succeeded, clients) // no limit: everyone writes in the end
-          assert.strictEqual(o.gaveUp, 0)
-          assert.strictEqual(o.rejected, o.calls - o.succeeded)
-          assert.ok(o.calls >= clients && o.calls <= (clients * (clients + 1)) / 2 + 10 * clients)
+          strictEqual(o.succeeded, clients) // no limit: everyone writes in the end
+          strictEqual(o.gaveUp, 0)
+          strictEqual(o.rejected, o.calls - o.succeeded)
+          ok(o.calls >= clients && o.calls <= (clients * (clients + 1)) / 2 + 10 * clients)
           // four messages of |Normal(10, 2)|: rarely under 4 ms each
-          assert.ok(clients === 0 ? o.time === 0 : o.time > 0)
+          ok(clients === 0 ? o.time === 0 : o.time > 0)
         }),
         { numRuns: 60 }
       )
@@ -143,17 +142,19 @@ describe('Contention', () => {
         () => Contention.simulate({ clients: 10, schedule: Schedule.forever, network: exact, maxCalls: 54 }),
         /Contention.simulate: more than maxCalls \(54\) writes/
       )
-      assert.strictEqual(Contention.simulate({ clients: 10, schedule: Schedule.forever, network: exact, maxCalls: 55 }).calls, 55)
+      strictEqual(Contention.simulate({ clients: 10, schedule: Schedule.forever, network: exact, maxCalls: 55 }).calls, 55)
     })
 
-    it('should reject bad options with a RangeError naming the value', () => {
+    describe('bad options', () => {
       const schedule = Schedule.forever
-      throwsRangeError(() => Contention.simulate({ clients: -1, schedule }), /clients must be a whole number >= 0, received -1/)
-      throwsRangeError(() => Contention.simulate({ clients: 2.5, schedule }), /clients .* received 2.5/)
-      throwsRangeError(() => Contention.simulate({ clients: 2, schedule, network: { mean: 10, sd: -1 } }), /network.sd .* received -1/)
-      throwsRangeError(() => Contention.simulate({ clients: 2, schedule, network: { mean: NaN, sd: 1 } }), /network.mean .* received NaN/)
-      throwsRangeError(() => Contention.simulate({ clients: 2, schedule, seed: -3 }), /seed .* received -3/)
-      throwsRangeError(() => Contention.simulate({ clients: 2, schedule, seed: 1, random: Random.seeded(1) }), /random or seed, not both/)
+      itThrowsRangeErrors([
+        ['clients: -1', () => Contention.simulate({ clients: -1, schedule }), /clients must be a whole number >= 0, received -1/],
+        ['clients: 2.5', () => Contention.simulate({ clients: 2.5, schedule }), /clients .* received 2.5/],
+        ['network.sd: -1', () => Contention.simulate({ clients: 2, schedule, network: { mean: 10, sd: -1 } }), /network.sd .* received -1/],
+        ['network.mean: NaN', () => Contention.simulate({ clients: 2, schedule, network: { mean: NaN, sd: 1 } }), /network.mean .* received NaN/],
+        ['seed: -3', () => Contention.simulate({ clients: 2, schedule, seed: -3 }), /seed .* received -3/],
+        ['both seed and random', () => Contention.simulate({ clients: 2, schedule, seed: 1, random: Random.seeded(1) }), /random or seed, not both/]
+      ])
     })
   })
 
@@ -188,9 +189,9 @@ describe('Contention', () => {
       const calls = outcomes.map((o) => o.calls)
       const mean = (calls[0] + calls[1] + calls[2]) / 3
       const sd = Math.sqrt(calls.reduce((s, c) => s + (c - mean) ** 2, 0) / 2)
-      assert.ok(Math.abs(rows[3].calls.mean - mean) < 1e-9)
-      assert.ok(Math.abs(rows[3].calls.standardError - sd / Math.sqrt(3)) < 1e-9)
-      assert.ok(Math.abs(rows[3].time.mean - (outcomes[0].time + outcomes[1].time + outcomes[2].time) / 3) < 1e-9)
+      ok(Math.abs(rows[3].calls.mean - mean) < 1e-9)
+      ok(Math.abs(rows[3].calls.standardError - sd / Math.sqrt(3)) < 1e-9)
+      ok(Math.abs(rows[3].time.mean - (outcomes[0].time + outcomes[1].time + outcomes[2].time) / 3) < 1e-9)
       deepStrictEqual(rows[3].gaveUp, { mean: 0, standardError: 0 })
     })
 
@@ -242,8 +243,8 @@ describe('Contention', () => {
         const ours = row(at50, figure.strategy, 50)
         const calls = zScore(ours.calls, runs, figure.calls)
         const time = zScore(ours.time, runs, figure.time)
-        assert.ok(Math.abs(calls) < 4, `${figure.strategy}: calls ${ours.calls.mean} vs ${figure.calls} (z = ${calls})`)
-        assert.ok(Math.abs(time) < 4, `${figure.strategy}: time ${ours.time.mean} vs ${figure.time} (z = ${time})`)
+        ok(Math.abs(calls) < 4, `${figure.strategy}: calls ${ours.calls.mean} vs ${figure.calls} (z = ${calls})`)
+        ok(Math.abs(time) < 4, `${figure.strategy}: time ${ours.time.mean} vs ${figure.time} (z = ${time})`)
       }
     })
 
@@ -253,8 +254,8 @@ describe('Contention', () => {
         const ours = row(at100, figure.strategy, 100)
         const calls = zScore(ours.calls, 100, figure.calls)
         const time = zScore(ours.time, 100, figure.time)
-        assert.ok(Math.abs(calls) < 4, `${figure.strategy}: calls ${ours.calls.mean} vs ${figure.calls} (z = ${calls})`)
-        assert.ok(Math.abs(time) < 4, `${figure.strategy}: time ${ours.time.mean} vs ${figure.time} (z = ${time})`)
+        ok(Math.abs(calls) < 4, `${figure.strategy}: calls ${ours.calls.mean} vs ${figure.calls} (z = ${calls})`)
+        ok(Math.abs(time) < 4, `${figure.strategy}: time ${ours.time.mean} vs ${figure.time} (z = ${time})`)
       }
     })
 
@@ -266,13 +267,13 @@ describe('Contention', () => {
       // and the gaps are many standard errors wide, not luck
       const full = row(at50, 'full jitter', 50).calls
       const equal = row(at50, 'equal jitter', 50).calls
-      assert.ok(equal.mean - full.mean > 10 * Math.hypot(full.standardError, equal.standardError))
+      ok(equal.mean - full.mean > 10 * Math.hypot(full.standardError, equal.standardError))
     })
 
     it('should miss the reference when the exponential starts at base instead of 2 · base', () => {
       const early = pipe(Schedule.exponential(5), Schedule.capped(2000), Schedule.fullJitter)
       const [ours] = Contention.compare({ candidates: [{ name: 'early', schedule: early }], clients: [50], runs: 100 })
-      assert.ok(zScore(ours.calls, 100, 333) > 10, `calls ${ours.calls.mean}`)
+      ok(zScore(ours.calls, 100, 333) > 10, `calls ${ours.calls.mean}`)
     })
   })
 })

@@ -1,9 +1,11 @@
 /**
- * Shared test helpers: a typed deep equality, a `RangeError` check, a reference interpreter that records every
- * step of a schedule, and fast-check arbitraries of generated schedules.
+ * Shared test helpers: the one assertion vocabulary of the tests (typed equality, thrown and rejected errors, the
+ * sides of an `Either`), a table of the numbers no duration may be, a reference interpreter that records every step
+ * of a schedule, fast-check arbitraries of generated schedules, and trackers of timers.
  */
 import * as assert from 'assert'
 import * as fc from 'fast-check'
+import type { Either } from 'fp-ts/Either'
 import * as O from 'fp-ts/Option'
 import * as Random from '../src/Random'
 import type { RetryStatus } from '../src/RetryStatus'
@@ -18,14 +20,89 @@ export const deepStrictEqual = <A>(actual: A, expected: A): void => {
   assert.deepStrictEqual(actual, expected)
 }
 
-/** Asserts that `f` throws a `RangeError` whose message matches `message`. */
-export const throwsRangeError = (f: () => unknown, message: RegExp): void => {
+/** `assert.strictEqual` (`Object.is`) with both sides of one type. */
+export const strictEqual = <A>(actual: A, expected: A): void => {
+  assert.strictEqual(actual, expected)
+}
+
+/** Asserts that `condition` holds; `message` says what was expected. */
+export function ok(condition: boolean, message?: string): asserts condition {
+  assert.ok(condition, message)
+}
+
+/** The constructor of an error class, for {@link throwsError}. */
+type ErrorClass<E extends Error> = abstract new (...args: never) => E
+
+/** Asserts that `f` throws an instance of `errorClass` whose message matches `message`. */
+export const throwsError = <E extends Error>(f: () => unknown, errorClass: ErrorClass<E>, message: RegExp): void => {
   assert.throws(f, (e: unknown) => {
-    assert.ok(e instanceof RangeError, `expected a RangeError, received ${String(e)}`)
+    assert.ok(e instanceof errorClass, `expected a ${errorClass.name}, received ${String(e)}`)
     assert.match(e.message, message)
     return true
   })
 }
+
+/** Asserts that `f` throws a `RangeError` whose message matches `message`. */
+export const throwsRangeError = (f: () => unknown, message: RegExp): void => throwsError(f, RangeError, message)
+
+/** Asserts that `f` throws a `TypeError` whose message matches `message`. */
+export const throwsTypeError = (f: () => unknown, message: RegExp): void => throwsError(f, TypeError, message)
+
+/** The error a call produced, whether it threw synchronously or rejected. */
+export const caught = async (f: () => unknown): Promise<unknown> => {
+  try {
+    await f()
+  } catch (e) {
+    return e
+  }
+  throw new Error('expected an error')
+}
+
+/** Asserts that `promise` rejects with exactly `expected` (the same value, not an equal one). */
+export const rejectsWith = async (promise: Promise<unknown>, expected: unknown): Promise<void> => {
+  strictEqual(await caught(() => promise), expected)
+}
+
+/** The `Left` of an `Either`, or a failed assertion. */
+export const leftOf = <E, A>(result: Either<E, A>): E => {
+  if (result._tag === 'Left') return result.left
+  return assert.fail(`expected a Left, received a Right: ${String(result.right)}`)
+}
+
+/** The `Right` of an `Either`, or a failed assertion. */
+export const rightOf = <E, A>(result: Either<E, A>): A => {
+  if (result._tag === 'Right') return result.right
+  return assert.fail(`expected a Right, received a Left: ${String(result.left)}`)
+}
+
+// -------------------------------------------------------------------------------------
+// bad arguments
+// -------------------------------------------------------------------------------------
+
+/** The numbers no duration may be, as a test names them: negative, NaN or infinite. */
+export const notDurations: ReadonlyArray<readonly [name: string, value: number]> = [
+  ['-1', -1],
+  ['NaN', NaN],
+  ['Infinity', Infinity],
+  ['-Infinity', -Infinity]
+]
+
+/** One row of a table of bad arguments: what is called, how, and the `RangeError` message it must give. */
+export type RangeErrorCase = readonly [call: string, f: () => unknown, message: RegExp]
+
+/** One `it` per row: each call must throw a `RangeError` whose message names the bad argument. */
+export const itThrowsRangeErrors = (cases: ReadonlyArray<RangeErrorCase>): void => {
+  it.each(cases.map(([call, f, message]) => ({ call, f, message })))('$call should be a RangeError naming it', ({ f, message }) =>
+    throwsRangeError(f, message)
+  )
+}
+
+// -------------------------------------------------------------------------------------
+// the event loop
+// -------------------------------------------------------------------------------------
+
+/** One turn of the event loop: every promise job queued so far has run. */
+export const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
 
 // -------------------------------------------------------------------------------------
 // reference interpreter
@@ -67,7 +144,7 @@ export const trace = <In>(schedule: Schedule.Schedule<In>, options: TraceOptions
     now += attemptDuration
     const status: RetryStatus = { iterNumber, elapsed: now, cumulativeDelay, previousDelay }
     const randomState = random.getState()
-    const decision = schedule.step(state, options.input, status, now, random)
+    const decision = schedule.step(state, { input: options.input, status, now, random })
     steps.push({ state, status, now, randomState, decision })
     if (decision._tag === 'Done') break
     state = decision.state
@@ -355,14 +432,4 @@ export const trackTimers = (): { readonly armed: () => number; readonly live: ()
     realClearTimeout(id)
   }) as typeof clearTimeout)
   return { armed: () => armed, live: () => live.size }
-}
-
-/** The error a call produced, whether it threw synchronously or rejected. */
-export const caught = async (f: () => unknown): Promise<unknown> => {
-  try {
-    await f()
-  } catch (e) {
-    return e
-  }
-  throw new Error('expected an error')
 }

@@ -1,34 +1,27 @@
 /**
- * Bounded real waits, for tests that mix a `TestClock` with real I/O: `TestClock.runAll` lets promise jobs settle,
- * not sockets, so a test waits (for real, within a bound) until the run has gone to sleep or the server has seen
- * what it expects, then moves the clock.
+ * Waits on events, for tests that mix a `TestClock` with real I/O: `TestClock.runAll` lets promise jobs settle,
+ * not sockets, so a test waits until the run has gone to sleep or the server has seen what it expects, then moves
+ * the clock. No wait has a time limit of its own: a wait that never ends is bounded by jest's timeout alone, so no
+ * test depends on how fast the machine is.
  */
 import type { TestClock } from '../../src/TestClock'
 
 export interface WaitOptions {
-  /** The longest real wait, in ms. Default 5000. */
-  readonly timeoutMs?: number
-  /** What is awaited, for the error message. */
+  /** What is awaited, named in the error of a wait that ends otherwise (see {@link drive}). */
   readonly what?: string
 }
 
+/** Resolves after the I/O that was ready has been handled: one turn of the event loop, timers included. */
 const tick = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 1))
 
-/** Resolves once `condition()` holds, polling every millisecond; rejects after `timeoutMs` of real time. */
-export const waitFor = async (condition: () => boolean, options: WaitOptions = {}): Promise<void> => {
-  const timeoutMs = options.timeoutMs ?? 5000
-  const deadline = performance.now() + timeoutMs
-  while (!condition()) {
-    if (performance.now() > deadline) {
-      throw new Error(`waitFor: ${options.what ?? 'the condition'} did not happen within ${timeoutMs} ms`)
-    }
-    await tick()
-  }
+/** Resolves once `condition()` holds, checking it after each turn of the event loop. */
+export const waitFor = async (condition: () => boolean, _options: WaitOptions = {}): Promise<void> => {
+  while (!condition()) await tick()
 }
 
 /**
  * Runs `run` to its end on a `TestClock`: each time the run sleeps (the clock has a sleeper), wakes every sleeper
- * with `runAll`; in between, waits for real for the I/O. At most `maxSteps` rounds.
+ * with `runAll`; in between, waits for the I/O. At most `maxSteps` rounds of sleeps.
  *
  * Only for runs whose sleeps are all retry delays: an attempt timeout on the same clock would be woken too.
  */
@@ -48,5 +41,5 @@ export const drive = async <A>(
     if (settled) return run
     await clock.runAll()
   }
-  throw new Error(`drive: the run still goes on after ${maxSteps} rounds of sleeps`)
+  throw new Error(`drive: ${options.what ?? 'the run'} still goes on after ${maxSteps} rounds of sleeps`)
 }
