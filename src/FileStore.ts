@@ -2,8 +2,8 @@
  * A small file-backed store for one in-flight run: `save` a `RetryState` atomically, `load` it after a restart,
  * `clear` it when the run is over.
  *
- * `save` is usable as the runner's `persist` option as it is (`persist: store.save`), and a new process resumes
- * with `resume: state` from `load`.
+ * A run persists with `onRetry: (_, __, ___, driver) => store.save(driver.snapshot())` (the runner awaits the
+ * save before it sleeps), and a new process resumes with `resume: state` from `load`.
  *
  * @since 0.1.0
  */
@@ -31,7 +31,7 @@ import { RetryStateCodec } from './RetryState'
  *   the process is killed mid-write. The directory must exist.
  * - `clear()`: removes the file (and any temporary file a killed `save` left behind); clearing an absent file
  *   is not an error.
- * - The three functions are plain values (no `this`): `persist: store.save` works.
+ * - The three functions are plain values (no `this`): they can be passed around on their own.
  *
  * @example
  * import * as FileStore from 'fp-ts-retry/FileStore'
@@ -135,6 +135,28 @@ const syncDirectory = async (dir: string): Promise<void> => {
 
 const show = (value: unknown): string => showValue(value, 60)
 
+/** The random part of a temporary file's name: 6 bytes, 12 hex digits. */
+const TEMP_RANDOM_BYTES = 6
+const TEMP_SUFFIX = '.tmp'
+const HEX = /^[0-9a-f]+$/
+
+/**
+ * The temporary files of the store of `file`: `.<name>.` + exactly 12 hex digits + `.tmp`. A prefix alone would
+ * be ambiguous: `.order-17.` begins the temporary files of `order-17.2` too.
+ */
+const tempFiles = (file: string) => {
+  const prefix = `.${path.basename(file)}.`
+  const length = prefix.length + 2 * TEMP_RANDOM_BYTES + TEMP_SUFFIX.length
+  return {
+    name: (): string => `${prefix}${randomBytes(TEMP_RANDOM_BYTES).toString('hex')}${TEMP_SUFFIX}`,
+    isOne: (name: string): boolean =>
+      name.length === length &&
+      name.startsWith(prefix) &&
+      name.endsWith(TEMP_SUFFIX) &&
+      HEX.test(name.slice(prefix.length, length - TEMP_SUFFIX.length))
+  }
+}
+
 /**
  * A store that keeps its state in the file `file`.
  *
@@ -142,7 +164,9 @@ const show = (value: unknown): string => showValue(value, 60)
  *
  * - Nothing is read or written until `load`, `save` or `clear` is called; the directory of `file` must exist by
  *   then.
- * - Temporary files are named `.<name>.<random>.tmp` beside `file`; `load` ignores them.
+ * - Temporary files are named `.<name>.<12 random hex digits>.tmp` beside `file`; `load` ignores them, and
+ *   `clear` removes only names of exactly that form, so that stores whose names share a prefix (`order-17` and
+ *   `order-17.2`) in one directory never touch each other's temporary files.
  * - One store per run: two processes saving to one file at once are not coordinated (the last rename wins).
  * - `file` must be a non-empty string, else a `TypeError`.
  *
@@ -165,8 +189,11 @@ const show = (value: unknown): string => showValue(value, 60)
  *   const store = FileStore.make(path.join(dir, 'state.json'))
  *   const schedule = Schedule.fromDelays([100, 200])
  *   const clock = TestClock.make()
- *   // the runner saves the state before each sleep
- *   const run = pipe(TE.left('down'), retrying(schedule, { clock, persist: store.save }))()
+ *   // the state is saved before each sleep
+ *   const run = pipe(
+ *     TE.left('down'),
+ *     retrying(schedule, { clock, onRetry: (_, __, ___, driver) => store.save(driver.snapshot()) })
+ *   )()
  *   await clock.runAll()
  *   await run
  *   const saved = await store.load()
@@ -183,7 +210,7 @@ export const make = (file: string): FileStore => {
     throw new TypeError(`FileStore.make: file must be a non-empty path, received ${show(file)}`)
   }
   const dir = path.dirname(file)
-  const tempPrefix = `.${path.basename(file)}.`
+  const temps = tempFiles(file)
 
   const load = async (): Promise<O.Option<RetryState>> => {
     let text: string
@@ -213,7 +240,7 @@ export const make = (file: string): FileStore => {
     // Never write what load would refuse.
     if (!RetryStateCodec.is(state)) throw new TypeError(`FileStore.save: state must be a RetryState, received ${show(state)}`)
     const json = JSON.stringify(RetryStateCodec.encode(state))
-    const temp = path.join(dir, `${tempPrefix}${randomBytes(6).toString('hex')}.tmp`)
+    const temp = path.join(dir, temps.name())
     try {
       const handle = await fs.open(temp, 'wx')
       try {
@@ -239,11 +266,7 @@ export const make = (file: string): FileStore => {
       if (isNotFound(e)) return
       throw e
     }
-    await Promise.all(
-      names
-        .filter((name) => name.startsWith(tempPrefix) && name.endsWith('.tmp'))
-        .map((name) => fs.rm(path.join(dir, name), { force: true }))
-    )
+    await Promise.all(names.filter(temps.isOne).map((name) => fs.rm(path.join(dir, name), { force: true })))
   }
 
   return { path: file, load, save, clear }

@@ -9,6 +9,7 @@ import * as os from 'os'
 import * as path from 'path'
 import * as FileStore from '../src/FileStore'
 import * as Random from '../src/Random'
+import * as Retry from '../src/Retry'
 import { retrying } from '../src/Retry'
 import * as RetryState from '../src/RetryState'
 import * as Schedule from '../src/Schedule'
@@ -116,6 +117,21 @@ describe('FileStore', () => {
         isCorrupt('not a RetryState')(e)
         deepStrictEqual((e as FileStore.CorruptState).errors, ['iterNumber: -1', 'random: [0,0,0,0]'])
         assert.match((e as FileStore.CorruptState).message, /does not hold a valid RetryState \(not a RetryState: iterNumber: -1; random: \[0,0,0,0\]\)$/)
+        return true
+      })
+    })
+
+    // Regression: a stored state whose scheduleState was nested ~3,000 arrays deep (a few kB of JSON) crashed
+    // load with "Maximum call stack size exceeded" (a RangeError) instead of rejecting with a CorruptState.
+    it('should reject a scheduleState nested 3,000 arrays deep with a CorruptState, not a stack overflow', async () => {
+      const file = path.join(dir, 'state.json')
+      const stored = RetryState.RetryStateCodec.encode(RetryState.start(Schedule.stop, 0)) as unknown as Record<string, unknown>
+      assert.ok('scheduleState' in stored)
+      const deep = `${'['.repeat(3_000)}${']'.repeat(3_000)}`
+      fs.writeFileSync(file, JSON.stringify({ ...stored, scheduleState: 0 }).replace('"scheduleState":0', `"scheduleState":${deep}`))
+      await assert.rejects(FileStore.make(file).load(), (e: unknown) => {
+        isCorrupt('not a RetryState')(e)
+        assert.ok((e as FileStore.CorruptState).errors.some((line) => line.startsWith('scheduleState: ')), String(e))
         return true
       })
     })
@@ -238,18 +254,115 @@ describe('FileStore', () => {
     })
   })
 
-  describe('as the runner persist option', () => {
-    it('persist: store.save should keep the latest state, from which a resumed run goes on', async () => {
+  describe('temporary files', () => {
+    /** The name of a temporary file of the store of `name`, as `save` makes them. */
+    const tempOf = (name: string, hex: string): string => `.${name}.${hex}.tmp`
+
+    it('save should write its temporary file as .<name>.<12 hex digits>.tmp, beside the file', async () => {
+      const opened: Array<string> = []
+      const realOpen = fs.promises.open
+      const spy = jest.spyOn(fs.promises, 'open').mockImplementation((file, flags, mode) => {
+        if (flags === 'wx') opened.push(String(file)) // not the directory, opened to be flushed
+        return realOpen(file, flags, mode)
+      })
+      try {
+        await FileStore.make(path.join(dir, 'order-17.json')).save(RetryState.start(Schedule.stop, 0))
+      } finally {
+        spy.mockRestore()
+      }
+      deepStrictEqual(opened.length, 1)
+      deepStrictEqual(path.dirname(opened[0]), dir)
+      assert.match(path.basename(opened[0]), /^\.order-17\.json\.[0-9a-f]{12}\.tmp$/)
+    })
+
+    // Regression: the temporary files of `order-17` were matched by the prefix `.order-17.`, which also begins
+    // those of `order-17.2`: a clear() of `order-17` deleted them, and the concurrent save of `order-17.2`
+    // rejected (ENOENT) when it came to rename its temporary file.
+    it("clear() of the store order-17 should not delete the temporary file of a concurrent save of order-17.2", async () => {
+      const a = FileStore.make(path.join(dir, 'order-17'))
+      const b = FileStore.make(path.join(dir, 'order-17.2'))
+      const state = RetryState.start(Schedule.stop, 0)
+      const realOpen = fs.promises.open
+      let cleared = 0
+      // a clears while b's temporary file exists: between b's open and its rename
+      const spy = jest.spyOn(fs.promises, 'open').mockImplementation(async (file, flags, mode) => {
+        const handle = await realOpen(file, flags, mode)
+        if (path.basename(String(file)).startsWith('.order-17.2.')) {
+          await a.clear()
+          cleared++
+        }
+        return handle
+      })
+      try {
+        await b.save(state)
+      } finally {
+        spy.mockRestore()
+      }
+      deepStrictEqual(cleared, 1)
+      deepStrictEqual(await b.load(), O.some(state))
+      deepStrictEqual(ls(), ['order-17.2'])
+    })
+
+    it('two stores in one folder should never touch each other\'s files, whatever their names', async () => {
+      // Names made of few characters, dots among them, so that one is often a prefix of the other.
+      const name = fc
+        .array(fc.constantFrom('a', '1', '.', '-'), { minLength: 1, maxLength: 8 })
+        .map((chars) => chars.join(''))
+        .filter((n) => n !== '.' && n !== '..')
+      const hex = fc.array(fc.constantFrom(...'0123456789abcdef'), { minLength: 12, maxLength: 12 }).map((c) => c.join(''))
+      let run = 0
+      await fc.assert(
+        fc.asyncProperty(
+          fc.tuple(name, name).filter(([a, b]) => a !== b),
+          fc.uniqueArray(hex, { minLength: 1, maxLength: 3 }),
+          async ([nameA, nameB], hexes) => {
+            const folder = path.join(dir, String(run++))
+            fs.mkdirSync(folder)
+            const a = FileStore.make(path.join(folder, nameA))
+            const b = FileStore.make(path.join(folder, nameB))
+            const state = RetryState.start(Schedule.stop, 0)
+            await a.save(state)
+            await b.save(state)
+            // what saves killed mid-write leave behind, for each store
+            for (const h of hexes) {
+              fs.writeFileSync(path.join(folder, tempOf(nameA, h)), '')
+              fs.writeFileSync(path.join(folder, tempOf(nameB, h)), '')
+            }
+            const filesOf = (n: string): ReadonlyArray<string> => [n, ...hexes.map((h) => tempOf(n, h))].sort()
+            await a.clear()
+            deepStrictEqual([...fs.readdirSync(folder)].sort(), filesOf(nameB))
+            deepStrictEqual(await b.load(), O.some(state))
+            await b.clear()
+            deepStrictEqual([...fs.readdirSync(folder)], [])
+          }
+        ),
+        { numRuns: 100, examples: [[['order-17', 'order-17.2'], ['0123456789ab']]] }
+      )
+    })
+
+    it('clear should leave alone names that only look like temporary files: wrong length, not hex, upper case', async () => {
+      const store = FileStore.make(path.join(dir, 'state.json'))
+      const lookalikes = ['.state.json.0123456789a.tmp', '.state.json.0123456789abc.tmp', '.state.json.0123456789ag.tmp', '.state.json.0123456789AB.tmp', '.state.json.0123456789ab.tmp.bak']
+      for (const n of lookalikes) fs.writeFileSync(path.join(dir, n), '')
+      fs.writeFileSync(path.join(dir, '.state.json.0123456789ab.tmp'), '')
+      await store.clear()
+      deepStrictEqual(ls(), [...lookalikes].sort())
+    })
+  })
+
+  describe('persisting a run', () => {
+    it('onRetry saving driver.snapshot() should keep the latest state, from which a resumed run goes on', async () => {
       const file = path.join(dir, 'state.json')
       const store = FileStore.make(file)
       const schedule = Schedule.fromDelays([100, 200, 400])
+      const persist: Retry.Hooks<unknown>['onRetry'] = (_, __, ___, driver) => store.save(driver.snapshot())
       let calls = 0
       const action: TE.TaskEither<string, number> = async () => (++calls <= 2 ? E.left('down') : E.right(calls))
 
       // the first process: two failures, then it is "stopped" during the second sleep
       const controller = new AbortController()
       const clock = TestClock.make()
-      const first = pipe(action, retrying(schedule, { clock, persist: store.save, signal: controller.signal }))()
+      const first = pipe(action, retrying(schedule, { clock, onRetry: persist, signal: controller.signal }))()
       await untilAsleep(clock) // the write is real I/O, which the test clock does not wait for
       await clock.advance(100)
       await untilAsleep(clock)
@@ -262,7 +375,7 @@ describe('FileStore', () => {
 
       // the next process resumes from the file
       const next = TestClock.make(200)
-      const resumed = pipe(action, retrying(schedule, { clock: next, resume: saved.value, persist: store.save }))()
+      const resumed = pipe(action, retrying(schedule, { clock: next, resume: saved.value, onRetry: persist }))()
       await next.runAll()
       deepStrictEqual(await resumed, E.right(3))
       deepStrictEqual(next.sleeps, [100])
