@@ -5,6 +5,8 @@
  *
  * @since 0.1.0
  */
+import { onAbort } from './internal/abort'
+import { showValue } from './internal/show'
 import * as validate from './internal/validate'
 
 // -------------------------------------------------------------------------------------
@@ -36,6 +38,31 @@ export interface Clock {
   readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>
 }
 
+/**
+ * Options of {@link make}.
+ *
+ * **Details**
+ *
+ * - `unref` (default `false`): when `true`, a pending `sleep` does not keep the Node.js process alive, as with
+ *   `timeout.unref()`. A process whose only pending work is such a sleep exits, and the run that slept never
+ *   ends: no result, no `onDone`. Meant for best-effort work in a program that should exit when its main work
+ *   is done (a CLI's telemetry, a cache refresh); p-retry calls it `unref` too. Where timers cannot be unref'd
+ *   (a browser), the option changes nothing.
+ *
+ * @example
+ * import * as Clock from 'fp-ts-retry/Clock'
+ * import * as assert from 'assert'
+ *
+ * const options: Clock.ClockOptions = { unref: true }
+ * assert.ok(Clock.make(options).now() > 0)
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface ClockOptions {
+  readonly unref?: boolean
+}
+
 // -------------------------------------------------------------------------------------
 // constructors
 // -------------------------------------------------------------------------------------
@@ -47,28 +74,34 @@ const origin = performance.timeOrigin
 
 const now = (): number => origin + performance.now()
 
-const sleep = (ms: number, signal?: AbortSignal): Promise<void> => {
-  validate.duration('Clock.sleep', 'ms', ms)
-  if (ms === 0 || signal?.aborted) return Promise.resolve()
-  const deadline = now() + ms
-  return new Promise<void>((resolve) => {
-    let timer: ReturnType<typeof setTimeout>
-    const finish = (): void => {
-      clearTimeout(timer)
-      signal?.removeEventListener('abort', finish)
-      resolve()
-    }
-    // Re-arm until the deadline has really passed: a long sleep is cut into timer-sized pieces, and a timer
-    // that fires a fraction of a millisecond early is topped up rather than trusted.
-    const arm = (): void => {
-      const remaining = deadline - now()
-      if (remaining <= 0) finish()
-      else timer = setTimeout(arm, Math.min(Math.ceil(remaining), MAX_TIMER))
-    }
-    signal?.addEventListener('abort', finish, { once: true })
-    arm()
-  })
-}
+const makeSleep =
+  (unref: boolean) =>
+  (ms: number, signal?: AbortSignal): Promise<void> => {
+    validate.duration('Clock.sleep', 'ms', ms)
+    if (ms === 0 || signal?.aborted) return Promise.resolve()
+    const deadline = now() + ms
+    return new Promise<void>((resolve) => {
+      let timer: ReturnType<typeof setTimeout>
+      let unsubscribe: (() => void) | undefined
+      const finish = (): void => {
+        clearTimeout(timer)
+        unsubscribe?.()
+        resolve()
+      }
+      // Re-arm until the deadline has really passed: a long sleep is cut into timer-sized pieces, and a timer
+      // that fires a fraction of a millisecond early is topped up rather than trusted.
+      const arm = (): void => {
+        const remaining = deadline - now()
+        if (remaining <= 0) return finish()
+        timer = setTimeout(arm, Math.min(Math.ceil(remaining), MAX_TIMER))
+        // Node's timers have unref; a browser's are numbers, which cannot keep anything alive anyway.
+        if (unref && typeof timer === 'object' && typeof timer.unref === 'function') timer.unref()
+      }
+      // One listener per signal, however many sleeps share it (see internal/abort).
+      if (signal !== undefined) unsubscribe = onAbort(signal, finish)
+      arm()
+    })
+  }
 
 /**
  * Real time: a monotonic clock anchored to the epoch (`performance.timeOrigin + performance.now()`), and timers.
@@ -77,7 +110,11 @@ const sleep = (ms: number, signal?: AbortSignal): Promise<void> => {
  *
  * - `sleep` never wakes early: a delay above 2^31 − 1 ms (about 24.8 days, where `setTimeout` would fire after
  *   1 ms) is slept in pieces, and a timer that fires before the deadline is re-armed for the rest.
- * - An abort clears the timer and removes the listener, so nothing is left to keep the process alive.
+ * - An abort clears the timer and unsubscribes from the signal, so nothing is left to keep the process alive.
+ * - All the sleeps on one signal share one 'abort' listener: any number of runs can share a signal without a
+ *   `MaxListenersExceededWarning`, and once they are over the signal holds no listener of theirs.
+ * - A pending sleep keeps the process alive, as a timer does; {@link make} with `unref: true` gives a clock
+ *   whose sleeps do not.
  *
  * @example
  * import * as Clock from 'fp-ts-retry/Clock'
@@ -91,4 +128,38 @@ const sleep = (ms: number, signal?: AbortSignal): Promise<void> => {
  * @category constructors
  * @since 0.1.0
  */
-export const live: Clock = { now, sleep }
+export const live: Clock = { now, sleep: makeSleep(false) }
+
+const unrefd: Clock = { now, sleep: makeSleep(true) }
+
+/**
+ * Real time, as {@link live}, with options: `make({ unref: true })` is a clock whose pending sleeps do not keep
+ * the process alive (see {@link ClockOptions}).
+ *
+ * **Details**
+ *
+ * - `make()` and `make({ unref: false })` behave as `live`.
+ * - `options` must be an object or `undefined`, and `unref` a boolean or `undefined`, else a `TypeError`.
+ *
+ * @example
+ * import * as Clock from 'fp-ts-retry/Clock'
+ * import * as assert from 'assert'
+ *
+ * // A best-effort retry: the process ends with this script, without waiting a minute for this sleep.
+ * const clock = Clock.make({ unref: true })
+ * const slept = clock.sleep(60_000)
+ * assert.ok(slept instanceof Promise)
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const make = (options?: ClockOptions): Clock => {
+  if (options !== undefined && (typeof options !== 'object' || options === null)) {
+    throw new TypeError(`Clock.make: options must be an object or undefined, received ${showValue(options)}`)
+  }
+  const unref: unknown = options?.unref
+  if (unref !== undefined && typeof unref !== 'boolean') {
+    throw new TypeError(`Clock.make: options.unref must be a boolean or undefined, received ${showValue(unref)}`)
+  }
+  return unref === true ? unrefd : live
+}

@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 import type { Clock } from './Clock'
+import { onAbort } from './internal/abort'
 import * as validate from './internal/validate'
 
 // -------------------------------------------------------------------------------------
@@ -28,6 +29,10 @@ import * as validate from './internal/validate'
  *   run, `await clock.runAll()`, then `await` the result. After each wake they let the woken work run: until it
  *   goes back to sleep, when it does so through promise jobs alone, else for one turn of the event loop. Work
  *   that waits on real I/O is not waited for.
+ * - Calls of `advance` and `runAll` take turns, in the order they were made, each starting where the one
+ *   before left the clock: `Promise.all([clock.advance(100), clock.advance(100)])` moves time by 200, and
+ *   time never goes back.
+ * - All the sleeps on one `AbortSignal` share one 'abort' listener, as with `Clock.live`.
  * - `pending` is the number of sleepers still waiting.
  *
  * @example
@@ -127,19 +132,19 @@ export const make = (start = 0): TestClock => {
     // Without a signal there is nothing to clean up on a wake: no closures to allocate.
     if (signal === undefined) return new Promise<void>((resolve) => insert({ wake: time + ms, resolve }))
     return new Promise<void>((resolve) => {
-      const onAbort = (): void => {
+      // One listener per signal, however many sleeps share it (see internal/abort).
+      const unsubscribe = onAbort(signal, () => {
         const i = sleepers.indexOf(sleeper)
         if (i >= 0) sleepers.splice(i, 1)
         resolve()
-      }
+      })
       const sleeper: Sleeper = {
         wake: time + ms,
         resolve: () => {
-          signal.removeEventListener('abort', onAbort)
+          unsubscribe()
           resolve()
         }
       }
-      signal.addEventListener('abort', onAbort, { once: true })
       insert(sleeper)
     })
   }
@@ -161,8 +166,17 @@ export const make = (start = 0): TestClock => {
     if (fellAsleep === asleep || wakes % TURN_EVERY === 0) await settle()
   }
 
-  const advance = async (ms: number): Promise<void> => {
-    validate.duration('TestClock.advance', 'ms', ms)
+  // `advance` and `runAll` run one at a time, in the order they were called: each starts from where the one
+  // before left the clock. Run side by side, each would compute its target from the time it started with, and
+  // the last to finish would set the time back (two concurrent `advance(100)` ended at 100, not 200).
+  let queue: Promise<unknown> = Promise.resolve()
+  const serialised = <A>(task: () => Promise<A>): Promise<A> => {
+    const result = queue.then(task)
+    queue = result.catch(() => undefined)
+    return result
+  }
+
+  const advanceNow = async (ms: number): Promise<void> => {
     const target = time + ms
     await settle()
     while (sleepers.length > 0 && sleepers[0].wake <= target) await wakeNext()
@@ -170,8 +184,7 @@ export const make = (start = 0): TestClock => {
     await settle()
   }
 
-  const runAll = async (maxWakes = 1_000_000): Promise<void> => {
-    validate.count('TestClock.runAll', 'maxWakes', maxWakes)
+  const runAllNow = async (maxWakes: number): Promise<void> => {
     let woken = 0
     await settle()
     while (sleepers.length > 0) {
@@ -180,6 +193,16 @@ export const make = (start = 0): TestClock => {
       }
       await wakeNext()
     }
+  }
+
+  const advance = async (ms: number): Promise<void> => {
+    validate.duration('TestClock.advance', 'ms', ms)
+    return serialised(() => advanceNow(ms))
+  }
+
+  const runAll = async (maxWakes = 1_000_000): Promise<void> => {
+    validate.count('TestClock.runAll', 'maxWakes', maxWakes)
+    return serialised(() => runAllNow(maxWakes))
   }
 
   return {

@@ -1,10 +1,16 @@
+import * as assert from 'assert'
+import { getEventListeners } from 'events'
+import * as fc from 'fast-check'
 import * as E from 'fp-ts/Either'
 import { pipe } from 'fp-ts/function'
 import * as TE from 'fp-ts/TaskEither'
 import { retrying } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
 import * as TestClock from '../src/TestClock'
+import { killLeftoverChildren, runFixture } from './support/child'
 import { caught, deepStrictEqual } from './util'
+
+afterAll(killLeftoverChildren)
 
 /**
  * Checks that `TestClock.<method>` rejects a negative, NaN or infinite ms with a RangeError naming it; returns
@@ -201,6 +207,119 @@ describe('TestClock', () => {
     })
   })
 
+  describe('concurrent advance and runAll', () => {
+    // Regression: each advance computed its target from the time it started with, so two concurrent
+    // advance(100) both aimed at 100 and the clock ended at 100 instead of 200.
+    it('Promise.all([advance(100), advance(100)]) should end at 200 (concurrent advances lost time)', async () => {
+      const clock = TestClock.make()
+      await Promise.all([clock.advance(100), clock.advance(100)])
+      deepStrictEqual(clock.now(), 200)
+    })
+
+    // Regression: with sleepers to wake, the advance that finished last set the time back to its own target.
+    it('time should never go back: concurrent advance(100) and advance(50), with sleepers, end at 150', async () => {
+      const clock = TestClock.make()
+      const seen: Array<number> = []
+      for (const ms of [30, 60, 90, 120, 150]) void clock.sleep(ms).then(() => seen.push(clock.now()))
+      await Promise.all([clock.advance(100), clock.advance(50)])
+      // every sleeper woke at its time, so the clock read 30, 60, ..., 150 in turn: it never went back
+      deepStrictEqual(seen, [30, 60, 90, 120, 150])
+      deepStrictEqual(clock.now(), 150)
+    })
+
+    it('should take turns in call order: runAll after advance wakes the rest, advance after runAll adds to it', async () => {
+      const clock = TestClock.make()
+      const woken: Array<readonly [number, number]> = []
+      for (const ms of [10, 40, 70]) void clock.sleep(ms).then(() => woken.push([ms, clock.now()]))
+      await Promise.all([clock.advance(20), clock.runAll(), clock.advance(5)])
+      deepStrictEqual(woken, [
+        [10, 10],
+        [40, 40],
+        [70, 70]
+      ])
+      deepStrictEqual(clock.now(), 75)
+    })
+
+    it('a call that rejects should not stop the ones queued after it', async () => {
+      const clock = TestClock.make()
+      const controller = new AbortController()
+      const run = pipe(
+        TE.left('down'),
+        retrying(pipe(Schedule.forever, Schedule.intersect(Schedule.constant(1))), { clock, signal: controller.signal })
+      )()
+      const [tooMany, after] = await Promise.allSettled([clock.runAll(3), clock.advance(10)])
+      deepStrictEqual(tooMany.status, 'rejected')
+      deepStrictEqual(after.status, 'fulfilled')
+      deepStrictEqual(clock.now(), 13)
+      controller.abort()
+      deepStrictEqual(await run, E.left('down'))
+    })
+
+    it('any set of concurrent advances should end at their sum, waking every due sleeper in order at its time', async () => {
+      const duration = fc.oneof(fc.integer({ min: 0, max: 100 }), fc.double({ min: 0, max: 100, noNaN: true }))
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: -1_000, max: 1_000 }),
+          fc.array(duration, { minLength: 1, maxLength: 8 }),
+          fc.array(duration, { maxLength: 12 }),
+          async (start, advances, sleeps) => {
+            const clock = TestClock.make(start)
+            const woken: Array<readonly [number, number]> = []
+            sleeps.forEach((ms, i) => void clock.sleep(ms).then(() => woken.push([i, clock.now()])))
+            await Promise.all(advances.map((ms) => clock.advance(ms)))
+            // each advance starts where the previous one left the clock: the same sums, in the same order
+            const end = advances.reduce((t, ms) => t + ms, start)
+            deepStrictEqual(clock.now(), end)
+            // sleep(0) resolves at once; the others wake at their time, by wake-up time then in call order
+            const zeros = sleeps.flatMap((ms, i) => (ms === 0 ? [[i, start] as const] : []))
+            const due = sleeps
+              .flatMap((ms, i) => (ms > 0 && start + ms <= end ? [[i, start + ms] as const] : []))
+              .sort(([i, a], [j, b]) => a - b || i - j)
+            deepStrictEqual(woken, [...zeros, ...due])
+            deepStrictEqual(clock.pending, sleeps.filter((ms) => ms > 0 && start + ms > end).length)
+          }
+        ),
+        { numRuns: 200 }
+      )
+    })
+  })
+
+  describe('sleeps on one AbortSignal', () => {
+    // Regression: each sleep added its own 'abort' listener, so more than ten runs sharing one AbortSignal made
+    // Node print "MaxListenersExceededWarning: Possible EventTarget memory leak detected".
+    it('10,000 concurrent sleeps should share one abort listener, all end on abort, and leave no listener', async () => {
+      const clock = TestClock.make()
+      const controller = new AbortController()
+      let ended = 0
+      const sleeps = Array.from({ length: 10_000 }, () => clock.sleep(60_000, controller.signal).then(() => ended++))
+      deepStrictEqual(getEventListeners(controller.signal, 'abort').length, 1)
+      deepStrictEqual(clock.pending, 10_000)
+      controller.abort()
+      await Promise.all(sleeps)
+      deepStrictEqual([ended, clock.pending, clock.now()], [10_000, 0, 0])
+      deepStrictEqual(getEventListeners(controller.signal, 'abort').length, 0)
+    })
+
+    it('sleeps that wake normally should leave no listener on the signal', async () => {
+      const clock = TestClock.make()
+      const controller = new AbortController()
+      const sleeps = Array.from({ length: 50 }, (_, i) => clock.sleep(i + 1, controller.signal))
+      deepStrictEqual(getEventListeners(controller.signal, 'abort').length, 1)
+      await clock.advance(25)
+      deepStrictEqual(getEventListeners(controller.signal, 'abort').length, 1)
+      await clock.runAll()
+      await Promise.all(sleeps)
+      deepStrictEqual(getEventListeners(controller.signal, 'abort').length, 0)
+    })
+
+    // The warning itself, seen where Node emits it: the test runner's process object does not receive it.
+    it('10,000 concurrent sleeps on one signal should emit no process warning (MaxListenersExceededWarning)', async () => {
+      const exited = await runFixture('shared-signal.ts', ['test', '10000'])
+      deepStrictEqual([exited.code, exited.stderr], [0, ''])
+      assert.deepStrictEqual(JSON.parse(exited.stdout), { warnings: [], ended: 10_000, listenersWhileAsleep: 1, listenersAfter: 0 })
+    }, 30_000)
+  })
+
   describe('wakes', () => {
     it('should let woken work that waits on process.nextTick or setImmediate go back to sleep before the next wake', async () => {
       const clock = TestClock.make()
@@ -231,7 +350,15 @@ describe('TestClock', () => {
     it('should wake many runs that go straight back to sleep in wake-up order, each at its time', async () => {
       const clock = TestClock.make()
       const run = (delays: ReadonlyArray<number>) =>
-        pipe(TE.left('down'), retrying(Schedule.fromDelays(delays), { clock, onRetry: (_, __, d) => log.push([d, clock.now()]) }))()
+        pipe(
+          TE.left('down'),
+          retrying(Schedule.fromDelays(delays), {
+            clock,
+            onRetry: (_, __, d) => {
+              log.push([d, clock.now()])
+            }
+          })
+        )()
       const log: Array<readonly [number, number]> = []
       const runs = Promise.all([run([10, 10, 10]), run([15, 15]), run([7, 7, 7, 7])])
       await clock.runAll()
