@@ -31,6 +31,7 @@ import type { TaskEither } from 'fp-ts/TaskEither'
 import type { RetryBudget } from './Budget'
 import type { Clock } from './Clock'
 import * as LiveClock from './Clock'
+import { onAbort } from './internal/abort'
 import { MAX_DELAY } from './internal/validate'
 import * as validate from './internal/validate'
 import type { Random } from './Random'
@@ -848,8 +849,8 @@ const attempt = async (
   // A composition by hand rather than AbortSignal.any: on Node 20, AbortSignal.any keeps every composed signal
   // alive for as long as a long-lived caller signal lives (nodejs/node#55351). This listener goes at the end.
   const controller = new AbortController()
-  const forward = (): void => controller.abort(signal?.reason)
-  signal?.addEventListener('abort', forward, { once: true })
+  // One listener per signal whatever the number of attempts sharing it (internal/abort).
+  const unlink = signal === undefined ? undefined : onAbort(signal, () => controller.abort(signal.reason))
   const timer = new AbortController()
   let timedOut = false
   if (timeout !== undefined) {
@@ -870,7 +871,7 @@ const attempt = async (
     return { _tag: 'Left', left: classify(error, request) }
   } finally {
     timer.abort()
-    signal?.removeEventListener('abort', forward)
+    unlink?.()
   }
 }
 

@@ -12,6 +12,7 @@ import * as E from 'fp-ts/Either'
 import { pipe } from 'fp-ts/function'
 import * as t from 'io-ts'
 import * as Driver from './Driver'
+import { JsonCodec } from './internal/json'
 import * as validate from './internal/validate'
 import type { Random } from './Random'
 import type { RetryStatus } from './RetryStatus'
@@ -85,19 +86,15 @@ export type Step =
 // codecs
 // -------------------------------------------------------------------------------------
 
-const JsonCodec: t.Type<Json> = t.recursion('Json', () =>
-  t.union([t.null, t.boolean, t.number, t.string, t.readonlyArray(JsonCodec), t.readonly(t.record(t.string, JsonCodec))])
-)
-
-const NonNegative = t.refinement(t.number, (n) => n >= 0 && n !== Infinity, 'NonNegative')
-const Count = t.refinement(t.number, (n) => Number.isSafeInteger(n) && n >= 0, 'Count')
-const Finite = t.refinement(t.number, Number.isFinite, 'Finite')
-const Int32 = t.refinement(t.number, (n) => Number.isInteger(n) && n >= -0x80000000 && n <= 0x7fffffff, 'Int32')
-// What Random.fromState accepts: four signed 32-bit integers, not all zero (a fixed point that draws 0 forever).
-const RandomState = t.refinement(
-  t.readonlyArray(Int32),
-  (state) => state.length === 4 && state.some((n) => n !== 0),
-  'RandomState'
+const NonNegative = t.refinement(t.number, validate.isDuration, 'NonNegative')
+const Count = t.refinement(t.number, validate.isCount, 'Count')
+const Finite = t.refinement(t.number, validate.isFiniteNumber, 'Finite')
+// What Random.fromState accepts: the one rule for a generator state, in internal/validate.
+const RandomState = new t.Type<ReadonlyArray<number>, ReadonlyArray<number>, unknown>(
+  'RandomState',
+  validate.isGeneratorState,
+  (u, c) => (validate.isGeneratorState(u) ? t.success(u) : t.failure(u, c)),
+  t.identity
 )
 
 /**
