@@ -3,12 +3,27 @@ import * as fc from 'fast-check'
 import * as E from 'fp-ts/Either'
 import { pipe } from 'fp-ts/function'
 import * as TE from 'fp-ts/TaskEither'
+import * as fs from 'fs'
+import * as t from 'io-ts'
+import { PathReporter } from 'io-ts/PathReporter'
 import ms from 'ms'
+import * as path from 'path'
+import type * as Clock from '../src/Clock'
+import { isCount, isDuration } from '../src/internal/validate'
 import * as Random from '../src/Random'
 import { retrying } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
 import type { Code, ConfigError, ScheduleConfig } from '../src/ScheduleConfig'
-import { defaultCodeOf, Duration, parse, ScheduleConfigCodec, toConfigError, toSchedule } from '../src/ScheduleConfig'
+import {
+  defaultCodeOf,
+  Duration,
+  format,
+  grammar,
+  parse,
+  ScheduleConfigCodec,
+  toConfigError,
+  toSchedule
+} from '../src/ScheduleConfig'
 import * as TestClock from '../src/TestClock'
 import { deepStrictEqual, seedArbitrary } from './util'
 
@@ -19,7 +34,8 @@ import { deepStrictEqual, seedArbitrary } from './util'
 /** Decodes or fails the test, showing the errors. */
 const decode = (u: unknown): ScheduleConfig => {
   const result = ScheduleConfigCodec.decode(u)
-  if (E.isLeft(result)) assert.fail(`expected ${JSON.stringify(u)} to decode, got:\n${toConfigError(result.left).message}`)
+  if (E.isLeft(result))
+    assert.fail(`expected ${JSON.stringify(u)} to decode, got:\n${toConfigError(result.left).message}`)
   return result.right
 }
 
@@ -71,6 +87,32 @@ const equal = (a: unknown, b: unknown): boolean => {
 const fromConfig = (u: unknown, options?: Parameters<typeof toSchedule>[1]): Schedule.Schedule<unknown> =>
   toSchedule(decode(u), options)
 
+/**
+ * How many times the runner reads the clock through a run of failures of `schedule` (bounded to 5 retries), on a
+ * clock whose sleeps end at once: 0 when the runner knows the schedule never looks at the time.
+ */
+const clockReads = async (schedule: Schedule.Schedule<unknown>): Promise<number> => {
+  let reads = 0
+  let time = 0
+  const clock: Clock.Clock = {
+    now: () => (reads++, time),
+    sleep: (ms) => {
+      time += ms
+      return Promise.resolve()
+    }
+  }
+  const bounded = pipe(schedule, Schedule.intersect(Schedule.recurs(5)))
+  await pipe(TE.left('failed'), retrying(bounded, { clock, random: Random.seeded(1) }))()
+  return reads
+}
+
+/** Asserts that `f` returns a Left (and so did not throw), and returns its error. */
+const leftOf = (u: unknown): ConfigError => {
+  const result = parse(u)
+  assert.ok(E.isLeft(result), 'expected a Left')
+  return result.left
+}
+
 // -------------------------------------------------------------------------------------
 // generated configs
 // -------------------------------------------------------------------------------------
@@ -108,22 +150,22 @@ const codeArbitrary: fc.Arbitrary<Code> = fc.constantFrom<Code>('ECONNRESET', 'E
  */
 const modifiersArbitrary = (base: number | undefined, fixedCap?: WrittenDuration | null): fc.Arbitrary<RawConfig> =>
   fc
-    .record(
-      {
-        cap: fixedCap === undefined ? fc.option(durationArbitrary, { nil: undefined }) : fc.constant(fixedCap ?? undefined),
-        jitter: fc.option(fc.constantFrom('full', 'equal', 'none'), { nil: undefined }),
-        minDelay: fc.option(durationArbitrary, { nil: undefined }),
-        maxRetries: fc.option(fc.nat(6), { nil: undefined }),
-        maxElapsed: fc.option(durationArbitrary, { nil: undefined }),
-        maxCumulativeDelay: fc.option(durationArbitrary, { nil: undefined }),
-        retryOn: fc.option(fc.array(codeArbitrary, { maxLength: 3 }), { nil: undefined }),
-        neverRetryOn: fc.option(fc.array(codeArbitrary, { maxLength: 3 }), { nil: undefined })
-      }
-    )
+    .record({
+      cap:
+        fixedCap === undefined ? fc.option(durationArbitrary, { nil: undefined }) : fc.constant(fixedCap ?? undefined),
+      jitter: fc.option(fc.constantFrom('full', 'equal', 'none'), { nil: undefined }),
+      minDelay: fc.option(durationArbitrary, { nil: undefined }),
+      maxRetries: fc.option(fc.nat(6), { nil: undefined }),
+      maxElapsed: fc.option(durationArbitrary, { nil: undefined }),
+      maxCumulativeDelay: fc.option(durationArbitrary, { nil: undefined }),
+      retryOn: fc.option(fc.array(codeArbitrary, { maxLength: 3 }), { nil: undefined }),
+      neverRetryOn: fc.option(fc.array(codeArbitrary, { maxLength: 3 }), { nil: undefined })
+    })
     .map((m): RawConfig => {
       // keep only what is valid: a cap >= the base delay, a minimum delay <= the cap
       const cap = m.cap !== undefined && (base === undefined || m.cap.value >= base) ? m.cap : undefined
-      const minDelay = m.minDelay !== undefined && (cap === undefined || m.minDelay.value <= cap.value) ? m.minDelay : undefined
+      const minDelay =
+        m.minDelay !== undefined && (cap === undefined || m.minDelay.value <= cap.value) ? m.minDelay : undefined
       const out: Record<string, unknown> = { ...m, cap: cap?.text, minDelay: minDelay?.text }
       out.maxElapsed = m.maxElapsed?.text
       out.maxCumulativeDelay = m.maxCumulativeDelay?.text
@@ -161,7 +203,9 @@ const leafArbitrary: fc.Arbitrary<RawConfig> = fc.oneof(
     .chain(([[median, cap], capped]) =>
       modifiersArbitrary(median.value, capped ? cap : null).map((m) => ({ ...m, decorrelatedJitterV2: median.text }))
     ),
-  orderedDurations.chain(([min, max]) => modifiersArbitrary(undefined).map((m) => ({ ...m, randomBetween: [min.text, max.text] }))),
+  orderedDurations.chain(([min, max]) =>
+    modifiersArbitrary(undefined).map((m) => ({ ...m, randomBetween: [min.text, max.text] }))
+  ),
   fc
     .array(durationArbitrary, { maxLength: 5 })
     .chain((ds) => modifiersArbitrary(undefined).map((m) => ({ ...m, delays: ds.map((d) => d.text) }))),
@@ -201,10 +245,18 @@ const runArbitrary: fc.Arbitrary<RunContext> = fc.record({
 })
 
 const delaysOf = (schedule: Schedule.Schedule<unknown>, run: RunContext): ReadonlyArray<number> =>
-  Schedule.delays(schedule, { random: Random.seeded(run.seed), input: run.input, attemptDuration: run.attemptDuration, limit: 30 })
+  Schedule.delays(schedule, {
+    random: Random.seeded(run.seed),
+    input: run.input,
+    attemptDuration: run.attemptDuration,
+    limit: 30
+  })
 
 /** An independent reading of the grammar, in plain pipes: the schedule a (decoded) config should be. */
-const reference = (c: ScheduleConfig, codeOf: (e: unknown) => Code | undefined = defaultCodeOf): Schedule.Schedule<unknown> => {
+const reference = (
+  c: ScheduleConfig,
+  codeOf: (e: unknown) => Code | undefined = defaultCodeOf
+): Schedule.Schedule<unknown> => {
   const r = c as unknown as Record<string, unknown>
   const nested = (key: string, combine: typeof Schedule.intersect): Schedule.Schedule<unknown> => {
     const [first, ...rest] = r[key] as ReadonlyArray<ScheduleConfig>
@@ -216,33 +268,34 @@ const reference = (c: ScheduleConfig, codeOf: (e: unknown) => Code | undefined =
     'exponential' in c
       ? Schedule.exponential(c.exponential, c.factor ?? 2)
       : 'constant' in c
-        ? Schedule.constant(c.constant)
-        : 'linear' in c
-          ? Schedule.linear(c.linear)
-          : 'fibonacci' in c
-            ? Schedule.fibonacci(c.fibonacci)
-            : 'truncatedBinaryExponential' in c
-              ? Schedule.truncatedBinaryExponential({ maxDoublings: c.maxDoublings, maxDelay: c.truncatedBinaryExponential })
-              : 'decorrelatedJitter' in c
-              ? Schedule.decorrelatedJitter(c.decorrelatedJitter, c.cap)
-              : 'decorrelatedJitterV2' in c
-              ? Schedule.decorrelatedJitterV2(c.decorrelatedJitterV2, c.cap)
-              : 'randomBetween' in c
-                ? Schedule.randomBetween(...c.randomBetween)
-                : 'delays' in c
-                  ? Schedule.fromDelays(c.delays)
-                  : 'recurs' in c
-                    ? Schedule.recurs(c.recurs)
-                    : 'forever' in c
-                      ? Schedule.forever
-                      : 'stop' in c
-                        ? Schedule.stop
-                        : 'intersect' in c
-                          ? nested('intersect', Schedule.intersect)
-                          : 'union' in c
-                            ? nested('union', Schedule.union)
-                            : nested('andThen', Schedule.andThen)
-  if (c.cap !== undefined && !('decorrelatedJitter' in c) && !('decorrelatedJitterV2' in c)) s = pipe(s, Schedule.capped(c.cap))
+      ? Schedule.constant(c.constant)
+      : 'linear' in c
+      ? Schedule.linear(c.linear)
+      : 'fibonacci' in c
+      ? Schedule.fibonacci(c.fibonacci)
+      : 'truncatedBinaryExponential' in c
+      ? Schedule.truncatedBinaryExponential({ maxDoublings: c.maxDoublings, maxDelay: c.truncatedBinaryExponential })
+      : 'decorrelatedJitter' in c
+      ? Schedule.decorrelatedJitter(c.decorrelatedJitter, c.cap)
+      : 'decorrelatedJitterV2' in c
+      ? Schedule.decorrelatedJitterV2(c.decorrelatedJitterV2, c.cap)
+      : 'randomBetween' in c
+      ? Schedule.randomBetween(...c.randomBetween)
+      : 'delays' in c
+      ? Schedule.fromDelays(c.delays)
+      : 'recurs' in c
+      ? Schedule.recurs(c.recurs)
+      : 'forever' in c
+      ? Schedule.forever
+      : 'stop' in c
+      ? Schedule.stop
+      : 'intersect' in c
+      ? nested('intersect', Schedule.intersect)
+      : 'union' in c
+      ? nested('union', Schedule.union)
+      : nested('andThen', Schedule.andThen)
+  if (c.cap !== undefined && !('decorrelatedJitter' in c) && !('decorrelatedJitterV2' in c))
+    s = pipe(s, Schedule.capped(c.cap))
   if (c.jitter === 'full') s = pipe(s, Schedule.fullJitter)
   if (c.jitter === 'equal') s = pipe(s, Schedule.equalJitter)
   if (c.minDelay !== undefined) s = pipe(s, Schedule.minDelay(c.minDelay))
@@ -250,13 +303,28 @@ const reference = (c: ScheduleConfig, codeOf: (e: unknown) => Code | undefined =
   if (c.maxElapsed !== undefined) s = pipe(s, Schedule.upTo(c.maxElapsed))
   if (c.maxCumulativeDelay !== undefined) s = pipe(s, Schedule.maxCumulativeDelay(c.maxCumulativeDelay))
   const allow = c.retryOn?.map(String)
-  if (allow !== undefined) s = pipe(s, Schedule.whileInput((e: unknown) => allow.includes(String(codeOf(e)))))
+  if (allow !== undefined)
+    s = pipe(
+      s,
+      Schedule.whileInput((e: unknown) => allow.includes(String(codeOf(e))))
+    )
   const deny = c.neverRetryOn?.map(String)
-  if (deny !== undefined) s = pipe(s, Schedule.untilInput((e: unknown) => deny.includes(String(codeOf(e)))))
+  if (deny !== undefined)
+    s = pipe(
+      s,
+      Schedule.untilInput((e: unknown) => deny.includes(String(codeOf(e))))
+    )
   return s
 }
 
 const numRuns = 200
+
+/** `{ maxRetries: 1, union: [itself] }` */
+const cyclicConfig = (): unknown => {
+  const cyclic: { maxRetries: number; union: Array<unknown> } = { maxRetries: 1, union: [] }
+  cyclic.union.push(cyclic)
+  return cyclic
+}
 
 // -------------------------------------------------------------------------------------
 // tests
@@ -265,8 +333,16 @@ const numRuns = 200
 describe('ScheduleConfig', () => {
   describe('the compact examples of the issue, exactly as written', () => {
     it('{ "exponential": "100ms", "cap": "10s", "jitter": "full", "maxRetries": 5, "maxElapsed": "30s" }', () => {
-      const config = decode(JSON.parse('{ "exponential": "100ms", "cap": "10s", "jitter": "full", "maxRetries": 5, "maxElapsed": "30s" }'))
-      deepStrictEqual<ScheduleConfig>(config, { exponential: 100, cap: 10_000, jitter: 'full', maxRetries: 5, maxElapsed: 30_000 })
+      const config = decode(
+        JSON.parse('{ "exponential": "100ms", "cap": "10s", "jitter": "full", "maxRetries": 5, "maxElapsed": "30s" }')
+      )
+      deepStrictEqual<ScheduleConfig>(config, {
+        exponential: 100,
+        cap: 10_000,
+        jitter: 'full',
+        maxRetries: 5,
+        maxElapsed: 30_000
+      })
       const schedule = toSchedule(config)
       // full jitter with a draw of 0.5 halves each delay: 100, 200, 400, 800, 1600 -> 50, ..., 800
       deepStrictEqual(Schedule.delays(schedule, { random: Random.fixed(0.5) }), [50, 100, 200, 400, 800])
@@ -282,7 +358,10 @@ describe('ScheduleConfig', () => {
         { attemptDurations: [0, 5000, 12_000] }
       )
       // 6 s attempts: the fifth retry would start after 5 attempts and 4 sleeps, past 30 s
-      deepStrictEqual(Schedule.delays(schedule, { random: Random.fixed(0.5), attemptDuration: 6000 }), [50, 100, 200, 400])
+      deepStrictEqual(
+        Schedule.delays(schedule, { random: Random.fixed(0.5), attemptDuration: 6000 }),
+        [50, 100, 200, 400]
+      )
     })
 
     it('{ "constant": "10ms", "maxRetries": 3 }', () => {
@@ -314,8 +393,14 @@ describe('ScheduleConfig', () => {
       const config = decode(JSON.parse('{ "decorrelatedJitterV2": "100ms", "cap": "10s" }'))
       deepStrictEqual<ScheduleConfig>(config, { decorrelatedJitterV2: 100, cap: 10_000 })
       // draws pinned at 0.5: the retries come at about 90, 200, 400, 800 ms, ...; the cap is Polly's MaxDelay
-      deepStrictEqual(Schedule.delays(toSchedule(config), { random: Random.fixed(0.5), limit: 5 }).map(Math.round), [90, 109, 204, 405, 808])
-      deepStrictEqual(Schedule.delays(toSchedule(config), { random: Random.fixed(0.5), limit: 12 }).slice(-3), [10_000, 10_000, 10_000])
+      deepStrictEqual(
+        Schedule.delays(toSchedule(config), { random: Random.fixed(0.5), limit: 5 }).map(Math.round),
+        [90, 109, 204, 405, 808]
+      )
+      deepStrictEqual(
+        Schedule.delays(toSchedule(config), { random: Random.fixed(0.5), limit: 12 }).slice(-3),
+        [10_000, 10_000, 10_000]
+      )
       sameDelays(toSchedule(config), Schedule.decorrelatedJitterV2(100, 10_000))
     })
   })
@@ -350,7 +435,11 @@ describe('ScheduleConfig', () => {
         )
       ],
       ['decorrelatedJitterV2', { decorrelatedJitterV2: '100ms' }, Schedule.decorrelatedJitterV2(100)],
-      ['decorrelatedJitterV2 + cap', { decorrelatedJitterV2: '5ms', cap: '2s' }, Schedule.decorrelatedJitterV2(5, 2000)],
+      [
+        'decorrelatedJitterV2 + cap',
+        { decorrelatedJitterV2: '5ms', cap: '2s' },
+        Schedule.decorrelatedJitterV2(5, 2000)
+      ],
       [
         'decorrelatedJitterV2 + cap equal to the median, minDelay, maxRetries',
         { decorrelatedJitterV2: 100, cap: 100, minDelay: 20, maxRetries: 6 },
@@ -364,7 +453,11 @@ describe('ScheduleConfig', () => {
       ['forever', { forever: true }, Schedule.forever],
       ['stop', { stop: true }, Schedule.stop],
       ['cap', { exponential: 100, cap: 1000 }, pipe(Schedule.exponential(100), Schedule.capped(1000))],
-      ['minDelay', { randomBetween: [0, 100], minDelay: 50 }, pipe(Schedule.randomBetween(0, 100), Schedule.minDelay(50))],
+      [
+        'minDelay',
+        { randomBetween: [0, 100], minDelay: 50 },
+        pipe(Schedule.randomBetween(0, 100), Schedule.minDelay(50))
+      ],
       ['jitter full', { constant: 1000, jitter: 'full' }, pipe(Schedule.constant(1000), Schedule.fullJitter)],
       ['jitter equal', { constant: 1000, jitter: 'equal' }, pipe(Schedule.constant(1000), Schedule.equalJitter)],
       ['jitter none', { constant: 1000, jitter: 'none' }, Schedule.constant(1000)],
@@ -377,7 +470,15 @@ describe('ScheduleConfig', () => {
       ],
       [
         'cap, jitter, minDelay, maxRetries, maxElapsed, maxCumulativeDelay together, keys in reverse order',
-        { maxCumulativeDelay: '5s', maxElapsed: '4s', maxRetries: 8, minDelay: 50, jitter: 'full', cap: '1s', exponential: 100 },
+        {
+          maxCumulativeDelay: '5s',
+          maxElapsed: '4s',
+          maxRetries: 8,
+          minDelay: 50,
+          jitter: 'full',
+          cap: '1s',
+          exponential: 100
+        },
         pipe(
           Schedule.exponential(100),
           Schedule.capped(1000),
@@ -391,12 +492,19 @@ describe('ScheduleConfig', () => {
       [
         'intersect',
         { intersect: [{ exponential: 100 }, { recurs: 3 }, { constant: 150 }] },
-        pipe(Schedule.exponential(100), Schedule.intersect(Schedule.recurs(3)), Schedule.intersect(Schedule.constant(150)))
+        pipe(
+          Schedule.exponential(100),
+          Schedule.intersect(Schedule.recurs(3)),
+          Schedule.intersect(Schedule.constant(150))
+        )
       ],
       [
         'union',
         { union: [{ delays: [10, 10] }, { constant: '1s', maxRetries: 4 }] },
-        pipe(Schedule.fromDelays([10, 10]), Schedule.union(pipe(Schedule.constant(1000), Schedule.intersect(Schedule.recurs(4)))))
+        pipe(
+          Schedule.fromDelays([10, 10]),
+          Schedule.union(pipe(Schedule.constant(1000), Schedule.intersect(Schedule.recurs(4))))
+        )
       ],
       [
         'andThen',
@@ -407,7 +515,12 @@ describe('ScheduleConfig', () => {
         'nested intersect / union / andThen, with modifiers at each level',
         {
           andThen: [
-            { union: [{ constant: 10, maxRetries: 2 }, { exponential: 50, jitter: 'equal', maxRetries: 3 }] },
+            {
+              union: [
+                { constant: 10, maxRetries: 2 },
+                { exponential: 50, jitter: 'equal', maxRetries: 3 }
+              ]
+            },
             { intersect: [{ decorrelatedJitter: '20ms', cap: '500ms' }, { recurs: 4 }], minDelay: 30 }
           ],
           maxElapsed: '3s'
@@ -423,12 +536,24 @@ describe('ScheduleConfig', () => {
       ]
     ]
 
-    it.each(table)('%s', (_, config, expected) => {
+    it.each(table)('%s', async (_, config, expected) => {
       sameDelays(fromConfig(config), expected, { attemptDurations: [0, 100, 333.5] })
+      // the same metadata: the runner reads the clock for the one exactly when it does for the other
+      deepStrictEqual(await clockReads(fromConfig(config)), await clockReads(expected))
+    })
+
+    it('every constructor of the grammar should have a case in this table', () => {
+      const missing = grammar
+        .filter((k) => k.role === 'constructor')
+        .filter((k) => !table.some(([, config]) => k.key in (config as object)))
+        .map((k) => k.key)
+      deepStrictEqual(missing, [])
     })
 
     it('each case should make some delay, or be meant to make none (the table tests something)', () => {
-      const empty = table.filter(([, config]) => Schedule.delays(fromConfig(config), { limit: 5 }).length === 0).map(([name]) => name)
+      const empty = table
+        .filter(([, config]) => Schedule.delays(fromConfig(config), { limit: 5 }).length === 0)
+        .map(([name]) => name)
       deepStrictEqual(empty, ['delays, empty', 'recurs(0)', 'stop'])
     })
 
@@ -462,7 +587,10 @@ describe('ScheduleConfig', () => {
 
     it('neverRetryOn should retry everything but the listed codes; an error without a code is retried', () => {
       const config = { constant: 10, maxRetries: 3, neverRetryOn: ['ETIMEDOUT', 404] }
-      deepStrictEqual([reset, timeout, http503, http404, noCode, undefined].map((e) => retries(config, e)), [3, 0, 3, 0, 3, 3])
+      deepStrictEqual(
+        [reset, timeout, http503, http404, noCode, undefined].map((e) => retries(config, e)),
+        [3, 0, 3, 0, 3, 3]
+      )
     })
 
     it('should compare codes as strings: 503 in the config matches "503" in the error and the other way round', () => {
@@ -473,7 +601,10 @@ describe('ScheduleConfig', () => {
 
     it('both lists together: retryOn first, then neverRetryOn', () => {
       const config = { constant: 10, maxRetries: 2, retryOn: ['ECONNRESET', 'ETIMEDOUT'], neverRetryOn: ['ETIMEDOUT'] }
-      deepStrictEqual([reset, timeout, http503].map((e) => retries(config, e)), [2, 0, 0])
+      deepStrictEqual(
+        [reset, timeout, http503].map((e) => retries(config, e)),
+        [2, 0, 0]
+      )
     })
 
     it('a custom codeOf should replace the default one', () => {
@@ -495,7 +626,11 @@ describe('ScheduleConfig', () => {
       )
       sameDelays(
         fromConfig({ exponential: 10, maxRetries: 4, neverRetryOn: ['ECONNRESET'] }),
-        pipe(Schedule.exponential(10), Schedule.intersect(Schedule.recurs(4)), Schedule.untilInput((e: unknown) => defaultCodeOf(e) === 'ECONNRESET')),
+        pipe(
+          Schedule.exponential(10),
+          Schedule.intersect(Schedule.recurs(4)),
+          Schedule.untilInput((e: unknown) => defaultCodeOf(e) === 'ECONNRESET')
+        ),
         { inputs: [reset, timeout, http503, noCode] }
       )
     })
@@ -555,13 +690,25 @@ describe('ScheduleConfig', () => {
       if (E.isRight(result)) assert.ok(Object.is(result.right, expected), 'no -0')
     })
 
-    it.each([['ten'], [''], ['  '], ['-1s'], [-1], [Infinity], [NaN], ['1e3'], ['Infinity'], [null], [true], [{}], [[]], ['9'.repeat(101)]])(
-      'should reject %j',
-      (input) => {
-        assert.ok(E.isLeft(Duration.decode(input)))
-        assert.strictEqual(Duration.is(input), false)
-      }
-    )
+    it.each([
+      ['ten'],
+      [''],
+      ['  '],
+      ['-1s'],
+      [-1],
+      [Infinity],
+      [NaN],
+      ['1e3'],
+      ['Infinity'],
+      [null],
+      [true],
+      [{}],
+      [[]],
+      ['9'.repeat(101)]
+    ])('should reject %j', (input) => {
+      assert.ok(E.isLeft(Duration.decode(input)))
+      assert.strictEqual(Duration.is(input), false)
+    })
 
     it('should encode to the number of ms, and is() should accept only numbers of ms', () => {
       deepStrictEqual(Duration.encode(1500), 1500)
@@ -570,13 +717,16 @@ describe('ScheduleConfig', () => {
     })
 
     it('should accept durations as numbers or strings in every duration field', () => {
-      deepStrictEqual(decode({ exponential: '1.5s', cap: '2m', minDelay: 250, maxElapsed: '1h', maxCumulativeDelay: '30s' }), {
-        exponential: 1500,
-        cap: 120_000,
-        minDelay: 250,
-        maxElapsed: 3_600_000,
-        maxCumulativeDelay: 30_000
-      })
+      deepStrictEqual(
+        decode({ exponential: '1.5s', cap: '2m', minDelay: 250, maxElapsed: '1h', maxCumulativeDelay: '30s' }),
+        {
+          exponential: 1500,
+          cap: 120_000,
+          minDelay: 250,
+          maxElapsed: 3_600_000,
+          maxCumulativeDelay: 30_000
+        }
+      )
       deepStrictEqual(decode({ randomBetween: ['250ms', 1000] }), { randomBetween: [250, 1000] })
     })
   })
@@ -600,17 +750,24 @@ describe('ScheduleConfig', () => {
       })
       deepStrictEqual(error._tag, 'ConfigError')
       deepStrictEqual(error.issues, [
-        { path: 'schedule.maxRetry', expected: 'one of the keys "exponential", "factor", "cap", "jitter", "minDelay", "maxRetries", "maxElapsed", "maxCumulativeDelay", "retryOn", "neverRetryOn"', actual: 3 },
+        {
+          path: 'schedule.maxRetry',
+          expected:
+            'one of the keys "exponential", "factor", "cap", "jitter", "minDelay", "maxRetries", "maxElapsed", "maxCumulativeDelay", "retryOn", "neverRetryOn"',
+          actual: 'maxRetry',
+          hint: 'did you mean "maxRetries"?'
+        },
         { path: 'schedule.cap', expected: 'a duration like "250ms" or a number of ms', actual: 'ten' },
         { path: 'schedule.jitter', expected: 'one of "full", "equal", "none"', actual: 'half' },
         { path: 'schedule.maxRetries', expected: 'a whole number >= 0', actual: 2.5 },
         { path: 'schedule.retryOn[1]', expected: 'an error code (a string or a number)', actual: null },
         { path: 'schedule.retryOn[2]', expected: 'an error code (a string or a number)', actual: {} }
       ])
-      deepStrictEqual(
-        error.message.split('\n'),
-        error.issues.map((i) => `at ${i.path}: expected ${i.expected}, got ${JSON.stringify(i.actual)}`)
-      )
+      deepStrictEqual(error.message.split('\n'), [
+        `at schedule.maxRetry: expected ${error.issues[0].expected}, got the unknown key "maxRetry" (did you mean "maxRetries"?)`,
+        ...error.issues.slice(1).map((i) => `at ${i.path}: expected ${i.expected}, got ${JSON.stringify(i.actual)}`)
+      ])
+      deepStrictEqual(error.omitted, 0)
     })
 
     it('should report errors inside nested configs with their full path', () => {
@@ -629,21 +786,61 @@ describe('ScheduleConfig', () => {
     })
 
     it.each([
-      ['a negative delay', { constant: -5 }, 'at schedule.constant: expected a duration like "250ms" or a number of ms, got -5'],
-      ['a negative duration string', { linear: '-1s' }, 'at schedule.linear: expected a duration like "250ms" or a number of ms, got "-1s"'],
-      ['a cap below the base', { exponential: '1s', cap: '500ms' }, 'at schedule.cap: expected a cap >= the base delay (1000 ms), got "500ms"'],
-      ['a decorrelatedJitter cap below the base', { decorrelatedJitter: 50, cap: 10 }, 'at schedule.cap: expected a cap >= the base delay (50 ms), got 10'],
-      ['a factor < 1', { exponential: 100, factor: 0.5 }, 'at schedule.factor: expected a growth factor: a finite number >= 1, got 0.5'],
-      ['a factor that is a string', { exponential: 100, factor: '2' }, 'at schedule.factor: expected a growth factor: a finite number >= 1, got "2"'],
-      ['a factor without exponential', { constant: 100, factor: 2 }, 'at schedule.factor: expected no "factor": it goes with "exponential" only, got 2'],
+      [
+        'a negative delay',
+        { constant: -5 },
+        'at schedule.constant: expected a duration like "250ms" or a number of ms, got -5'
+      ],
+      [
+        'a negative duration string',
+        { linear: '-1s' },
+        'at schedule.linear: expected a duration like "250ms" or a number of ms, got "-1s"'
+      ],
+      [
+        'a cap below the base',
+        { exponential: '1s', cap: '500ms' },
+        'at schedule.cap: expected a cap >= the base delay (1000 ms), got "500ms"'
+      ],
+      [
+        'a decorrelatedJitter cap below the base',
+        { decorrelatedJitter: 50, cap: 10 },
+        'at schedule.cap: expected a cap >= the base delay (50 ms), got 10'
+      ],
+      [
+        'a factor < 1',
+        { exponential: 100, factor: 0.5 },
+        'at schedule.factor: expected a growth factor: a finite number >= 1, got 0.5'
+      ],
+      [
+        'a factor that is a string',
+        { exponential: 100, factor: '2' },
+        'at schedule.factor: expected a growth factor: a finite number >= 1, got "2"'
+      ],
+      [
+        'a factor without exponential',
+        { constant: 100, factor: 2 },
+        'at schedule.factor: expected no "factor": it goes with "exponential" only, got 2'
+      ],
       [
         'truncatedBinaryExponential without maxDoublings',
         { truncatedBinaryExponential: '10s' },
         'at schedule.maxDoublings: expected a number of doublings for "truncatedBinaryExponential", such as {"truncatedBinaryExponential": "10s", "maxDoublings": 9}, got nothing'
       ],
-      ['a negative maxDoublings', { truncatedBinaryExponential: '10s', maxDoublings: -1 }, 'at schedule.maxDoublings: expected a whole number >= 0, got -1'],
-      ['a fractional maxDoublings', { truncatedBinaryExponential: '10s', maxDoublings: 2.5 }, 'at schedule.maxDoublings: expected a whole number >= 0, got 2.5'],
-      ['a maxDoublings as a string', { truncatedBinaryExponential: '10s', maxDoublings: '9' }, 'at schedule.maxDoublings: expected a whole number >= 0, got "9"'],
+      [
+        'a negative maxDoublings',
+        { truncatedBinaryExponential: '10s', maxDoublings: -1 },
+        'at schedule.maxDoublings: expected a whole number >= 0, got -1'
+      ],
+      [
+        'a fractional maxDoublings',
+        { truncatedBinaryExponential: '10s', maxDoublings: 2.5 },
+        'at schedule.maxDoublings: expected a whole number >= 0, got 2.5'
+      ],
+      [
+        'a maxDoublings as a string',
+        { truncatedBinaryExponential: '10s', maxDoublings: '9' },
+        'at schedule.maxDoublings: expected a whole number >= 0, got "9"'
+      ],
       [
         'a maxDoublings without truncatedBinaryExponential',
         { exponential: 100, maxDoublings: 9 },
@@ -674,39 +871,117 @@ describe('ScheduleConfig', () => {
         { truncatedBinaryExponential: '10s', maxDoublings: 9, factor: 2 },
         'at schedule.factor: expected no "factor": it goes with "exponential" only, got 2'
       ],
-      ['a fractional maxRetries', { constant: 1, maxRetries: 2.5 }, 'at schedule.maxRetries: expected a whole number >= 0, got 2.5'],
-      ['a negative maxRetries', { constant: 1, maxRetries: -1 }, 'at schedule.maxRetries: expected a whole number >= 0, got -1'],
-      ['a maxRetries as a string', { constant: 1, maxRetries: '3' }, 'at schedule.maxRetries: expected a whole number >= 0, got "3"'],
+      [
+        'a fractional maxRetries',
+        { constant: 1, maxRetries: 2.5 },
+        'at schedule.maxRetries: expected a whole number >= 0, got 2.5'
+      ],
+      [
+        'a negative maxRetries',
+        { constant: 1, maxRetries: -1 },
+        'at schedule.maxRetries: expected a whole number >= 0, got -1'
+      ],
+      [
+        'a maxRetries as a string',
+        { constant: 1, maxRetries: '3' },
+        'at schedule.maxRetries: expected a whole number >= 0, got "3"'
+      ],
       ['a fractional recurs', { recurs: 1.5 }, 'at schedule.recurs: expected a whole number >= 0, got 1.5'],
       [
         'an unknown key',
         { constant: 1, retries: 3 },
-        'at schedule.retries: expected one of the keys "constant", "cap", "jitter", "minDelay", "maxRetries", "maxElapsed", "maxCumulativeDelay", "retryOn", "neverRetryOn", got 3'
+        'at schedule.retries: expected one of the keys "constant", "cap", "jitter", "minDelay", "maxRetries", "maxElapsed", "maxCumulativeDelay", "retryOn", "neverRetryOn", got the unknown key "retries" (did you mean "maxRetries"?)'
       ],
-      ['two constructor keys', { exponential: 100, constant: 50 }, 'at schedule.constant: expected no constructor key besides "exponential", got 50'],
+      [
+        'two constructor keys',
+        { exponential: 100, constant: 50 },
+        'at schedule.constant: expected no constructor key besides "exponential", got 50'
+      ],
       [
         'decorrelatedJitter without a cap',
         { decorrelatedJitter: '5ms' },
         'at schedule.cap: expected a cap for "decorrelatedJitter", such as {"decorrelatedJitter": "5ms", "cap": "2s"}, got nothing'
       ],
-      ['randomBetween with min > max', { randomBetween: ['2s', '1s'] }, 'at schedule.randomBetween: expected a pair [min, max] with min <= max, got ["2s","1s"]'],
-      ['randomBetween not a pair', { randomBetween: [1, 2, 3] }, 'at schedule.randomBetween: expected a pair of durations [min, max], got [1,2,3]'],
-      ['a minDelay above the cap', { constant: 10, cap: 100, minDelay: 200 }, 'at schedule.minDelay: expected a minimum delay <= the cap (100 ms), got 200'],
-      ['an unknown jitter', { constant: 10, jitter: 'decorrelated' }, 'at schedule.jitter: expected one of "full", "equal", "none", got "decorrelated"'],
+      [
+        'randomBetween with min > max',
+        { randomBetween: ['2s', '1s'] },
+        'at schedule.randomBetween: expected a pair [min, max] with min <= max, got ["2s","1s"]'
+      ],
+      [
+        'randomBetween not a pair',
+        { randomBetween: [1, 2, 3] },
+        'at schedule.randomBetween: expected a pair of durations [min, max], got [1,2,3]'
+      ],
+      [
+        'a minDelay above the cap',
+        { constant: 10, cap: 100, minDelay: 200 },
+        'at schedule.minDelay: expected a minimum delay <= the cap (100 ms), got 200'
+      ],
+      [
+        'an unknown jitter',
+        { constant: 10, jitter: 'decorrelated' },
+        'at schedule.jitter: expected one of "full", "equal", "none", got "decorrelated"'
+      ],
       ['forever: false', { forever: false }, 'at schedule.forever: expected true, got false'],
-      ['an empty intersect', { intersect: [] }, 'at schedule.intersect: expected a non-empty list of schedule configs, got []'],
-      ['a union that is not a list', { union: { constant: 1 } }, 'at schedule.union: expected a non-empty list of schedule configs, got {"constant":1}'],
+      [
+        'an empty intersect',
+        { intersect: [] },
+        'at schedule.intersect: expected a non-empty list of schedule configs, got []'
+      ],
+      [
+        'a union that is not a list',
+        { union: { constant: 1 } },
+        'at schedule.union: expected a non-empty list of schedule configs, got {"constant":1}'
+      ],
       ['delays that are not a list', { delays: 100 }, 'at schedule.delays: expected a list of durations, got 100'],
-      ['retryOn that is not a list', { constant: 1, retryOn: 'ECONNRESET' }, 'at schedule.retryOn: expected a list of error codes (strings or numbers), got "ECONNRESET"'],
-      ['a key that is not an identifier', { constant: 1, 'max-retries': 3 }, 'at schedule["max-retries"]: expected one of the keys "constant", "cap", "jitter", "minDelay", "maxRetries", "maxElapsed", "maxCumulativeDelay", "retryOn", "neverRetryOn", got 3']
+      [
+        'retryOn that is not a list',
+        { constant: 1, retryOn: 'ECONNRESET' },
+        'at schedule.retryOn: expected a list of error codes (strings or numbers), got "ECONNRESET"'
+      ],
+      [
+        'a key that is not an identifier',
+        { constant: 1, 'max-retries': 3 },
+        'at schedule["max-retries"]: expected one of the keys "constant", "cap", "jitter", "minDelay", "maxRetries", "maxElapsed", "maxCumulativeDelay", "retryOn", "neverRetryOn", got the unknown key "max-retries" (did you mean "maxRetries"?)'
+      ],
+      [
+        'a jitter that is nearly right',
+        { constant: 10, jitter: 'ful' },
+        'at schedule.jitter: expected one of "full", "equal", "none", got "ful" (did you mean "full"?)'
+      ],
+      [
+        'a config that contains itself, reported where it recurs',
+        cyclicConfig(),
+        'at schedule.union[0]: expected a schedule config that does not contain itself, got {"maxRetries":1,"union":[<cycle>]}'
+      ],
+      [
+        'a delays list longer than 1000',
+        { delays: Array(1001).fill(1) },
+        `at schedule.delays: expected a list of at most 1000 durations, got ${JSON.stringify(Array(1001).fill(1)).slice(
+          0,
+          77
+        )}...`
+      ],
+      [
+        'an intersect of more than 100 configs',
+        { intersect: Array(101).fill({ recurs: 1 }) },
+        `at schedule.intersect: expected a list of at most 100 schedule configs, got ${JSON.stringify(
+          Array(101).fill({ recurs: 1 })
+        ).slice(0, 77)}...`
+      ],
+      [
+        'a Map',
+        new Map([['constant', 1]]),
+        expect.stringMatching(/^at schedule: expected an object with exactly one of .*, got \[object Map\]$/)
+      ]
     ])('%s', (_, config, message) => {
-      assert.strictEqual(messageOf(config), message)
+      expect(messageOf(config)).toEqual(message)
     })
 
     it('should report a config with no constructor key, and its unknown keys (a typo), and its bad modifiers', () => {
       deepStrictEqual(messageOf({ exponental: '100ms', maxRetries: 'x' }).split('\n'), [
         'at schedule: expected an object with exactly one of "exponential", "constant", "linear", "fibonacci", "truncatedBinaryExponential", "decorrelatedJitter", "decorrelatedJitterV2", "randomBetween", "delays", "recurs", "forever", "stop", "intersect", "union", "andThen", such as {"exponential": "100ms", "maxRetries": 5}, got {"exponental":"100ms","maxRetries":"x"}',
-        'at schedule.exponental: expected one of the keys "exponential", "constant", "linear", "fibonacci", "truncatedBinaryExponential", "decorrelatedJitter", "decorrelatedJitterV2", "randomBetween", "delays", "recurs", "forever", "stop", "intersect", "union", "andThen", "factor", "maxDoublings", "cap", "jitter", "minDelay", "maxRetries", "maxElapsed", "maxCumulativeDelay", "retryOn", "neverRetryOn", got "100ms"',
+        'at schedule.exponental: expected one of the keys "exponential", "constant", "linear", "fibonacci", "truncatedBinaryExponential", "decorrelatedJitter", "decorrelatedJitterV2", "randomBetween", "delays", "recurs", "forever", "stop", "intersect", "union", "andThen", "factor", "maxDoublings", "cap", "jitter", "minDelay", "maxRetries", "maxElapsed", "maxCumulativeDelay", "retryOn", "neverRetryOn", got the unknown key "exponental" (did you mean "exponential"?)',
         'at schedule.maxRetries: expected a whole number >= 0, got "x"'
       ])
     })
@@ -728,7 +1003,10 @@ describe('ScheduleConfig', () => {
     it('should shorten a long value, and show values that have no JSON', () => {
       const long = messageOf({ constant: 'x'.repeat(200) })
       assert.ok(long.endsWith(`got "${'x'.repeat(76)}...`), long)
-      assert.strictEqual(messageOf({ constant: BigInt(10) }), 'at schedule.constant: expected a duration like "250ms" or a number of ms, got 10n')
+      assert.strictEqual(
+        messageOf({ constant: BigInt(10) }),
+        'at schedule.constant: expected a duration like "250ms" or a number of ms, got 10n'
+      )
       assert.strictEqual(messageOf({ stop: 'yes', junk: undefined }), 'at schedule.stop: expected true, got "yes"')
     })
 
@@ -744,15 +1022,232 @@ describe('ScheduleConfig', () => {
       const error = errorOf(deep)
       deepStrictEqual(error.issues.length, 1)
       assert.match(error.issues[0].expected, /^a schedule config nested at most 32 levels deep$/)
-      const cyclic: { maxRetries: number; union: Array<unknown> } = { maxRetries: 1, union: [] }
-      cyclic.union.push(cyclic)
-      assert.match(messageOf(cyclic), /nested at most 32 levels deep, got \[object Object\]$/)
+      // a cycle through a list: reported where the config recurs, not 32 levels down
+      const list: Array<unknown> = []
+      list.push({ intersect: list })
+      assert.strictEqual(
+        messageOf({ intersect: list }),
+        'at schedule.intersect[0].intersect[0]: expected a schedule config that does not contain itself, got {"intersect":[<cycle>]}'
+      )
     })
 
     it('toConfigError should name paths as the codec does when the config is decoded on its own', () => {
       const result = ScheduleConfigCodec.decode({ constant: 'slow' })
       assert.ok(E.isLeft(result))
-      if (E.isLeft(result)) deepStrictEqual(toConfigError(result.left).issues.map((i) => i.path), ['schedule.constant'])
+      if (E.isLeft(result))
+        deepStrictEqual(
+          toConfigError(result.left).issues.map((i) => i.path),
+          ['schedule.constant']
+        )
+    })
+  })
+
+  describe('every value of every key is checked by its rule', () => {
+    /** Where each duration of the grammar is written, as a config with `$` in its place. */
+    const durationPlaces: ReadonlyArray<readonly [string, (d: unknown) => unknown]> = [
+      ['schedule.exponential', (d) => ({ exponential: d })],
+      ['schedule.constant', (d) => ({ constant: d })],
+      ['schedule.linear', (d) => ({ linear: d })],
+      ['schedule.fibonacci', (d) => ({ fibonacci: d })],
+      ['schedule.truncatedBinaryExponential', (d) => ({ truncatedBinaryExponential: d, maxDoublings: 3 })],
+      ['schedule.decorrelatedJitter', (d) => ({ decorrelatedJitter: d, cap: '1h' })],
+      ['schedule.cap', (d) => ({ decorrelatedJitter: 0, cap: d })],
+      ['schedule.decorrelatedJitterV2', (d) => ({ decorrelatedJitterV2: d })],
+      ['schedule.randomBetween[0]', (d) => ({ randomBetween: [d, '1h'] })],
+      ['schedule.randomBetween[1]', (d) => ({ randomBetween: [0, d] })],
+      ['schedule.delays[1]', (d) => ({ delays: [10, d] })],
+      ['schedule.cap', (d) => ({ constant: 0, cap: d })],
+      ['schedule.minDelay', (d) => ({ constant: 1, minDelay: d })],
+      ['schedule.maxElapsed', (d) => ({ constant: 1, maxElapsed: d })],
+      ['schedule.maxCumulativeDelay', (d) => ({ constant: 1, maxCumulativeDelay: d })],
+      ['schedule.union[1].constant', (d) => ({ union: [{ recurs: 1 }, { constant: d }] })]
+    ]
+    const badDurations: ReadonlyArray<readonly [unknown, string]> = [
+      [-1, '-1'],
+      [-0.5, '-0.5'],
+      [NaN, 'NaN'],
+      [Infinity, 'Infinity'],
+      [-Infinity, '-Infinity'],
+      ['-1s', '"-1s"'],
+      ['Infinity', '"Infinity"'],
+      ['ten', '"ten"'],
+      [null, 'null'],
+      [true, 'true'],
+      [[], '[]'],
+      [BigInt(10), '10n']
+    ]
+
+    it.each(
+      durationPlaces.flatMap(([where, config]) =>
+        badDurations.map(([bad, shown]) => [where, shown, config(bad)] as const)
+      )
+    )('a duration at %s should reject %s: negative, NaN, infinite or unreadable', (where, shown, config) => {
+      assert.strictEqual(
+        messageOf(config),
+        `at ${where}: expected a duration like "250ms" or a number of ms, got ${shown}`
+      )
+    })
+
+    it.each(durationPlaces)(
+      'a duration at %s should accept 0, -0 (as 0), a fraction and a string with a unit',
+      (_, config) => {
+        for (const [written, ms] of [
+          [0, 0],
+          [-0, 0],
+          [1.5, 1.5],
+          ['2s', 2000]
+        ] as const) {
+          const encoded = JSON.stringify(ScheduleConfigCodec.encode(decode(config(written))))
+          assert.ok(!encoded.includes('-0'), encoded)
+          assert.ok(encoded.includes(String(ms)), encoded)
+        }
+      }
+    )
+
+    const countPlaces: ReadonlyArray<readonly [string, (n: unknown) => unknown]> = [
+      ['schedule.recurs', (n) => ({ recurs: n })],
+      ['schedule.maxRetries', (n) => ({ constant: 1, maxRetries: n })],
+      ['schedule.maxDoublings', (n) => ({ truncatedBinaryExponential: 1000, maxDoublings: n })]
+    ]
+    const badCounts: ReadonlyArray<readonly [unknown, string]> = [
+      [-1, '-1'],
+      [1.5, '1.5'],
+      [NaN, 'NaN'],
+      [Infinity, 'Infinity'],
+      [2 ** 53, '9007199254740992'],
+      ['3', '"3"'],
+      [null, 'null']
+    ]
+
+    it.each(
+      countPlaces.flatMap(([where, config]) => badCounts.map(([bad, shown]) => [where, shown, config(bad)] as const))
+    )(
+      'a count at %s should reject %s: negative, fractional, NaN, infinite, unsafe or not a number',
+      (where, shown, config) => {
+        assert.strictEqual(messageOf(config), `at ${where}: expected a whole number >= 0, got ${shown}`)
+      }
+    )
+
+    it('Duration and the count fields should accept exactly what the shared rules (internal/validate) accept', () => {
+      fc.assert(
+        fc.property(fc.oneof(fc.double(), fc.integer(), fc.anything()), (u) => {
+          deepStrictEqual(Duration.is(u), isDuration(u))
+          if (typeof u !== 'string') deepStrictEqual(E.isRight(Duration.decode(u)), isDuration(u))
+          deepStrictEqual(E.isRight(ScheduleConfigCodec.decode({ recurs: u })), isCount(u))
+        }),
+        { numRuns: 500 }
+      )
+    })
+  })
+
+  describe('unknown keys', () => {
+    it.each([
+      ['maxRetry', 'maxRetries', { exponential: 100, maxRetry: 3 }],
+      ['MaxRetries', 'maxRetries', { exponential: 100, MaxRetries: 3 }],
+      ['max_retries', 'maxRetries', { exponential: 100, max_retries: 3 }],
+      ['retries', 'maxRetries', { exponential: 100, retries: 3 }],
+      ['maxRetriesCount', 'maxRetries', { exponential: 100, maxRetriesCount: 3 }],
+      ['capped', 'cap', { exponential: 100, capped: 3 }],
+      ['mindelay', 'minDelay', { exponential: 100, mindelay: 3 }],
+      ['retryon', 'retryOn', { exponential: 100, retryon: [503] }],
+      ['exponental (no constructor key: every key is a candidate)', 'exponential', { exponental: 100 }],
+      ['fibonaci', 'fibonacci', { fibonaci: 100 }]
+    ])('%s: did you mean %s?', (_, meant, config) => {
+      const issue = leftOf(config).issues.find((i) => i.hint !== undefined)
+      deepStrictEqual(issue?.hint, `did you mean ${JSON.stringify(meant)}?`)
+    })
+
+    it.each([
+      ['timeout', { constant: 1, timeout: 3 }],
+      ['x', { constant: 1, x: 3 }],
+      ['a key of 10,000 characters', { constant: 1, ['maxRetries'.repeat(1000)]: 3 }]
+    ])('%s: no hint when no key is close', (_, config) => {
+      const error = leftOf(config)
+      deepStrictEqual(
+        error.issues.map((i) => i.hint),
+        [undefined]
+      )
+      assert.ok(error.message.length < 500, error.message)
+    })
+
+    it('should name the key, not its value (a value may be a secret)', () => {
+      const message = messageOf({ constant: 1, apiToken: 'hunter2' })
+      assert.ok(message.includes('"apiToken"'), message)
+      assert.ok(!message.includes('hunter2'), message)
+    })
+  })
+
+  describe('the number of issues reported is bounded', () => {
+    it('should list the first 20 issues, then one line "and K more"', () => {
+      const error = leftOf({ constant: 1, retryOn: Array.from({ length: 25 }, () => null) })
+      deepStrictEqual(error.issues.length, 20)
+      deepStrictEqual(error.omitted, 5)
+      deepStrictEqual(error.issues[19].path, 'schedule.retryOn[19]')
+      const lines = error.message.split('\n')
+      deepStrictEqual(lines.length, 21)
+      deepStrictEqual(lines[20], 'and 5 more')
+    })
+
+    it('should give a short message for 5 MB of nulls (it was 89 MB), a list or an object', () => {
+      const nulls = Array.from({ length: 1_000_000 }, () => null)
+      const list = leftOf({ constant: 1, retryOn: nulls })
+      deepStrictEqual(list.issues.length, 1)
+      assert.match(
+        list.message,
+        /^at schedule\.retryOn: expected a list of at most 1000 error codes \(strings or numbers\), got \[null,null,/
+      )
+      assert.ok(list.message.length < 300)
+      const object = leftOf(Object.fromEntries(nulls.slice(0, 200_000).map((_, i) => [`k${i}`, null])))
+      deepStrictEqual(object.issues.length, 20)
+      deepStrictEqual(object.omitted, 200_000 - 19)
+      assert.ok(object.message.length < 50_000, String(object.message.length))
+    })
+
+    it('should bound the issues of configs nested in a list too', () => {
+      const error = leftOf({ intersect: Array.from({ length: 100 }, () => ({ constant: -1, maxRetries: -1 })) })
+      deepStrictEqual(error.issues.length, 20)
+      deepStrictEqual(error.omitted, 180)
+    })
+  })
+
+  describe('inside your own io-ts type', () => {
+    const AppConfig = t.type({ name: t.string, retry: ScheduleConfigCodec })
+
+    it('should report paths from the root of your type, and work with io-ts PathReporter', () => {
+      const result = AppConfig.decode({ name: 42, retry: { constant: 'soon', maxRetry: 3 } })
+      deepStrictEqual(PathReporter.report(result), [
+        'Invalid value 42 supplied to : { name: string, retry: ScheduleConfig }/name: string',
+        'at retry.maxRetry: expected one of the keys "constant", "cap", "jitter", "minDelay", "maxRetries", "maxElapsed", "maxCumulativeDelay", "retryOn", "neverRetryOn", got the unknown key "maxRetry" (did you mean "maxRetries"?)',
+        'at retry.constant: expected a duration like "250ms" or a number of ms, got "soon"'
+      ])
+      assert.ok(E.isLeft(result))
+      if (E.isLeft(result)) {
+        const error = toConfigError(result.left)
+        deepStrictEqual(
+          error.issues.map((i) => [i.path, i.expected]),
+          [
+            ['name', 'string'],
+            ['retry.maxRetry', error.issues[1].expected],
+            ['retry.constant', 'a duration like "250ms" or a number of ms']
+          ]
+        )
+        assert.match(error.message, /^at name: expected string, got 42\n/)
+      }
+    })
+
+    it('should name list items and nested keys from your type too', () => {
+      const Policies = t.record(t.string, t.array(ScheduleConfigCodec))
+      const result = Policies.decode({ 'payments-api': [{ constant: 1 }, { intersect: [{ recurs: -1 }] }] })
+      deepStrictEqual(PathReporter.report(result), [
+        'at ["payments-api"][1].intersect[0].recurs: expected a whole number >= 0, got -1'
+      ])
+    })
+
+    it('should decode a good config inside your type', () => {
+      deepStrictEqual(
+        AppConfig.decode({ name: 'api', retry: { constant: '1s', maxRetries: 2 } }),
+        E.right({ name: 'api', retry: { constant: 1000, maxRetries: 2 } })
+      )
     })
   })
 
@@ -761,8 +1256,8 @@ describe('ScheduleConfig', () => {
       const result = ScheduleConfigCodec.decode(u)
       if (E.isLeft(result)) {
         const error = toConfigError(result.left)
-        assert.ok(error.issues.length > 0)
-        deepStrictEqual(error.message.split('\n').length, error.issues.length)
+        assert.ok(error.issues.length > 0 && error.issues.length <= 20)
+        deepStrictEqual(error.message.split('\n').length, error.issues.length + (error.omitted > 0 ? 1 : 0))
       } else {
         // whatever decodes builds a schedule that runs
         const delays = Schedule.delays(toSchedule(result.right), { limit: 10, attemptDuration: 1 })
@@ -795,7 +1290,28 @@ describe('ScheduleConfig', () => {
     })
 
     it('on near-configs: the right keys with arbitrary values, nested', () => {
-      const key = fc.constantFrom('exponential', 'factor', 'cap', 'decorrelatedJitter', 'decorrelatedJitterV2', 'truncatedBinaryExponential', 'maxDoublings', 'randomBetween', 'delays', 'recurs', 'forever', 'intersect', 'union', 'andThen', 'jitter', 'minDelay', 'maxRetries', 'retryOn', 'neverRetryOn', 'bogus')
+      const key = fc.constantFrom(
+        'exponential',
+        'factor',
+        'cap',
+        'decorrelatedJitter',
+        'decorrelatedJitterV2',
+        'truncatedBinaryExponential',
+        'maxDoublings',
+        'randomBetween',
+        'delays',
+        'recurs',
+        'forever',
+        'intersect',
+        'union',
+        'andThen',
+        'jitter',
+        'minDelay',
+        'maxRetries',
+        'retryOn',
+        'neverRetryOn',
+        'bogus'
+      )
       const value = fc.oneof(fc.anything(), fc.constantFrom('1s', '-1s', 'ten', 0, -0, 1.5, 1e308, true, 'full', []))
       const { near } = fc.letrec<{ near: unknown }>((tie) => ({
         near: fc.oneof(
@@ -806,6 +1322,121 @@ describe('ScheduleConfig', () => {
         )
       }))
       fc.assert(fc.property(near, neverThrows), { numRuns: 1000 })
+    })
+
+    const revoked = (): object => {
+      const r = Proxy.revocable({}, {})
+      r.revoke()
+      return r.proxy
+    }
+    const throwingGetter = (key: string, base: object = {}): object =>
+      Object.defineProperty(base, key, {
+        enumerable: true,
+        get: () => {
+          throw new Error('getter')
+        }
+      })
+    const throwingTraps = new Proxy(
+      {},
+      {
+        ownKeys: () => {
+          throw new Error('ownKeys')
+        }
+      }
+    )
+    const throwingGet = new Proxy(
+      { constant: 1 },
+      {
+        get: () => {
+          throw new Error('get')
+        }
+      }
+    )
+    const hugeLength = new Proxy([], {
+      get: (target, key) => (key === 'length' ? 2 ** 32 - 1 : Reflect.get(target, key))
+    })
+
+    it.each<readonly [string, unknown, RegExp]>([
+      [
+        'a throwing getter on a constructor key',
+        throwingGetter('constant'),
+        /^at schedule\.constant: expected a value that can be read, got a property whose read threw$/m
+      ],
+      [
+        'a throwing getter on a modifier',
+        throwingGetter('cap', { constant: 1 }),
+        /^at schedule\.cap: expected a value that can be read/m
+      ],
+      [
+        'a throwing getter on a list item',
+        { constant: 1, retryOn: throwingGetter('0', ['E1']) },
+        /^at schedule\.retryOn\[0\]: expected a value that can be read/m
+      ],
+      ['a Proxy whose ownKeys trap throws', throwingTraps, /^at schedule: expected an object with exactly one of/],
+      [
+        'a Proxy whose get trap throws',
+        throwingGet,
+        /^at schedule: expected an object with exactly one of .*, got <unreadable>$/
+      ],
+      [
+        'a revoked Proxy as the config',
+        revoked(),
+        /^at schedule: expected an object with exactly one of .*, got <unreadable>$/
+      ],
+      [
+        'a revoked Proxy as a list',
+        { constant: 1, retryOn: revoked() },
+        /^at schedule\.retryOn: expected a list of error codes/
+      ],
+      ['a revoked Proxy nested', { intersect: [revoked()] }, /^at schedule\.intersect\[0\]: expected an object/],
+      [
+        'a sparse array of length 1e7 as codes',
+        { constant: 1, retryOn: new Array(1e7) },
+        /^at schedule\.retryOn: expected a list of at most 1000 error codes/
+      ],
+      [
+        'a sparse array of length 1e7 as delays',
+        { delays: new Array(1e7) },
+        /^at schedule\.delays: expected a list of at most 1000 durations, got \[null,null,/
+      ],
+      [
+        'a sparse array of length 2^32 - 1 as configs',
+        { union: new Array(2 ** 32 - 1) },
+        /^at schedule\.union: expected a list of at most 100 schedule configs/
+      ],
+      [
+        'a sparse array of length 2^32 - 1 as the config',
+        new Array(2 ** 32 - 1),
+        /^at schedule: expected an object with exactly one of .*, got \[null,null,.*\.\.\.$/
+      ],
+      [
+        'a Proxy of an array that claims 2^32 - 1 items',
+        { constant: 1, neverRetryOn: hugeLength },
+        /^at schedule\.neverRetryOn: expected a list of at most 1000/
+      ],
+      [
+        'an array-like object',
+        { delays: { length: 1e9 } },
+        /^at schedule\.delays: expected a list of durations, got \{"length":1000000000\}$/
+      ],
+      [
+        'a shared config used 100 times at each of 10 levels',
+        (() => {
+          let c: unknown = { constant: 1 }
+          for (let i = 0; i < 10; i++) c = { intersect: Array(100).fill(c) }
+          return c
+        })(),
+        /at most 1000 schedule configs in all/
+      ]
+    ])('should return a Left, not throw, on %s', (_, u, message) => {
+      const error = leftOf(u)
+      assert.match(error.message, message)
+      assert.ok(error.message.length < 10_000)
+    })
+
+    it('defaultCodeOf should not throw on an error whose properties throw', () => {
+      deepStrictEqual(defaultCodeOf(throwingGetter('code', { status: 503 })), 503)
+      deepStrictEqual(defaultCodeOf(revoked()), undefined)
     })
   })
 
@@ -842,27 +1473,74 @@ describe('ScheduleConfig', () => {
       assert.ok(!ScheduleConfigCodec.is(null))
       assert.ok(ScheduleConfigCodec.is({ constant: 10, maxRetries: 3 }))
     })
+  })
 
-    it('a decoded config should build the schedule an independent reading of the grammar builds', () => {
+  describe('a config-built schedule is the schedule written in code', () => {
+    it('should have the description of the hand-built schedule, not config(...)', () => {
+      const schedule = fromConfig({
+        exponential: '100ms',
+        cap: '10s',
+        jitter: 'full',
+        maxRetries: 5,
+        maxElapsed: '30s'
+      })
+      const byHand = pipe(
+        Schedule.exponential(100),
+        Schedule.capped(10_000),
+        Schedule.fullJitter,
+        Schedule.intersect(Schedule.recurs(5)),
+        Schedule.upTo(30_000)
+      )
+      assert.strictEqual(schedule.description, byHand.description)
+      assert.ok(!schedule.description.startsWith('config('))
+      // however the config was written
+      assert.strictEqual(
+        fromConfig({ maxElapsed: 30_000, maxRetries: 5, jitter: 'full', cap: '10 seconds', exponential: 100 })
+          .description,
+        byHand.description
+      )
+    })
+
+    it('should have the description and the delays of an independent reading of the grammar, for generated configs', () => {
       fc.assert(
         fc.property(configArbitrary, runArbitrary, (raw, run) => {
           const decoded = decode(raw)
+          assert.strictEqual(toSchedule(decoded).description, reference(decoded).description)
           deepStrictEqual(delaysOf(toSchedule(decoded), run), delaysOf(reference(decoded), run))
         }),
         { numRuns }
       )
     })
+
+    it('should keep the metadata of the built schedule: parse then retrying reads no clock unless the config looks at the time (regression: parse spread the schedule into { ...s, description }, and the runner read the clock at every retry)', async () => {
+      const timeless = parse({
+        exponential: '100ms',
+        cap: '1s',
+        jitter: 'full',
+        maxRetries: 3,
+        retryOn: ['ECONNRESET']
+      })
+      const timed = parse({ exponential: '100ms', maxRetries: 3, maxElapsed: '10s' })
+      assert.ok(E.isRight(timeless) && E.isRight(timed))
+      if (E.isRight(timeless) && E.isRight(timed)) {
+        deepStrictEqual(await clockReads(timeless.right), 0)
+        assert.ok((await clockReads(timed.right)) > 0)
+      }
+    })
   })
 
-  describe('description', () => {
+  describe('format', () => {
     it('should be the canonical JSON of the config: stable under key order and duration spelling', () => {
-      const a = fromConfig({ exponential: '100ms', cap: '10s', jitter: 'full', maxRetries: 5, maxElapsed: '30s' })
-      const b = fromConfig({ maxElapsed: 30_000, maxRetries: 5, jitter: 'full', cap: '10 seconds', exponential: 100 })
-      assert.strictEqual(a.description, 'config({"exponential":100,"cap":10000,"jitter":"full","maxRetries":5,"maxElapsed":30000})')
-      assert.strictEqual(b.description, a.description)
-      // a hand-built config in another key order describes the same way too
-      const c = toSchedule({ maxRetries: 5, constant: 10 })
-      assert.strictEqual(c.description, toSchedule({ constant: 10, maxRetries: 5 }).description)
+      const a = decode({ exponential: '100ms', cap: '10s', jitter: 'full', maxRetries: 5, maxElapsed: '30s' })
+      const b = decode({ maxElapsed: 30_000, maxRetries: 5, jitter: 'full', cap: '10 seconds', exponential: 100 })
+      assert.strictEqual(format(a), '{"exponential":100,"cap":10000,"jitter":"full","maxRetries":5,"maxElapsed":30000}')
+      assert.strictEqual(format(b), format(a))
+      // a hand-built config in another key order formats the same way too
+      assert.strictEqual(format({ maxRetries: 5, constant: 10 }), format({ constant: 10, maxRetries: 5 }))
+      assert.strictEqual(
+        format({ decorrelatedJitter: 5, cap: 2000, minDelay: 10 }),
+        '{"decorrelatedJitter":5,"cap":2000,"minDelay":10}'
+      )
     })
 
     it('should be the same for two decodings of one config, and differ exactly when the decoded configs differ', () => {
@@ -870,10 +1548,8 @@ describe('ScheduleConfig', () => {
         fc.property(configArbitrary, configArbitrary, (x, y) => {
           const dx = decode(x)
           const dy = decode(y)
-          assert.strictEqual(toSchedule(dx).description, toSchedule(decode(x)).description)
-          const same = JSON.stringify(ScheduleConfigCodec.encode(dx)) === JSON.stringify(ScheduleConfigCodec.encode(dy))
-          assert.strictEqual(toSchedule(dx).description === toSchedule(dy).description, same)
-          assert.strictEqual(same, equal(dx, dy))
+          assert.strictEqual(format(dx), format(decode(x)))
+          assert.strictEqual(format(dx) === format(dy), equal(dx, dy))
         }),
         { numRuns }
       )
@@ -883,7 +1559,7 @@ describe('ScheduleConfig', () => {
       fc.assert(
         fc.property(configArbitrary, (raw) => {
           const decoded = ScheduleConfigCodec.encode(decode(raw))
-          const description = toSchedule(decode(decoded)).description
+          const text = format(decode(decoded))
           // bump every number of the config, one at a time, keeping the config valid where it stays valid
           const paths: Array<ReadonlyArray<string | number>> = []
           const walk = (v: unknown, path: ReadonlyArray<string | number>): void => {
@@ -899,11 +1575,134 @@ describe('ScheduleConfig', () => {
             const last = path[path.length - 1]
             parent[last] = (parent[last] as number) + 1
             const changed = ScheduleConfigCodec.decode(copy)
-            if (E.isRight(changed)) assert.notStrictEqual(toSchedule(changed.right).description, description)
+            if (E.isRight(changed)) assert.notStrictEqual(format(changed.right), text)
           }
         }),
         { numRuns: 100 }
       )
+    })
+  })
+
+  describe('types', () => {
+    it('ScheduleConfig, read from the grammar, should accept its forms and reject the others at compile time', () => {
+      const forms: ReadonlyArray<ScheduleConfig> = [
+        { exponential: 100, factor: 3, cap: 1000, jitter: 'full' },
+        { truncatedBinaryExponential: 10_000, maxDoublings: 9 },
+        { decorrelatedJitter: 5, cap: 2000 },
+        { decorrelatedJitterV2: 100 },
+        { randomBetween: [1, 2] },
+        { intersect: [{ recurs: 2 }, { constant: 1, retryOn: ['ECONNRESET', 503] }], maxElapsed: 1000 }
+      ]
+      // @ts-expect-error decorrelatedJitter needs its cap
+      const noCap: ScheduleConfig = { decorrelatedJitter: 5 }
+      // @ts-expect-error truncatedBinaryExponential needs maxDoublings
+      const noDoublings: ScheduleConfig = { truncatedBinaryExponential: 10_000 }
+      // @ts-expect-error a jitter the table does not have
+      const badJitter: ScheduleConfig = { constant: 1, jitter: 'half' }
+      // @ts-expect-error durations are numbers of ms once decoded
+      const text: ScheduleConfig = { constant: '1s' }
+      deepStrictEqual(
+        forms.map((c) => ScheduleConfigCodec.is(c)),
+        forms.map(() => true)
+      )
+      deepStrictEqual(
+        [noCap, noDoublings, badJitter, text].map((c) => ScheduleConfigCodec.is(c)),
+        [false, false, false, false]
+      )
+    })
+  })
+
+  describe('grammar', () => {
+    it('should list each key once per role: the constructors, their parameters, the modifiers in the order they apply', () => {
+      const keys = (role: string) => grammar.filter((k) => k.role === role).map((k) => k.key)
+      deepStrictEqual(keys('constructor'), [
+        'exponential',
+        'constant',
+        'linear',
+        'fibonacci',
+        'truncatedBinaryExponential',
+        'decorrelatedJitter',
+        'decorrelatedJitterV2',
+        'randomBetween',
+        'delays',
+        'recurs',
+        'forever',
+        'stop',
+        'intersect',
+        'union',
+        'andThen'
+      ])
+      deepStrictEqual(keys('parameter'), ['factor', 'maxDoublings', 'cap'])
+      deepStrictEqual(keys('modifier'), [
+        'cap',
+        'jitter',
+        'minDelay',
+        'maxRetries',
+        'maxElapsed',
+        'maxCumulativeDelay',
+        'retryOn',
+        'neverRetryOn'
+      ])
+      deepStrictEqual(
+        grammar.filter((k) => k.role === 'parameter').map((k) => [k.key, k.with, k.required]),
+        [
+          ['factor', ['exponential'], false],
+          ['maxDoublings', ['truncatedBinaryExponential'], true],
+          ['cap', ['decorrelatedJitter', 'decorrelatedJitterV2'], false]
+        ]
+      )
+    })
+
+    /** The docs' list of keys, as generated from the grammar. */
+    const renderGrammar = (): string => {
+      const row = (cells: ReadonlyArray<string>) => `| ${cells.join(' | ')} |`
+      const table = (head: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>) =>
+        [row(head), row(head.map(() => '---')), ...rows.map(row)].join('\n')
+      const of = (role: string) => grammar.filter((k) => k.role === role)
+      return [
+        '**Constructors**: exactly one per config object.',
+        '',
+        table(
+          ['Key', 'Value', 'Schedule'],
+          of('constructor').map((k) => [`\`${k.key}\``, k.value, k.meaning])
+        ),
+        '',
+        '**Parameters**: with the constructors named only.',
+        '',
+        table(
+          ['Key', 'With', 'Value', 'Meaning'],
+          of('parameter').map((k) => [`\`${k.key}\``, k.with.map((w) => `\`${w}\``).join(', '), k.value, k.meaning])
+        ),
+        '',
+        '**Modifiers**: optional, on any config, nested ones included; they apply in the order of this table.',
+        '',
+        table(
+          ['Key', 'Value', 'Effect'],
+          of('modifier').map((k) => [`\`${k.key}\``, k.value, k.meaning])
+        )
+      ].join('\n')
+    }
+
+    const guide = fs.readFileSync(path.join(__dirname, '..', 'docs', 'configuration.md'), 'utf8')
+
+    it("docs/configuration.md's list of keys should be the one generated from the grammar", () => {
+      const start = '<!-- grammar: generated from ScheduleConfig.grammar, checked by test/ScheduleConfig.test.ts -->\n'
+      const end = '\n<!-- grammar: end -->'
+      const from = guide.indexOf(start)
+      const to = guide.indexOf(end)
+      assert.ok(from >= 0 && to > from, 'the markers of the generated list are missing')
+      const expected = renderGrammar()
+      assert.strictEqual(guide.slice(from + start.length, to), expected, `replace the list with:\n${expected}`)
+    })
+
+    it("docs/configuration.md's table of errors should show the messages parse gives", () => {
+      const rows = [...guide.matchAll(/^\| `(\{.*\})` \| `(at .*)` \|$/gm)]
+      assert.ok(rows.length >= 25, String(rows.length))
+      for (const [, config, message] of rows) {
+        const actual = messageOf(JSON.parse(config))
+        if (message.endsWith('...')) assert.ok(actual.startsWith(message.slice(0, -3)), `${config}: ${actual}`)
+        else assert.strictEqual(actual, message, config)
+      }
     })
   })
 })
