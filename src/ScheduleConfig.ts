@@ -466,7 +466,7 @@ interface BuildContext {
   readonly toSchedule: (config: ScheduleConfig) => Schedule.Schedule<unknown>
 }
 
-/** What a cross-field check sees: the values decoded so far, and the constructor's entry. */
+/** What a cross-field check sees: the values decoded so far, and the config's constructor key. */
 interface Decoded {
   readonly values: Readonly<Record<string, unknown>>
   readonly kind: string | undefined
