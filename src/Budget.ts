@@ -145,7 +145,7 @@ export interface TokenBucketOptions {
 export interface AdaptiveOptions {
   readonly window: number
   readonly minSuccessRate: number
-  readonly maxLatencyPercentile?: { readonly percentile: number; readonly ms: number }
+  readonly maxLatencyPercentile?: { readonly percentile: number; readonly ms: number } | undefined
   readonly minSamples: number
 }
 

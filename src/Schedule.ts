@@ -634,10 +634,10 @@ export const fibonacci = (base: number): Schedule<unknown> => {
  */
 export const decorrelatedJitter = (base: number, cap: number): Schedule<unknown> => {
   const b = validate.saturate(validate.duration('Schedule.decorrelatedJitter', 'base', base))
-  const c = validate.saturate(validate.atLeast('Schedule.decorrelatedJitter', 'cap', b, cap))
+  const c = validate.saturate(validate.atLeast('Schedule.decorrelatedJitter', 'cap', b, cap)) + 0 // -0 becomes 0
   return numeric(`decorrelatedJitter(${b}, ${c})`, b, (previous, cursor) => {
-    // previous · 3 saturates, so that huge arguments still give finite delays.
-    const delay = Math.min(c, b + cursor.random.next() * (validate.saturate(previous * 3) - b))
+    // previous <= c <= MAX_DELAY, so previous · 3 is finite: the AWS formula as written, even at a saturated cap.
+    const delay = Math.min(c, b + cursor.random.next() * (previous * 3 - b))
     return [delay, delay]
   })
 }
@@ -1274,8 +1274,9 @@ export const resetAfter = (ms: number): (<In>(self: Schedule<In>) => Schedule<In
  */
 export const fixed = (ms: number): Schedule<unknown> => {
   const period = validate.saturate(validate.duration('Schedule.fixed', 'ms', ms))
+  // Saturates: at a period near the largest delay, the sum rounds past it.
   return timed(`fixed(${period})`, forever, (_, cursor, attemptStart) =>
-    Math.max(0, attemptStart + period - cursor.now)
+    validate.saturate(Math.max(0, attemptStart + period - cursor.now))
   )
 }
 

@@ -1,6 +1,4 @@
-import * as assert from 'assert'
 import * as fc from 'fast-check'
-import * as E from 'fp-ts/Either'
 import { pipe } from 'fp-ts/function'
 import * as O from 'fp-ts/Option'
 import * as Driver from '../src/Driver'
@@ -12,13 +10,13 @@ import {
   advanceRun,
   driverFor,
   numbersIn,
+  replayCursor,
   runPlanArbitrary,
   scheduleArbitrary,
-  throwsTypeError,
   trace,
   traceDecisions
 } from './support/schedules'
-import { deepStrictEqual, throwsRangeError } from './util'
+import { deepStrictEqual, leftOf, ok, rightOf, throwsRangeError, throwsTypeError } from './util'
 
 // Kept moderate so that the whole file runs in a few seconds.
 const numRuns = 200
@@ -49,11 +47,6 @@ const recording = (): {
 
 /** A JSON round trip, as a store would make it. */
 const throughJson = <A>(a: A): A => JSON.parse(JSON.stringify(a)) as A
-
-const right = <A>(e: E.Either<Driver.ScheduleMismatch, A>): A => {
-  if (E.isLeft(e)) throw e.left
-  return e.right
-}
 
 /** Freezes a JSON value all the way down, so that any write to it throws (test files are strict mode). */
 const deepFreeze = <A>(a: A): A => {
@@ -178,7 +171,7 @@ describe('Driver', () => {
     it('should answer 0, never -0, and store it as 0', () => {
       const driver = Driver.make(answering(-0))
       const delay = driver.advance(undefined, 0)
-      assert.ok(Object.is(delay, 0) && Object.is(driver.cumulativeDelay, 0) && Object.is(driver.dueAt, 0))
+      ok(Object.is(delay, 0) && Object.is(driver.cumulativeDelay, 0) && Object.is(driver.dueAt, 0))
       deepStrictEqual(
         numbersIn(driver.snapshot()).filter((n) => Object.is(n, -0)),
         []
@@ -282,7 +275,7 @@ describe('Driver', () => {
           const k = Math.min(at, straight.filter((d) => d.delay >= 0).length)
           const first = driverFor(s, plan)
           const before = advanceRun(first, plan, k)
-          const resumed = right(Driver.restore(s, throughJson(first.snapshot())))
+          const resumed = rightOf(Driver.restore(s, throughJson(first.snapshot())))
           const after = advanceRun(resumed, plan)
           deepStrictEqual([...before, ...after], straight)
           deepStrictEqual(resumed.snapshot(), uninterrupted.snapshot())
@@ -295,7 +288,7 @@ describe('Driver', () => {
       const driver = Driver.make(Schedule.fromDelays([50, 80, 120]), { start: 1000 })
       driver.advance(undefined, 1010)
       driver.advance(undefined, 1070)
-      const resumed = right(Driver.restore(Schedule.fromDelays([50, 80, 120]), throughJson(driver.snapshot())))
+      const resumed = rightOf(Driver.restore(Schedule.fromDelays([50, 80, 120]), throughJson(driver.snapshot())))
       deepStrictEqual(
         [resumed.start, resumed.dueAt, resumed.iterNumber, resumed.cumulativeDelay, resumed.previousDelay],
         [1000, 1150, 2, 130, O.some(80)]
@@ -308,15 +301,14 @@ describe('Driver', () => {
       const s = pipe(Schedule.constant(1000), Schedule.fullJitter)
       const driver = Driver.make(s, { random: Random.seeded(1) })
       driver.advance(undefined, 0)
-      const resumed = right(Driver.restore(s, driver.snapshot(), Random.fixed(0.5)))
+      const resumed = rightOf(Driver.restore(s, driver.snapshot(), Random.fixed(0.5)))
       deepStrictEqual(resumed.advance(undefined, 1000), 500)
     })
 
     it('should return a ScheduleMismatch for a run of another schedule', () => {
       const stored = Driver.make(Schedule.recurs(3)).snapshot()
-      const restored = Driver.restore(Schedule.recurs(4), stored)
-      assert.ok(E.isLeft(restored) && restored.left instanceof Driver.ScheduleMismatch)
-      const mismatch = restored.left
+      const mismatch = leftOf(Driver.restore(Schedule.recurs(4), stored))
+      ok(mismatch instanceof Driver.ScheduleMismatch)
       deepStrictEqual(
         [mismatch._tag, mismatch.name, mismatch.expected, mismatch.found, mismatch.message],
         [
@@ -373,14 +365,7 @@ describe('Driver', () => {
             const frozen = deepFreeze(throughJson(step.state))
             // A write to the frozen state throws: the stepper must copy what it changes.
             const stepper = s.stepper(frozen)
-            const delay = stepper.next({
-              ...step.context,
-              random: Random.fromState(step.randomState),
-              iterNumber: step.context.status.iterNumber,
-              elapsed: step.context.status.elapsed,
-              cumulativeDelay: step.context.status.cumulativeDelay,
-              context: () => ({ ...step.context, random: Random.fromState(step.randomState) })
-            })
+            const delay = stepper.next(replayCursor(step))
             deepStrictEqual(frozen, throughJson(step.state))
             if (delay >= 0) deepStrictEqual(throughJson(stepper.state()), stepper.state())
           }

@@ -4,15 +4,23 @@ import type { Monoid } from 'fp-ts/Monoid'
 import * as Random from '../src/Random'
 import * as Schedule from '../src/Schedule'
 import {
+  type RunPlan,
+  advanceRun,
+  driverFor,
+  replayCursor,
+  scheduleArbitrary,
+  trace,
+  traceDecisions,
+  traceDelays
+} from './support/schedules'
+import {
   type RunContext,
   delaysIn,
   deepStrictEqual,
   durationArbitrary,
   inputArbitrary,
-  runContextArbitrary,
-  scheduleArbitrary,
-  trace,
-  traceDelays
+  ok,
+  runContextArbitrary
 } from './util'
 
 const MAX = Number.MAX_SAFE_INTEGER
@@ -20,14 +28,24 @@ const MAX = Number.MAX_SAFE_INTEGER
 // Kept moderate so that the whole file runs in a few seconds.
 const numRuns = 200
 
+/** Schedules from every constructor and combinator. */
 const schedule = scheduleArbitrary()
-/** Schedules whose decisions do not depend on the run's status: no upTo, no maxCumulativeDelay. */
-const statusFree = scheduleArbitrary({ statusLimits: false })
+/** Schedules whose decisions depend on nothing but their own state, input and draws: they compose as they run alone. */
+const statusFree = scheduleArbitrary({ reads: 'nothing' })
 /** Schedules with arguments up to Number.MAX_VALUE, to explore saturation. */
 const wide = scheduleArbitrary({ maxMs: Number.MAX_VALUE })
 const ms = durationArbitrary()
 /** A draw for `Random.fixed`. */
 const draw = fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true })
+
+/** The run `Schedule.delays` makes in a run context, as a plan for the reference interpreter and a `Driver`. */
+const planOf = (context: RunContext, limit = 30): RunPlan => ({
+  seed: context.seed,
+  inputs: [context.input],
+  attemptDuration: context.attemptDuration,
+  start: 0,
+  limit
+})
 
 /** The same delays from both schedules, for every generated run context. */
 const equivalent = (x: Schedule.Schedule<number>, y: Schedule.Schedule<number>, context: RunContext): void => {
@@ -260,7 +278,7 @@ describe('Schedule', () => {
   describe('bounds', () => {
     /** Every raw delay a schedule answers, outside [0, MAX_SAFE_INTEGER] (so negative, NaN, infinite or huge). */
     const outOfRange = (s: Schedule.Schedule<number>, context: RunContext): ReadonlyArray<number> =>
-      traceDelays(trace(s, { ...context, limit: 50 }))
+      traceDelays(trace(s, planOf(context, 50)))
         .filter((d) => !(d >= 0 && d <= MAX))
         .slice(0, 3)
 
@@ -289,17 +307,19 @@ describe('Schedule', () => {
     it('should make the same decisions when stepped twice from its initial state', () => {
       fc.assert(
         fc.property(schedule, runContextArbitrary, (s, context) => {
-          deepStrictEqual(trace(s, context), trace(s, context))
+          deepStrictEqual(trace(s, planOf(context)), trace(s, planOf(context)))
           deepStrictEqual(delaysIn(s, context), delaysIn(s, context))
         }),
         { numRuns }
       )
     })
 
-    it('should make the decisions Schedule.delays reports', () => {
+    it('should make the decisions Schedule.delays and a Driver report', () => {
       fc.assert(
         fc.property(schedule, runContextArbitrary, (s, context) => {
-          deepStrictEqual(traceDelays(trace(s, { ...context, limit: 30 })), delaysIn(s, context))
+          const steps = trace(s, planOf(context))
+          deepStrictEqual(traceDelays(steps), delaysIn(s, context))
+          deepStrictEqual(traceDecisions(steps), advanceRun(driverFor(s, planOf(context)), planOf(context)))
         }),
         { numRuns }
       )
@@ -308,18 +328,26 @@ describe('Schedule', () => {
     it('should keep its state as plain JSON, and resume from a JSON round trip', () => {
       fc.assert(
         fc.property(schedule, runContextArbitrary, (s, context) => {
-          const steps = trace(s, { ...context, limit: 30 })
+          const steps = trace(s, planOf(context))
           deepStrictEqual(JSON.parse(JSON.stringify(s.initial)), s.initial)
           for (const step of steps) {
             const json = JSON.stringify(step.state)
             const restored = JSON.parse(json) as Schedule.Json
             deepStrictEqual(restored, step.state)
-            const replayed = s.step(restored, context.input, step.status, step.now, Random.fromState(step.randomState))
+            const replayed = s.step(restored, { ...step.context, random: Random.fromState(step.randomState) })
             deepStrictEqual(replayed, step.decision)
             // stepping does not mutate the state it is given
             deepStrictEqual(restored, JSON.parse(json) as Schedule.Json)
             if (step.decision._tag === 'Continue') {
               deepStrictEqual(JSON.parse(JSON.stringify(step.decision.state)), step.decision.state)
+            }
+            // the stepper started from the same JSON state decides the same, and moves to the same state
+            const stepper = s.stepper(JSON.parse(json) as Schedule.Json)
+            const delay = stepper.next(replayCursor(step))
+            if (step.decision._tag === 'Continue') {
+              deepStrictEqual([delay, stepper.state()], [step.decision.delay, step.decision.state])
+            } else {
+              ok(delay < 0, `the stepper answered ${delay} where step answered Done`)
             }
           }
         }),

@@ -1,9 +1,8 @@
 /**
- * Helpers of the Schedule and Driver tests: an error assertion by class and message, a reference interpreter that
- * calls a schedule's pure `step` with the record it takes, the same run made through a `Driver`, and generated
- * schedules from every constructor and combinator, each with the `readsTime` it should have.
+ * Helpers of the Schedule and Driver tests: a reference interpreter that calls a schedule's pure `step` with the
+ * record it takes, the same run made through a `Driver`, and generated schedules from every constructor and
+ * combinator, each with the `readsTime` it should have. Assertions come from `test/util.ts`.
  */
-import * as assert from 'assert'
 import * as fc from 'fast-check'
 import { pipe } from 'fp-ts/function'
 import * as O from 'fp-ts/Option'
@@ -13,20 +12,8 @@ import type { RetryStatus } from '../../src/RetryStatus'
 import * as Schedule from '../../src/Schedule'
 
 // -------------------------------------------------------------------------------------
-// assertions
+// values
 // -------------------------------------------------------------------------------------
-
-/** Asserts that `f` throws an instance of `type` (exactly that class, not a subclass) whose message matches. */
-export const throwsError = (f: () => unknown, type: typeof TypeError | typeof RangeError, message: RegExp): void => {
-  assert.throws(f, (e: unknown) => {
-    assert.ok(e instanceof Error && e.constructor === type, `expected a ${type.name}, received ${String(e)}`)
-    assert.match(e.message, message)
-    return true
-  })
-}
-
-/** Asserts that `f` throws a `TypeError` whose message matches `message`. */
-export const throwsTypeError = (f: () => unknown, message: RegExp): void => throwsError(f, TypeError, message)
 
 /** Escapes a string for use inside a `RegExp`. */
 export const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
@@ -102,6 +89,21 @@ export const trace = (schedule: Schedule.Schedule<number>, plan: RunPlan): Reado
     now += decision.delay
   }
   return steps
+}
+
+/**
+ * What a stepper reads to replay `step`: its context, as a `Cursor`, drawing from a fresh `Random` at the position
+ * the run's was in just before it.
+ */
+export const replayCursor = (step: Step): Schedule.Cursor<number> => {
+  const context: Schedule.StepContext<number> = { ...step.context, random: Random.fromState(step.randomState) }
+  return {
+    ...context,
+    iterNumber: context.status.iterNumber,
+    elapsed: context.status.elapsed,
+    cumulativeDelay: context.status.cumulativeDelay,
+    context: () => context
+  }
 }
 
 /** The decisions of a trace, as a `Driver` reports them: the delay or -1, and the state after each. */
