@@ -144,9 +144,8 @@ class Run<In> implements Driver<In> {
   done = false
   /** The previous delay, NaN before the first retry: an `Option` is built only when someone asks. */
   private previous = NaN
-  /** The status fields of the latest decision (iteration -1: none yet). */
-  private decidedIter = -1
-  private decidedNow = 0
+  /** Whether a decision was made here, and the sums it was made with (its count and time follow from `done`). */
+  private decided = false
   private decidedCumulative = 0
   private decidedPrevious = NaN
   private readonly stepper: Stepper<In>
@@ -171,9 +170,14 @@ class Run<In> implements Driver<In> {
   }
 
   get status(): RetryStatus.RetryStatus {
-    return this.decidedIter < 0
-      ? RetryStatus.initial
-      : statusOf(this.decidedIter, this.decidedNow - this.start, this.decidedCumulative, this.decidedPrevious)
+    return this.decided
+      ? statusOf(
+          this.done ? this.iterNumber : this.iterNumber - 1,
+          this.now - this.start,
+          this.decidedCumulative,
+          this.decidedPrevious
+        )
+      : RetryStatus.initial
   }
 
   statusAt(now: number): RetryStatus.RetryStatus {
@@ -193,8 +197,7 @@ class Run<In> implements Driver<In> {
     if (this.done) return -1
     this.input = input
     this.now = now
-    this.decidedIter = this.iterNumber
-    this.decidedNow = now
+    this.decided = true
     this.decidedCumulative = this.cumulativeDelay
     this.decidedPrevious = this.previous
     const delay = this.stepper.next(this)

@@ -280,6 +280,8 @@ export interface MakeOptions {
 /** What a stepper answers to stop. */
 const STOP = -1
 
+const identity = (n: number): number => n
+
 /**
  * The `Done` decision.
  *
@@ -364,11 +366,15 @@ const stateless = <In>(next: (cursor: Cursor<In>) => number): (() => Stepper<In>
   return () => stepper
 }
 
-/** A schedule whose state is one number, `next` computing the delay from it and moving it on. */
+/**
+ * A schedule whose state is one number: `delayOf` reads the delay from it (or `STOP`), `after` moves it on once
+ * a retry is decided. Two callbacks rather than a returned pair, so that a step allocates nothing.
+ */
 const numeric = (
   description: string,
   initial: number,
-  next: (state: number, cursor: Cursor<unknown>) => readonly [delay: number, state: number] | number
+  delayOf: (state: number, cursor: Cursor<unknown>) => number,
+  after: (state: number, delay: number) => number
 ): Schedule<unknown> =>
   build(
     description,
@@ -377,10 +383,9 @@ const numeric = (
       let current = state as number
       return {
         next: (cursor) => {
-          const answer = next(current, cursor)
-          if (typeof answer === 'number') return answer
-          current = answer[1]
-          return answer[0]
+          const delay = delayOf(current, cursor)
+          if (delay >= 0) current = after(current, delay)
+          return delay
         },
         state: () => current
       }
@@ -557,7 +562,7 @@ export const exponential = (base: number, factor = 2): Schedule<unknown> => {
   const b = validate.saturate(validate.duration('Schedule.exponential', 'base', base))
   const f = validate.atLeast('Schedule.exponential', 'factor', 1, factor)
   // The state is the next delay: one multiplication a step, no Math.pow.
-  return numeric(`exponential(${b}, ${f})`, b, (delay) => [delay, validate.saturate(delay * f)])
+  return numeric(`exponential(${b}, ${f})`, b, identity, (delay) => validate.saturate(delay * f))
 }
 
 /**
@@ -574,7 +579,7 @@ export const exponential = (base: number, factor = 2): Schedule<unknown> => {
  */
 export const linear = (step: number): Schedule<unknown> => {
   const s = validate.saturate(validate.duration('Schedule.linear', 'step', step))
-  return numeric(`linear(${s})`, s, (delay) => [delay, validate.saturate(delay + s)])
+  return numeric(`linear(${s})`, s, identity, (delay) => validate.saturate(delay + s))
 }
 
 /**
@@ -635,11 +640,13 @@ export const fibonacci = (base: number): Schedule<unknown> => {
 export const decorrelatedJitter = (base: number, cap: number): Schedule<unknown> => {
   const b = validate.saturate(validate.duration('Schedule.decorrelatedJitter', 'base', base))
   const c = validate.saturate(validate.atLeast('Schedule.decorrelatedJitter', 'cap', b, cap)) + 0 // -0 becomes 0
-  return numeric(`decorrelatedJitter(${b}, ${c})`, b, (previous, cursor) => {
+  return numeric(
+    `decorrelatedJitter(${b}, ${c})`,
+    b,
     // previous <= c <= MAX_DELAY, so previous · 3 is finite: the AWS formula as written, even at a saturated cap.
-    const delay = Math.min(c, b + cursor.random.next() * (previous * 3 - b))
-    return [delay, delay]
-  })
+    (previous, cursor) => Math.min(c, b + cursor.random.next() * (previous * 3 - b)),
+    (_, delay) => delay
+  )
 }
 
 /**
@@ -755,7 +762,12 @@ export const randomBetween = (min: number, max: number): Schedule<unknown> => {
  */
 export const recurs = (n: number): Schedule<unknown> => {
   validate.count('Schedule.recurs', 'n', n)
-  return numeric(`recurs(${n})`, 0, (made) => (made < n ? [0, made + 1] : STOP))
+  return numeric(
+    `recurs(${n})`,
+    0,
+    (made) => (made < n ? 0 : STOP),
+    (made) => made + 1
+  )
 }
 
 /**
@@ -784,7 +796,12 @@ export const fromDelays = (delays: ReadonlyArray<number>): Schedule<unknown> => 
   for (let i = 0; i < delays.length; i++) {
     list.push(validate.saturate(validate.duration('Schedule.fromDelays', `delays[${i}]`, delays[i])))
   }
-  return numeric(`fromDelays([${list.join(', ')}])`, 0, (i) => (i < list.length ? [list[i], i + 1] : STOP))
+  return numeric(
+    `fromDelays([${list.join(', ')}])`,
+    0,
+    (i) => (i < list.length ? list[i] : STOP),
+    (i) => i + 1
+  )
 }
 
 /**
@@ -823,8 +840,11 @@ export const truncatedBinaryExponential = (options: {
   )
   // Counting down from maxDelay by exact powers of two lands the last doubling on maxDelay itself, and stays
   // right when 2^maxDoublings overflows (the early delays are then 0 until they become representable).
-  return numeric(`truncatedBinaryExponential({ maxDoublings: ${maxDoublings}, maxDelay: ${maxDelay} })`, 0, (n) =>
-    n < maxDoublings ? [maxDelay * 2 ** (n - maxDoublings), n + 1] : maxDelay
+  return numeric(
+    `truncatedBinaryExponential({ maxDoublings: ${maxDoublings}, maxDelay: ${maxDelay} })`,
+    0,
+    (n) => (n < maxDoublings ? maxDelay * 2 ** (n - maxDoublings) : maxDelay),
+    (n) => (n < maxDoublings ? n + 1 : n)
   )
 }
 
