@@ -894,7 +894,7 @@ const wrap =
   <In, Out extends In = In>(
     where: string,
     description: (self: Schedule<In>) => string,
-    next: (inner: Stepper<In>, cursor: Cursor<Out>) => number,
+    next: (inner: Stepper<In>) => (cursor: Cursor<Out>) => number,
     readsTime = false,
     limit?: TimeLimit
   ) =>
@@ -905,7 +905,7 @@ const wrap =
       self.initial,
       (state) => {
         const inner = self.stepper(state)
-        return { next: (cursor) => next(inner, cursor), state: inner.state }
+        return { next: next(inner), state: inner.state }
       },
       readsTime || self.readsTime,
       limit === undefined ? self.timeLimits : [...self.timeLimits, limit]
@@ -917,7 +917,7 @@ const mapDelay = <In>(name: string, f: (delay: number, cursor: Cursor<In>) => nu
   wrap<In>(
     `Schedule.${name.replace(/\(.*$/, '')}`,
     (self) => `${name}(${self.description})`,
-    (inner, cursor) => {
+    (inner) => (cursor) => {
       const delay = inner.next(cursor)
       return delay < 0 ? delay : f(delay, cursor)
     }
@@ -1117,7 +1117,7 @@ export const withHint = <I>(
     return wrap<In, In & I>(
       'Schedule.withHint',
       (s) => `withHint(<hint>, ${max})(${s.description})`,
-      (inner, cursor) => {
+      (inner) => (cursor) => {
         const delay = inner.next(cursor)
         if (delay < 0) return delay
         const hint: unknown = hintOf(cursor.input, cursor.now)
@@ -1342,7 +1342,7 @@ const stopWhen = <In>(
   wrap<In>(
     `Schedule.${name.replace(/\(.*$/, '')}`,
     (self) => `${name}(${self.description})`,
-    (inner, cursor) => {
+    (inner) => (cursor) => {
       const delay = inner.next(cursor)
       return delay >= 0 && stopIf(delay, cursor) ? STOP : delay
     },
@@ -1407,7 +1407,7 @@ const retryWhile = <I>(name: string, retry: Predicate<I>) => {
     wrap<In, In & I>(
       `Schedule.${name}`,
       (s) => `${name}(<predicate>)(${s.description})`,
-      (inner, cursor) => (retry(cursor.input) ? inner.next(cursor) : STOP)
+      (inner) => (cursor) => retry(cursor.input) ? inner.next(cursor) : STOP
     )(self)
   return go
 }
