@@ -1,17 +1,27 @@
 /**
- * Type-level tests of the public signatures. ts-jest type-checks this file, so a broken expectation or an unused
- * `@ts-expect-error` fails the run; the `it` blocks only give each group a name in the report.
+ * Type-level tests of the public signatures. Jest only transpiles, so these expectations are checked by the type
+ * check of `npm run lint` (`tsc -p tsconfig.json`): a broken expectation or an unused `@ts-expect-error` fails it.
+ * The `it` blocks give each group a name; the last one compiles a fixture with `exactOptionalPropertyTypes` through
+ * the TypeScript API, so that check runs in jest as well.
  */
 import { expectTypeOf } from 'expect-type'
+import type { Either } from 'fp-ts/Either'
 import { pipe } from 'fp-ts/function'
 import type * as RTE from 'fp-ts/ReaderTaskEither'
 import * as TE from 'fp-ts/TaskEither'
 import type { Monoid } from 'fp-ts/Monoid'
+import * as path from 'path'
+import * as ts from 'typescript'
+import * as Clock from '../src/Clock'
+import type { Driver } from '../src/Driver'
+import * as Http from '../src/Http'
 import { repeating, retrying, retryingReaderTaskEither, retryingWithStatus } from '../src/index'
-import type { RetryEnv, RetryOptions } from '../src/Retry'
+import * as Random from '../src/Random'
+import type { RetryEnv, RetryOptions, StopReason } from '../src/Retry'
 import type { RetryStatus } from '../src/RetryStatus'
 import * as Schedule from '../src/Schedule'
 import * as TestClock from '../src/TestClock'
+import { deepStrictEqual, strictEqual } from './util'
 
 interface HttpError {
   readonly status: number
@@ -67,16 +77,58 @@ describe('types', () => {
 
   it('retrying options should see the schedule input type in hooks', () => {
     expectTypeOf<RetryOptions<HttpError>['onRetry']>().toEqualTypeOf<
-      ((input: HttpError, status: RetryStatus, delay: number) => void) | undefined
+      ((input: HttpError, status: RetryStatus, delay: number, driver: Driver<HttpError>) => unknown) | undefined
     >()
     const retry = retrying(onServerErrors, {
-      onRetry: (error, status, delay) => {
+      onRetry: (error, status, delay, driver) => {
         expectTypeOf(error).toEqualTypeOf<HttpError>()
         expectTypeOf(status).toEqualTypeOf<RetryStatus>()
         expectTypeOf(delay).toEqualTypeOf<number>()
+        expectTypeOf(driver).toEqualTypeOf<Driver<HttpError>>()
       }
     })
     expectTypeOf(retry(httpFailure)).toEqualTypeOf<TE.TaskEither<HttpError, number>>()
+  })
+
+  it('onRetry may return a promise (the run awaits it), and its driver is the one to snapshot', () => {
+    const saved: Array<unknown> = []
+    const retry = retrying(onServerErrors, {
+      onRetry: async (_, __, ___, driver) => {
+        saved.push(driver.snapshot())
+        await Promise.resolve()
+      }
+    })
+    expectTypeOf(retry(httpFailure)).toEqualTypeOf<TE.TaskEither<HttpError, number>>()
+  })
+
+  it('regression: onDone should see the Either of the run, Either<E, A>, when annotated', () => {
+    const retry = retrying(onServerErrors, {
+      onDone: (result: Either<HttpError, number>, status, reason) => {
+        expectTypeOf(result).toEqualTypeOf<Either<HttpError, number>>()
+        expectTypeOf(status).toEqualTypeOf<RetryStatus>()
+        expectTypeOf(reason).toEqualTypeOf<StopReason>()
+      }
+    })
+    expectTypeOf(retry(httpFailure)).toEqualTypeOf<TE.TaskEither<HttpError, number>>()
+    // the action's error and value must fit the annotation
+    expectTypeOf(retry(notFoundFailure as unknown as TE.TaskEither<NotFound, number>)).toEqualTypeOf<TE.TaskEither<NotFound, number>>()
+    typeOnly(() =>
+      // @ts-expect-error the run succeeds with a string, onDone expects a number
+      retry(TE.left<HttpError, string>({ status: 503 }))
+    )
+    typeOnly(() =>
+      pipe(
+        stringFailure,
+        // @ts-expect-error onDone expects an HttpError, the run fails with a string
+        retrying(Schedule.recurs(1), { onDone: (result: Either<HttpError, number>) => void result })
+      )
+    )
+    // without an annotation, onDone sees unknown: nothing is claimed that the run does not know
+    retrying(Schedule.recurs(1), {
+      onDone: (result) => {
+        expectTypeOf(result).toEqualTypeOf<Either<unknown, unknown>>()
+      }
+    })
   })
 
   it('retryingWithStatus should give the action a RetryStatus', () => {
@@ -130,13 +182,24 @@ describe('types', () => {
     expectTypeOf(tooGeneral).toEqualTypeOf<Schedule.Schedule<unknown>>()
   })
 
-  it('retryingReaderTaskEither should require R extends RetryEnv', () => {
+  it('retryingReaderTaskEither should ask for R & RetryEnv', () => {
     const fetchUser: RTE.ReaderTaskEither<Env, HttpError, string> = (env) => TE.right(env.endpoint)
-    expectTypeOf(pipe(fetchUser, retryingReaderTaskEither(onServerErrors))).toEqualTypeOf<RTE.ReaderTaskEither<Env, HttpError, string>>()
+    expectTypeOf(pipe(fetchUser, retryingReaderTaskEither(onServerErrors))).toEqualTypeOf<RTE.ReaderTaskEither<Env & RetryEnv, HttpError, string>>()
+  })
+
+  it('regression: retryingReaderTaskEither over an action whose environment lacks a clock should report it where the environment is given', () => {
     const noClock: RTE.ReaderTaskEither<{ readonly endpoint: string }, HttpError, string> = (env) => TE.right(env.endpoint)
+    // the action need not mention RetryEnv: wrapping it is fine
+    const retried = pipe(noClock, retryingReaderTaskEither(onServerErrors))
+    expectTypeOf(retried).toEqualTypeOf<RTE.ReaderTaskEither<{ readonly endpoint: string } & RetryEnv, HttpError, string>>()
+    retried({ endpoint: 'users', clock: Clock.live, random: Random.live })
     typeOnly(() =>
       // @ts-expect-error the environment must provide a clock and a random source
-      retryingReaderTaskEither(onServerErrors)(noClock)
+      retried({ endpoint: 'users' })
+    )
+    typeOnly(() =>
+      // @ts-expect-error and the action's own environment
+      retried({ clock: Clock.live, random: Random.live })
     )
     const wrongError: RTE.ReaderTaskEither<Env, string, string> = (env) => TE.right(env.endpoint)
     typeOnly(() =>
@@ -195,11 +258,68 @@ describe('types', () => {
   })
 
   it('Schedule.make should infer the state and input types from the step', () => {
-    const s = Schedule.make(0, (n: number, e: HttpError) => (e.status >= 500 && n < 3 ? Schedule.continueAfter(10, n + 1) : Schedule.done))
+    const s = Schedule.make(0, (n: number, { input }: Schedule.StepContext<HttpError>) =>
+      input.status >= 500 && n < 3 ? Schedule.continueAfter(10, n + 1) : Schedule.done
+    )
     expectTypeOf(s).toEqualTypeOf<Schedule.Schedule<HttpError>>()
+    typeOnly(() =>
+      // @ts-expect-error the step takes one context record, not the input as a second argument
+      Schedule.make(0, (n: number, e: HttpError, _status: RetryStatus) => (e.status >= 500 && n < 3 ? Schedule.continueAfter(10, n + 1) : Schedule.done))
+    )
     typeOnly(() =>
       // @ts-expect-error a state must be plain JSON data
       Schedule.make(new Date(), () => Schedule.done)
     )
   })
+
+  it('regression: Http.retryAfter should refuse, where it is applied, a schedule whose input cannot be an HttpError', () => {
+    expectTypeOf(pipe(Schedule.constant(1), Http.retryAfter(5000))).toEqualTypeOf<Schedule.Schedule<Http.HttpError>>()
+    const onHttpErrors: Schedule.Schedule<Http.HttpError> = Schedule.constant(1)
+    expectTypeOf(pipe(onHttpErrors, Http.retryAfter(5000))).toEqualTypeOf<Schedule.Schedule<Http.HttpError>>()
+    const onErrors: Schedule.Schedule<Error | Http.HttpError> = Schedule.constant(1)
+    expectTypeOf(pipe(onErrors, Http.retryAfter(5000))).toEqualTypeOf<Schedule.Schedule<(Error | Http.HttpError) & Http.HttpError>>()
+    typeOnly(() =>
+      // @ts-expect-error a schedule of strings never sees an HttpError
+      pipe(Schedule.constant(1) as Schedule.Schedule<string>, Http.retryAfter(5000))
+    )
+    typeOnly(() =>
+      // @ts-expect-error nor does one of numbers
+      pipe(Schedule.constant(1) as Schedule.Schedule<number>, Http.retryAfter(5000))
+    )
+    typeOnly(() =>
+      // @ts-expect-error nor one whose _tag is not an HttpError's
+      pipe(Schedule.constant(1) as Schedule.Schedule<{ readonly _tag: 'Conflict' }>, Http.retryAfter(5000))
+    )
+  })
+
+  it('regression: RetryOptions and the other options should accept undefined for an optional property under exactOptionalPropertyTypes', () => {
+    const fixtures = path.join(__dirname, 'fixtures', 'exact-optional')
+    const read = ts.readConfigFile(path.join(fixtures, 'tsconfig.json'), ts.sys.readFile)
+    const parsed = ts.parseJsonConfigFileContent(read.config, ts.sys, fixtures)
+    deepStrictEqual(parsed.errors.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')), [])
+    strictEqual(parsed.options.exactOptionalPropertyTypes, true)
+    // A control, compiled in the same program: with the option on, a property without `| undefined` refuses it.
+    const control = path.join(fixtures, 'control.ts')
+    const controlText = 'interface O { readonly x?: number }\nexport const o: O = { x: undefined }\n'
+    const host = ts.createCompilerHost(parsed.options)
+    const getSourceFile = host.getSourceFile.bind(host)
+    const fileExists = host.fileExists.bind(host)
+    host.getSourceFile = (file, language, ...rest) =>
+      path.resolve(file) === control ? ts.createSourceFile(file, controlText, language) : getSourceFile(file, language, ...rest)
+    host.fileExists = (file) => path.resolve(file) === control || fileExists(file)
+    const program = ts.createProgram([...parsed.fileNames, control], parsed.options, host)
+    const errorsIn = (file: string): ReadonlyArray<string> => {
+      const source = program.getSourceFile(file)
+      if (source === undefined) return [`${file} was not compiled`]
+      return [...program.getSyntacticDiagnostics(source), ...program.getSemanticDiagnostics(source)].map(
+        (d) => `${path.basename(file)}: ${ts.flattenDiagnosticMessageText(d.messageText, ' ')}`
+      )
+    }
+    deepStrictEqual(program.getOptionsDiagnostics().length, 0)
+    deepStrictEqual(parsed.fileNames.flatMap(errorsIn), [])
+    deepStrictEqual(
+      errorsIn(control).map((e) => e.includes("with 'exactOptionalPropertyTypes: true'")),
+      [true]
+    )
+  }, 60_000)
 })
