@@ -12,6 +12,12 @@ export const showValue = (value: unknown, max = 80): string => {
   } catch {
     json = undefined
   }
-  const text = json ?? (typeof value === 'bigint' ? `${value}n` : Object.prototype.toString.call(value))
+  const text =
+    json ??
+    (typeof value === 'bigint'
+      ? `${value}n`
+      : value === undefined || typeof value === 'symbol' || typeof value === 'function'
+        ? String(value).split('\n')[0]
+        : Object.prototype.toString.call(value))
   return text.length > max ? `${text.slice(0, max - 3)}...` : text
 }
