@@ -26,6 +26,9 @@ import * as validate from './internal/validate'
  *   concurrent runs can neither over- nor under-spend). `false` ends the run with its last error if the schedule
  *   wanted to retry, and the `onDone` hook's reason is `'budget'`.
  * - Either may answer with a promise (a budget kept on a server shared by a fleet): the runner awaits only those.
+ * - `allows(now)` (optional) answers whether a retry would be allowed now, recording nothing. `hedging` asks it
+ *   before each hedge that no failure prompted: as gRFC A6 says, hedges are sent only while the throttle allows
+ *   retries. A budget without it lets those hedges go.
  *
  * @example
  * import type { RetryBudget } from 'fp-ts-retry/Budget'
@@ -40,6 +43,7 @@ import * as validate from './internal/validate'
 export interface RetryBudget {
   readonly onSuccess: (latency: number, now: number, attempt: BudgetAttempt) => void | Promise<void>
   readonly onFailure: (latency: number, now: number, attempt: BudgetAttempt) => boolean | Promise<boolean>
+  readonly allows?: ((now: number) => boolean | Promise<boolean>) | undefined
 }
 
 /**
@@ -78,6 +82,7 @@ export interface BudgetAttempt {
 export interface LocalBudget extends RetryBudget {
   readonly onSuccess: (latency: number, now: number, attempt: BudgetAttempt) => void
   readonly onFailure: (latency: number, now: number, attempt: BudgetAttempt) => boolean
+  readonly allows?: ((now: number) => boolean) | undefined
 }
 
 /**
@@ -211,6 +216,7 @@ export const tokenBucket = (options: TokenBucketOptions): TokenBucket => {
       tokens = Math.max(0, tokens - MILLI)
       return tokens * 2 > max
     },
+    allows: () => tokens * 2 > max,
     get tokens() {
       return tokens / MILLI
     }
@@ -305,14 +311,22 @@ export const adaptive = (options: AdaptiveOptions): LocalBudget => {
     sorted = undefined
   }
 
+  const allowed = (): boolean => {
+    const count = times.length - head
+    if (count < minSamples) return true
+    if (successes / count < minSuccessRate) return false
+    return maxLatencyPercentile === undefined || percentileLatency(maxLatencyPercentile.percentile, count) <= maxLatencyPercentile.ms
+  }
+
   return {
     onSuccess: (latency, now) => record(true, latency, now),
     onFailure: (latency, now) => {
       record(false, latency, now)
-      const count = times.length - head
-      if (count < minSamples) return true
-      if (successes / count < minSuccessRate) return false
-      return maxLatencyPercentile === undefined || percentileLatency(maxLatencyPercentile.percentile, count) <= maxLatencyPercentile.ms
+      return allowed()
+    },
+    allows: (now) => {
+      expire(now)
+      return allowed()
     }
   }
 }
@@ -411,6 +425,7 @@ export const retryQuota = (options: RetryQuotaOptions = {}): RetryQuota => {
       tokens -= cost
       return true
     },
+    allows: () => tokens >= retryCost,
     get tokens() {
       return tokens
     }

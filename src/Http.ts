@@ -31,6 +31,7 @@ import type { TaskEither } from 'fp-ts/TaskEither'
 import type { RetryBudget } from './Budget'
 import type { Clock } from './Clock'
 import * as LiveClock from './Clock'
+import { hedging, type Summary } from './Hedging'
 import { onAbort } from './internal/abort'
 import { MAX_DELAY } from './internal/validate'
 import * as validate from './internal/validate'
@@ -341,6 +342,35 @@ export interface RetryingFetchOptions extends RequestOptions, Hooks<HttpError, H
   readonly random?: Random | undefined
   readonly budget?: RetryBudget | undefined
   readonly retryOn?: Predicate<HttpError> | undefined
+}
+
+/**
+ * Options of {@link hedgingFetch}: those of {@link request}, and those of `hedging` that make sense for HTTP.
+ *
+ * **Details**
+ *
+ * - `isFatal` (default: not {@link isTransient}) ends the call at once: a 404 or a 400 from one replica will not be
+ *   a 200 from another, so the other attempts are aborted and that error returned.
+ * - `budget`: told of every attempt as gRFC A6 counts them (transient failures as failures), and asked before each
+ *   hedge (`budget.allows`).
+ * - `maxConcurrent`, `random`, `onDone`: as in `Hedging.HedgingOptions`. `clock` serves the launches and the
+ *   timeouts.
+ *
+ * @example
+ * import type { HedgingFetchOptions } from 'fp-ts-retry/Http'
+ * import * as Budget from 'fp-ts-retry/Budget'
+ *
+ * const options: HedgingFetchOptions = { timeout: 2_000, maxConcurrent: 2, budget: Budget.tokenBucket({ maxTokens: 10, tokenRatio: 0.1 }) }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface HedgingFetchOptions extends RequestOptions {
+  readonly random?: Random | undefined
+  readonly budget?: RetryBudget | undefined
+  readonly maxConcurrent?: number | undefined
+  readonly isFatal?: Predicate<HttpError> | undefined
+  readonly onDone?: ((summary: Summary) => void) | undefined
 }
 
 // -------------------------------------------------------------------------------------
@@ -1018,6 +1048,105 @@ export const retryingFetch = (
         },
         onDone
       })(once)()
+    }
+  }
+}
+
+/** Releases what a result that the call does not return holds: a response body. */
+const releaseResult = (
+  result: { readonly _tag: 'Left'; readonly left: HttpError } | { readonly _tag: 'Right'; readonly right: Response }
+): Promise<void> | undefined =>
+  result._tag === 'Left' ? discardBody(result.left) : result.right.bodyUsed ? undefined : result.right.body?.cancel()
+
+/**
+ * A hedged `fetch`, for idempotent requests only: `hedgingFetch(schedule, options)(input, init)` makes the
+ * request with {@link request}, and while no response has come, another after each of the schedule's delays; the
+ * first response below 400 wins and the other attempts are aborted (see `Hedging.hedging`).
+ *
+ * **Details**
+ *
+ * - A request that is not idempotent ({@link isIdempotent}: a POST or PATCH without an `Idempotency-Key`, unless
+ *   `options.idempotent` opts it in) is refused before any I/O with an `InvalidRequestError`: hedging sends it
+ *   several times at once. So is a `ReadableStream` body, which can be sent once only.
+ * - Each attempt gets its own `AbortController`, linked to `init.signal`: a loser is aborted alone, and the
+ *   caller's signal aborts them all (the call then returns the last error, an `AbortError`).
+ * - The bodies of the responses that lose (a 200 that arrives second, the `StatusError`s not returned) are
+ *   released, so that no connection is held. The response returned is yours to read.
+ * - `options.timeout` applies to each attempt, on `options.clock`.
+ *
+ * @example
+ * import * as Http from 'fp-ts-retry/Http'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import type { Summary } from 'fp-ts-retry/Hedging'
+ * import { pipe } from 'fp-ts/function'
+ * import * as http from 'http'
+ * import * as assert from 'assert'
+ *
+ * async function main() {
+ *   let calls = 0
+ *   // the first request hangs until it is aborted; the second is answered at once
+ *   const server = http.createServer((_, res) => void (++calls === 1 ? res.on('close', () => undefined) : res.end('fast')))
+ *   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+ *   const { port } = server.address() as { port: number }
+ *   const summaries: Array<Summary> = []
+ *   try {
+ *     const get = Http.hedgingFetch(pipe(Schedule.constant(20), Schedule.intersect(Schedule.recurs(1))), { onDone: (s) => void summaries.push(s) })
+ *     const result = await get(`http://127.0.0.1:${port}/`)()
+ *     assert.ok(result._tag === 'Right' && (await result.right.text()) === 'fast')
+ *     assert.strictEqual(summaries[0].winner, 1)
+ *     const post = await get(`http://127.0.0.1:${port}/`, { method: 'POST', body: 'x' })()
+ *     assert.ok(post._tag === 'Left' && post.left._tag === 'InvalidRequestError') // refused: not idempotent
+ *   } finally {
+ *     server.closeAllConnections()
+ *     server.close()
+ *   }
+ * }
+ * main()
+ *
+ * @category interpreters
+ * @since 0.2.0
+ */
+export const hedgingFetch = (
+  schedule: Schedule.Schedule<unknown>,
+  options: HedgingFetchOptions = {}
+): ((input: string | URL, init?: RequestInit) => TaskEither<HttpError, Response>) => {
+  const where = 'Http.hedgingFetch'
+  validateRequestOptions(where, options)
+  const isFatal = validate.callable(where, 'options.isFatal', options.isFatal ?? ((e: HttpError) => !isTransient(e)))
+  const clock = options.clock ?? LiveClock.live
+  const { random, budget, maxConcurrent, onDone, timeout } = options
+  const hedgingOptions = { clock, random, budget, maxConcurrent, isFatal, onDone, release: releaseResult }
+  try {
+    // Checks the schedule and the options now, not at the first request.
+    hedging<HttpError, Response>(schedule, hedgingOptions)
+  } catch (e) {
+    if (!(e instanceof Error && e.message.startsWith('hedging: '))) throw e
+    throw new (e.constructor as new (message: string) => Error)(`${where}: ${e.message.slice('hedging: '.length)}`)
+  }
+  return (input, init = {}) => {
+    const requestSummary = summarize(input, init, options)
+    const signal = init.signal ?? undefined
+    const hedged = hedging<HttpError, Response>(schedule, { ...hedgingOptions, signal })
+    return async () => {
+      const refuse = (message: string): { readonly _tag: 'Left'; readonly left: HttpError } => ({
+        _tag: 'Left',
+        left: { _tag: 'InvalidRequestError', request: requestSummary, message: `${where}: ${message}`, cause: undefined }
+      })
+      if (!requestSummary.idempotent) {
+        return refuse(
+          `${requestSummary.method} is not idempotent and hedging sends it several times; send an ` +
+            'Idempotency-Key header, or set options.idempotent if the endpoint is safe to repeat'
+        )
+      }
+      if (typeof ReadableStream !== 'undefined' && init.body instanceof ReadableStream) {
+        return refuse('a ReadableStream body can be sent once only, and hedging sends the request several times')
+      }
+      if (signal?.aborted) {
+        return { _tag: 'Left', left: { _tag: 'AbortError', request: requestSummary, reason: signal.reason } }
+      }
+      const once = (attemptSignal: AbortSignal): TaskEither<HttpError, Response> => () =>
+        attempt(input, { ...init, signal: attemptSignal }, requestSummary, timeout, clock)
+      return hedged(once)()
     }
   }
 }

@@ -11,6 +11,7 @@
 import type { Either } from 'fp-ts/Either'
 import type { ReaderTaskEither } from 'fp-ts/ReaderTaskEither'
 import type { TaskEither } from 'fp-ts/TaskEither'
+import type { Breaker } from './Breaker'
 import type { RetryBudget } from './Budget'
 import type { Clock } from './Clock'
 import * as LiveClock from './Clock'
@@ -28,8 +29,8 @@ import type { Schedule } from './Schedule'
 
 /**
  * Why a run ended: its last attempt succeeded or failed and needs no further run (`retrying` stops on a
- * success, `repeating` on a failure), the schedule stopped, a retry budget refused the retry, or the signal
- * aborted.
+ * success, `repeating` on a failure), the schedule stopped, a retry budget refused the retry, a circuit breaker
+ * was open (`'breaker'`), or the signal aborted.
  *
  * @example
  * import type { StopReason } from 'fp-ts-retry/Retry'
@@ -39,7 +40,7 @@ import type { Schedule } from './Schedule'
  * @category model
  * @since 0.1.0
  */
-export type StopReason = 'succeeded' | 'failed' | 'schedule' | 'budget' | 'aborted'
+export type StopReason = 'succeeded' | 'failed' | 'schedule' | 'budget' | 'breaker' | 'aborted'
 
 /**
  * Hooks into a run, for logging, metrics and persistence. They see every decision; they cannot change one.
@@ -53,8 +54,8 @@ export type StopReason = 'succeeded' | 'failed' | 'schedule' | 'budget' | 'abort
  *   `onRetry: (_, __, ___, driver) => store.save(driver.snapshot())`.
  * - `onDone(result, status, reason)` is called once, with the run's final `Either`, why it ended and a status:
  *   when the last attempt ended the run, the status at its end (`iterNumber` = retries made, so attempts =
- *   `iterNumber + 1`); when the schedule or the budget stopped it or the signal aborted, the status of the last
- *   decision. It sees the run's error and value types: annotate its `result` to fix them.
+ *   `iterNumber + 1`); when the schedule, the budget or the breaker stopped it or the signal aborted, the status
+ *   of the last decision. It sees the run's error and value types: annotate its `result` to fix them.
  * - A hook that throws (or whose promise rejects) makes the run reject with that error. An action that rejects
  *   is a defect, not a failure: the run rejects with it and `onDone` is not called.
  *
@@ -93,6 +94,9 @@ export interface Hooks<In, E = unknown, A = unknown> {
  * - `budget`: a shared {@link RetryBudget}, told of every attempt's outcome; when it refuses a retry the run ends
  *   with the last error, reason `'budget'`. Its answers may be promises (a budget shared through a server): the
  *   run awaits only those.
+ * - `breaker`: a `Breaker.Breaker`, asked before each sleep whether the next attempt would be let through
+ *   (`admitsIn(delay)`); when it would not (open past then, or a probe in flight), the run ends at once with the
+ *   last error, reason `'breaker'`, without sleeping. Wrap the action with `Breaker.guard` and the same breaker.
  * - `resume`: a stored {@link RetryState} to go on with instead of starting afresh (Haskell's `resumeRetrying`):
  *   the run restores a {@link Driver.Driver} from it, waits until its `dueAt`, then makes the attempt that was
  *   due. It must come from the same schedule (same `description`), else the task rejects with a
@@ -113,6 +117,7 @@ export interface RetryOptions<In, E = unknown, A = unknown> extends Hooks<In, E,
   readonly random?: Random | undefined
   readonly signal?: AbortSignal | undefined
   readonly budget?: RetryBudget | undefined
+  readonly breaker?: Breaker | undefined
   readonly resume?: RetryState | undefined
   readonly attemptTimeout?: number | ((status: RetryStatus.RetryStatus) => number) | undefined
   readonly onTimeout?: (() => E) | undefined
@@ -190,6 +195,7 @@ interface Run<In> {
   readonly random: Random | undefined
   readonly signal: AbortSignal | undefined
   readonly budget: RetryBudget | undefined
+  readonly breaker: Breaker | undefined
   readonly resume: RetryState | undefined
   readonly onRetry: Hooks<In>['onRetry']
   readonly onDone: ((result: Either<unknown, unknown>, status: RetryStatus.RetryStatus, reason: StopReason) => void) | undefined
@@ -257,6 +263,10 @@ const loop = async <In, R extends Either<unknown, unknown>>(run: Run<In>, attemp
     if (!goOn) return finish(result._tag === 'Right' ? 'succeeded' : 'failed', driver.statusAt(now))
     if (delay < 0) return finish('schedule', driver.status)
     if (!allowed) return finish('budget', driver.status)
+    if (run.breaker !== undefined) {
+      const admitted = run.breaker.admitsIn(delay)
+      if (!(isPromise(admitted) ? await admitted : admitted)) return finish('breaker', driver.status)
+    }
     let wait = delay
     if (onRetry !== undefined) {
       const pending = onRetry(input, driver.status, delay, driver)
@@ -338,6 +348,7 @@ const makeRun = <In, E, A>(
     random: options.random,
     signal: options.signal,
     budget: options.budget,
+    breaker: options.breaker,
     resume: options.resume,
     onRetry: options.onRetry,
     // The run's error and value types are known to the caller: the loop only passes the result along.

@@ -3,11 +3,13 @@
  *
  * @since 0.1.0
  */
+import * as Breaker from './Breaker'
 import * as Budget from './Budget'
 import * as Clock from './Clock'
 import * as Contention from './Contention'
 import * as Driver from './Driver'
 import * as FileStore from './FileStore'
+import * as Hedging from './Hedging'
 import * as Http from './Http'
 import * as Random from './Random'
 import * as Retry from './Retry'
@@ -18,6 +20,14 @@ import * as ScheduleConfig from './ScheduleConfig'
 import * as TestClock from './TestClock'
 
 export {
+  /**
+   * Circuit breakers shared by the calls to one dependency, their half-open waits a `Schedule`: `consecutive`,
+   * `sampling`, `guard`.
+   *
+   * @category model
+   * @since 0.2.0
+   */
+  Breaker,
   /**
    * Retry budgets: shared limits on retrying, consulted before every retry.
    *
@@ -53,6 +63,13 @@ export {
    * @since 0.1.0
    */
   FileStore,
+  /**
+   * Hedged requests: another attempt after each of a schedule's delays, the first success wins, the others aborted.
+   *
+   * @category interpreters
+   * @since 0.2.0
+   */
+  Hedging,
   /**
    * HTTP retries done right: a classified `fetch`, the retry condition, idempotency, `Retry-After`, timeouts.
    *

@@ -1,0 +1,527 @@
+/**
+ * Hedged requests: when an attempt is slow, start another beside it and take whichever succeeds first, to cut the
+ * latency tail ("The Tail at Scale", Dean and Barroso, 2013; gRPC's hedging policy, gRFC A6; Polly v8's hedging).
+ *
+ * The launch delays are a `Schedule`: `hedging(pipe(Schedule.constant(p95), Schedule.intersect(Schedule.recurs(1))))`
+ * starts a second attempt when the first has been out for the 95th-percentile latency, and no third.
+ * `Schedule.delays` previews the launches, and under a `TestClock` a hedged call is exactly reproducible.
+ *
+ * Hedging repeats a request that may already be in progress: use it for idempotent operations only (see
+ * `Http.hedgingFetch`, which refuses the others).
+ *
+ * @example
+ * import { hedging } from 'fp-ts-retry/Hedging'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as TestClock from 'fp-ts-retry/TestClock'
+ * import * as E from 'fp-ts/Either'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * async function main() {
+ *   const clock = TestClock.make()
+ *   const latencies = [500, 30] // the first replica is slow today
+ *   const read = (signal: AbortSignal, index: number) => () =>
+ *     clock.sleep(latencies[index], signal).then(() => E.right(`replica ${index}`))
+ *   const call = pipe(read, hedging(pipe(Schedule.constant(50), Schedule.intersect(Schedule.recurs(1))), { clock }))
+ *   const result = call()
+ *   await clock.runAll()
+ *   assert.deepStrictEqual(await result, E.right('replica 1')) // at 50 + 30 = 80 ms, not 500
+ * }
+ * main()
+ *
+ * @since 0.2.0
+ */
+import type { Either } from 'fp-ts/Either'
+import type { Predicate } from 'fp-ts/Predicate'
+import type { TaskEither } from 'fp-ts/TaskEither'
+import type { RetryBudget } from './Budget'
+import type { Clock } from './Clock'
+import * as LiveClock from './Clock'
+import * as Driver from './Driver'
+import { onAbort } from './internal/abort'
+import { showValue } from './internal/show'
+import * as validate from './internal/validate'
+import type { Random } from './Random'
+import type { Schedule } from './Schedule'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * One attempt of a hedged call: given its own `AbortSignal` (aborted when another attempt wins, when a fatal
+ * failure ends the call, or when the caller's signal aborts) and its index (0 for the first attempt, `n` for the
+ * `n`-th hedge).
+ *
+ * @example
+ * import type { Attempt } from 'fp-ts-retry/Hedging'
+ * import * as TE from 'fp-ts/TaskEither'
+ *
+ * const read: Attempt<Error, string> = (signal, index) =>
+ *   TE.tryCatch(() => fetch(`https://replica-${index}.example.com/item/1`, { signal }).then((r) => r.text()), (e) => e as Error)
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export type Attempt<E, A> = (signal: AbortSignal, index: number) => TaskEither<E, A>
+
+/**
+ * Why a hedged call ended: an attempt succeeded; every attempt the schedule allowed failed; a fatal failure
+ * ended it; the budget refused a hedge and the attempts already out failed; or the caller's signal aborted.
+ *
+ * @example
+ * import type { StopReason } from 'fp-ts-retry/Hedging'
+ *
+ * const reason: StopReason = 'fatal'
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export type StopReason = 'succeeded' | 'failed' | 'fatal' | 'budget' | 'aborted'
+
+/**
+ * What the `onDone` hook is told of a hedged call: when each attempt was launched (ms on the clock, in order),
+ * which one won (its index, `undefined` when none did), and why the call ended.
+ *
+ * @example
+ * import type { Summary } from 'fp-ts-retry/Hedging'
+ *
+ * const extraLoad = (summary: Summary): number => summary.launches.length - 1
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface Summary {
+  readonly launches: ReadonlyArray<number>
+  readonly winner: number | undefined
+  readonly reason: StopReason
+}
+
+/**
+ * Options of {@link hedging}.
+ *
+ * **Details**
+ *
+ * - `clock` (default `Clock.live`) times the launches; `random` (default `Random.live`) draws the schedule's
+ *   jitter, if any.
+ * - `signal`: the caller's. When it aborts, no attempt is launched and every attempt in flight is aborted; the
+ *   call then ends as its attempts settle. Already aborted, the task rejects with `signal.reason`.
+ * - `maxConcurrent` (default: no limit but the schedule's): the most attempts in flight at once, a whole number
+ *   >= 1. A launch that falls due at the limit waits for a failure to free a slot.
+ * - `isFatal` (default: none is): a failure that says the request itself is wrong (gRFC A6: a status not in
+ *   `nonFatalStatusCodes`). It ends the call with that error at once: no more launches, the others aborted.
+ * - `budget`: told of every attempt's outcome as gRFC A6 counts them (see {@link hedging}), and asked before each
+ *   hedge.
+ * - `errors` (default `'last'`): on failure, the last `Left`, or `'all'` of them in the order they arrived.
+ * - `release`: called with every result the call does not return (an attempt that settles after the winner, the
+ *   `Left`s it does not return), so that what they hold (a response body) is released. Its errors are ignored:
+ *   it may run after the call has returned.
+ * - `onDone`: called once with the call's {@link Summary}, before the result is returned. If it throws, the task
+ *   rejects with that error.
+ *
+ * @example
+ * import type { HedgingOptions } from 'fp-ts-retry/Hedging'
+ * import * as Budget from 'fp-ts-retry/Budget'
+ *
+ * const options: HedgingOptions<{ status: number }, Response> = {
+ *   maxConcurrent: 2,
+ *   isFatal: (e) => e.status >= 400 && e.status < 500,
+ *   budget: Budget.tokenBucket({ maxTokens: 10, tokenRatio: 0.1 }),
+ *   release: (result) => void (result._tag === 'Right' && result.right.body?.cancel())
+ * }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface HedgingOptions<E, A> {
+  readonly clock?: Clock | undefined
+  readonly random?: Random | undefined
+  readonly signal?: AbortSignal | undefined
+  readonly maxConcurrent?: number | undefined
+  readonly isFatal?: Predicate<E> | undefined
+  readonly budget?: RetryBudget | undefined
+  readonly errors?: 'last' | 'all' | undefined
+  readonly release?: ((result: Either<E, A>) => unknown) | undefined
+  readonly onDone?: ((summary: Summary) => void) | undefined
+}
+
+// -------------------------------------------------------------------------------------
+// implementation
+// -------------------------------------------------------------------------------------
+
+interface Config<E, A> {
+  readonly schedule: Schedule<unknown>
+  readonly clock: Clock
+  readonly random: Random | undefined
+  readonly signal: AbortSignal | undefined
+  readonly maxConcurrent: number
+  readonly isFatal: Predicate<E> | undefined
+  readonly budget: RetryBudget | undefined
+  readonly all: boolean
+  readonly release: ((result: Either<E, A>) => unknown) | undefined
+  readonly onDone: ((summary: Summary) => void) | undefined
+}
+
+const isPromise = (value: unknown): value is Promise<unknown> =>
+  value !== null && typeof value === 'object' && typeof (value as Promise<unknown>).then === 'function'
+
+const noop = (): void => undefined
+
+/** One hedged call in progress. Every decision is made synchronously when an event arrives. */
+class Call<E, A> {
+  private readonly launches: Array<number> = []
+  /** The controller of each attempt in flight, by index; `undefined` once it has settled. */
+  private readonly controllers: Array<AbortController | undefined> = []
+  private readonly lefts: Array<E> = []
+  private inFlight = 0
+  /** Decisions waiting on a budget's promised answer: the call cannot end while one may launch. */
+  private waiting = 0
+  private scheduleDone = false
+  /** Why launching stopped early, if it did. */
+  private stopped: StopReason | undefined
+  private finished = false
+  private timer: AbortController | undefined
+  private unsubscribe: () => void = noop
+  private readonly driver: Driver.Driver<unknown>
+
+  constructor(
+    private readonly c: Config<E, A>,
+    private readonly action: Attempt<E, A>,
+    private readonly resolve: (result: Either<E | ReadonlyArray<E>, A>) => void,
+    private readonly reject: (error: unknown) => void
+  ) {
+    const now = c.clock.now()
+    this.driver = Driver.make(c.schedule, { start: now, random: c.random })
+    if (c.signal !== undefined) this.unsubscribe = onAbort(c.signal, () => this.abortedByCaller())
+    this.launch(now)
+  }
+
+  private launch(now: number): void {
+    const index = this.launches.length
+    this.launches.push(now)
+    const controller = new AbortController()
+    this.controllers[index] = controller
+    this.inFlight++
+    // The schedule's delay is the time from this launch to the next.
+    const delay = this.driver.advance(undefined, now)
+    if (delay < 0) {
+      this.scheduleDone = true
+      this.cancelTimer()
+    } else {
+      this.arm(delay)
+    }
+    const task = this.action(controller.signal, index)()
+    task.then(
+      (result) => this.guarded(() => this.settle(index, result)),
+      (defect) => this.fail(defect)
+    )
+  }
+
+  private arm(delay: number): void {
+    this.cancelTimer()
+    const timer = new AbortController()
+    this.timer = timer
+    const due = this.launches.length
+    this.c.clock.sleep(delay, timer.signal).then(
+      () => {
+        if (timer.signal.aborted) return
+        this.timer = undefined
+        this.guarded(() => this.hedge(due))
+      },
+      (error) => this.fail(error)
+    )
+  }
+
+  private cancelTimer(): void {
+    this.timer?.abort()
+    this.timer = undefined
+  }
+
+  private canLaunch(due: number): boolean {
+    return (
+      !this.finished &&
+      this.stopped === undefined &&
+      !this.scheduleDone &&
+      this.launches.length === due &&
+      this.inFlight < this.c.maxConcurrent
+    )
+  }
+
+  private stop(reason: StopReason): void {
+    this.stopped ??= reason
+    this.cancelTimer()
+  }
+
+  /** The timer of launch `due` fired: a hedge, if the limit and the budget allow it. */
+  private hedge(due: number): void {
+    if (!this.canLaunch(due)) return
+    const { budget, clock } = this.c
+    const answer = budget?.allows?.(clock.now()) ?? true
+    if (!isPromise(answer)) return this.afterAllows(answer, due)
+    this.waiting++
+    answer.then(
+      (allowed) => {
+        this.waiting--
+        this.guarded(() => this.afterAllows(allowed, due))
+      },
+      (error) => this.fail(error)
+    )
+  }
+
+  private afterAllows(allowed: boolean, due: number): void {
+    if (this.canLaunch(due)) {
+      if (allowed) return this.launch(this.c.clock.now())
+      this.stop('budget')
+    }
+    this.checkDone()
+  }
+
+  private settle(index: number, result: Either<E, A>): void {
+    this.controllers[index] = undefined
+    if (this.finished) return this.release(result)
+    this.inFlight--
+    const { budget, clock, signal } = this.c
+    const now = clock.now()
+    const latency = now - this.launches[index]
+    // Outcomes of attempts the caller aborted say nothing of the dependency: the budget is not told.
+    const counted = budget !== undefined && signal?.aborted !== true
+    if (result._tag === 'Right') {
+      const told = counted
+        ? budget.onSuccess(latency, now, { retries: index, error: this.lefts.at(-1), retrying: false })
+        : undefined
+      return this.finish(result, 'succeeded', index, this.lefts, told)
+    }
+    this.lefts.push(result.left)
+    if (signal?.aborted) return this.checkDone()
+    if (this.c.isFatal?.(result.left) === true) {
+      this.stop('fatal')
+      return this.giveUp('fatal')
+    }
+    // gRFC A6: a non-fatal failure sends the next hedge at once, if the budget allows it.
+    const wanted = this.stopped === undefined && !this.scheduleDone
+    const told = counted
+      ? budget.onFailure(latency, now, { retries: index, error: result.left, retrying: wanted })
+      : true
+    if (!isPromise(told)) return this.afterFailure(told !== false)
+    this.waiting++
+    told.then(
+      (allowed) => {
+        this.waiting--
+        this.guarded(() => this.afterFailure(allowed !== false))
+      },
+      (error) => this.fail(error)
+    )
+  }
+
+  private afterFailure(allowed: boolean): void {
+    if (this.finished) return
+    if (this.stopped === undefined && !this.scheduleDone && this.inFlight < this.c.maxConcurrent) {
+      if (allowed) return this.launch(this.c.clock.now())
+      this.stop('budget')
+    }
+    this.checkDone()
+  }
+
+  private abortedByCaller(): void {
+    if (this.finished) return
+    this.stopped = 'aborted'
+    this.cancelTimer()
+    const reason = this.c.signal?.reason
+    for (const controller of this.controllers) controller?.abort(reason)
+    this.checkDone()
+  }
+
+  private checkDone(): void {
+    if (this.finished || this.inFlight > 0 || this.waiting > 0) return
+    if (this.stopped !== undefined || this.scheduleDone) this.giveUp(this.stopped ?? 'failed')
+  }
+
+  /** Ends the call with its `Left`(s). */
+  private giveUp(reason: StopReason): void {
+    const lefts = this.lefts
+    if (this.c.all) return this.finish({ _tag: 'Left', left: lefts.slice() }, reason, undefined, [])
+    this.finish({ _tag: 'Left', left: lefts[lefts.length - 1] }, reason, undefined, lefts.slice(0, -1))
+  }
+
+  private finish(
+    result: Either<E | ReadonlyArray<E>, A>,
+    reason: StopReason,
+    winner: number | undefined,
+    unused: ReadonlyArray<E>,
+    told?: void | Promise<void>
+  ): void {
+    this.end(new DOMException('Hedging: the call has ended', 'AbortError'))
+    for (const left of unused) this.release({ _tag: 'Left', left })
+    const deliver = (): void => {
+      try {
+        this.c.onDone?.({ launches: this.launches, winner, reason })
+      } catch (error) {
+        return this.reject(error)
+      }
+      this.resolve(result)
+    }
+    if (isPromise(told)) told.then(deliver, this.reject)
+    else deliver()
+  }
+
+  private end(reason: unknown): void {
+    this.finished = true
+    this.cancelTimer()
+    this.unsubscribe()
+    for (const controller of this.controllers) controller?.abort(reason)
+  }
+
+  /** A defect (the action rejected or threw, a budget or the schedule threw): the call rejects with it. */
+  private fail(error: unknown): void {
+    if (this.finished) return // a loser's rejection, after the call ended
+    this.end(error)
+    this.reject(error)
+  }
+
+  private guarded(f: () => void): void {
+    try {
+      f()
+    } catch (error) {
+      this.fail(error)
+    }
+  }
+
+  private release(result: Either<E, A>): void {
+    if (this.c.release === undefined) return
+    try {
+      const released = this.c.release(result)
+      if (isPromise(released)) released.catch(noop)
+    } catch {
+      // Nobody is left to tell: the call may have returned already.
+    }
+  }
+}
+
+const checkSchedule = (where: string, schedule: Schedule<unknown>): Schedule<unknown> => {
+  const s = schedule as unknown as Record<string, unknown> | null
+  if (s !== null && typeof s === 'object' && typeof s.stepper === 'function') return schedule
+  throw new TypeError(`${where}: schedule must be a Schedule, received ${showValue(schedule)}`)
+}
+
+const configOf = <E, A>(schedule: Schedule<unknown>, options: HedgingOptions<E, A>): Config<E, A> => {
+  const where = 'hedging'
+  checkSchedule(where, schedule)
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`${where}: options must be an object, received ${showValue(options)}`)
+  }
+  const maxConcurrent = options.maxConcurrent ?? Infinity
+  if (!(maxConcurrent === Infinity || (Number.isSafeInteger(maxConcurrent) && maxConcurrent >= 1))) {
+    throw new RangeError(
+      `${where}: options.maxConcurrent must be a whole number >= 1, received ${showValue(maxConcurrent)}`
+    )
+  }
+  const errors = options.errors ?? 'last'
+  if (errors !== 'last' && errors !== 'all') {
+    throw new RangeError(`${where}: options.errors must be 'last' or 'all', received ${showValue(errors)}`)
+  }
+  for (const name of ['isFatal', 'release', 'onDone'] as const) {
+    if (options[name] !== undefined) validate.callable(where, `options.${name}`, options[name])
+  }
+  return {
+    schedule,
+    clock: options.clock ?? LiveClock.live,
+    random: options.random,
+    signal: options.signal,
+    maxConcurrent,
+    isFatal: options.isFatal,
+    budget: options.budget,
+    all: errors === 'all',
+    release: options.release,
+    onDone: options.onDone
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// interpreters
+// -------------------------------------------------------------------------------------
+
+/**
+ * Runs an action as a hedged call: the first attempt starts at once; while none has succeeded, the next starts
+ * after the schedule's next delay, up to `maxConcurrent` in flight; the first `Right` wins and every other attempt
+ * is aborted through its `AbortSignal`. If all fail, the call returns the last `Left` (or all of them, with
+ * `errors: 'all'`).
+ *
+ * **Details**
+ *
+ * - Launches: the schedule is asked at each launch for the delay until the next (fed `undefined`), so
+ *   `Schedule.delays(schedule)` lists the gaps between launches, and `recurs(n)` allows `n` hedges, `n + 1`
+ *   attempts. When an attempt fails (not fatally), the next is launched at once rather than when its delay ends,
+ *   and the delays go on from there (gRFC A6).
+ * - The call ends when an attempt succeeds, when a fatal failure arrives (`options.isFatal`: the others are
+ *   aborted and that error returned), or when every attempt launched has failed and no more may be launched.
+ * - The winner is returned as soon as it arrives: the losers are aborted, not awaited. Results that arrive after
+ *   the end go to `options.release`. A loser that rejects after the end is ignored; before it, a rejection is a
+ *   defect and the task rejects with it, after aborting the others.
+ * - Budget (gRFC A6 throttling): every attempt's outcome is reported, successes with `onSuccess` and non-fatal
+ *   failures with `onFailure` (fatal ones, like a 400, say nothing of the server's health, and outcomes of
+ *   attempts the caller aborted are not reported). The first attempt always goes; a hedge goes only while the
+ *   budget allows: the answer of `onFailure` for the hedge a failure prompts, `budget.allows(now)` for one whose
+ *   delay has run out. A refusal stops the launches; the attempts out may still win.
+ * - Determinism: times come from `options.clock` alone, so under a `TestClock` the launches, the winner and
+ *   the aborts are the same on every run.
+ * - Hedge idempotent requests only: the losers may have been applied too.
+ *
+ * @example
+ * import { hedging, type Summary } from 'fp-ts-retry/Hedging'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as TestClock from 'fp-ts-retry/TestClock'
+ * import * as E from 'fp-ts/Either'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * async function main() {
+ *   const clock = TestClock.make()
+ *   const summaries: Array<Summary> = []
+ *   const aborted: Array<number> = []
+ *   // attempt 0 fails at 40 ms, attempt 1 hangs, attempt 2 answers after 25 ms
+ *   const read = (signal: AbortSignal, index: number) => async () => {
+ *     signal.addEventListener('abort', () => aborted.push(index))
+ *     await clock.sleep([40, 10_000, 25][index], signal)
+ *     return index === 0 ? E.left('503') : E.right(`from attempt ${index}`)
+ *   }
+ *   const policy = pipe(Schedule.constant(100), Schedule.intersect(Schedule.recurs(3)))
+ *   const call = pipe(read, hedging(policy, { clock, onDone: (s) => void summaries.push(s) }))()
+ *   await clock.runAll()
+ *   assert.deepStrictEqual(await call, E.right('from attempt 2'))
+ *   // 0 at once; its failure at 40 launches 1 at once; 2 is due 100 ms later, at 140, and wins at 165
+ *   assert.deepStrictEqual(summaries, [{ launches: [0, 40, 140], winner: 2, reason: 'succeeded' }])
+ *   assert.deepStrictEqual(aborted, [1])
+ * }
+ * main()
+ *
+ * @category interpreters
+ * @since 0.2.0
+ */
+export function hedging<E = unknown, A = unknown>(
+  schedule: Schedule<unknown>,
+  options: HedgingOptions<E, A> & { readonly errors: 'all' }
+): <E1 extends E, A1 extends A>(action: Attempt<E1, A1>) => TaskEither<ReadonlyArray<E1>, A1>
+export function hedging<E = unknown, A = unknown>(
+  schedule: Schedule<unknown>,
+  options?: HedgingOptions<E, A> & { readonly errors?: 'last' | undefined }
+): <E1 extends E, A1 extends A>(action: Attempt<E1, A1>) => TaskEither<E1, A1>
+export function hedging<E, A>(
+  schedule: Schedule<unknown>,
+  options: HedgingOptions<E, A> = {}
+): (action: Attempt<E, A>) => TaskEither<E | ReadonlyArray<E>, A> {
+  const config = configOf(schedule, options)
+  return (action) => {
+    validate.callable('hedging', 'action', action)
+    return () => {
+      const { signal } = config
+      if (signal?.aborted) return Promise.reject(signal.reason)
+      return new Promise((resolve, reject) => {
+        try {
+          new Call(config, action, resolve, reject)
+        } catch (error) {
+          reject(error)
+        }
+      })
+    }
+  }
+}

@@ -1,0 +1,719 @@
+import * as fc from 'fast-check'
+import * as E from 'fp-ts/Either'
+import { pipe } from 'fp-ts/function'
+import type { TaskEither } from 'fp-ts/TaskEither'
+import * as Breaker from '../src/Breaker'
+import * as Budget from '../src/Budget'
+import type { Clock } from '../src/Clock'
+import * as Random from '../src/Random'
+import { retrying, type StopReason } from '../src/Retry'
+import * as Schedule from '../src/Schedule'
+import * as TestClock from '../src/TestClock'
+import { deepStrictEqual, settle, strictEqual, throwsRangeError, throwsTypeError } from './util'
+
+// -------------------------------------------------------------------------------------
+// helpers
+// -------------------------------------------------------------------------------------
+
+const constant = (ms: number): Schedule.Schedule<unknown> => Schedule.constant(ms)
+
+/** Enters and reports one outcome at once; answers whether the call was let through. */
+const call = (breaker: Breaker.Breaker, ok: boolean): boolean => {
+  const permit = breaker.enter() as Breaker.Permit | undefined
+  if (permit === undefined) return false
+  void (ok ? permit.onSuccess() : permit.onFailure())
+  return true
+}
+
+/** A dependency on the clock: answers after `latency` ms, failing while `down()` says so; counts its calls. */
+const dependency = (clock: Clock, down: () => boolean, latency = 10) => {
+  let calls = 0
+  const action: TaskEither<string, string> = async () => {
+    calls++
+    await clock.sleep(latency)
+    return down() ? E.left('503') : E.right('ok')
+  }
+  return { action, calls: () => calls }
+}
+
+const OPEN = 'circuit open'
+
+// -------------------------------------------------------------------------------------
+// reference model
+// -------------------------------------------------------------------------------------
+
+type Policy =
+  | { readonly _tag: 'consecutive'; readonly threshold: number }
+  | { readonly _tag: 'sampling'; readonly window: number; readonly minThroughput: number; readonly failureRate: number }
+
+/**
+ * The breaker as the docs state it, written for clarity, not speed: the waits are `Schedule.delays` of
+ * `halfOpenAfter`, started afresh at each close; only outcomes of calls let through since the last change count.
+ */
+class Model {
+  state: 'Closed' | 'Open' | 'HalfOpen' = 'Closed'
+  halfOpenAt = NaN
+  generation = 0
+  successes = 0
+  failures = 0
+  rejections = 0
+  private waits = 0
+  private consecutive = 0
+  private outcomes: Array<{ readonly at: number; readonly failed: boolean }> = []
+
+  constructor(private readonly policy: Policy, private readonly delays: ReadonlyArray<number>) {}
+
+  private change(to: Model['state']): void {
+    this.state = to
+    this.generation++
+    this.consecutive = 0
+    this.outcomes = []
+  }
+
+  private open(now: number): void {
+    const wait = this.waits < this.delays.length ? this.delays[this.waits] : undefined
+    this.waits++
+    this.halfOpenAt = wait === undefined ? Infinity : now + wait
+    this.change('Open')
+  }
+
+  /** The generation of the permit, or undefined when refused. */
+  enter(now: number): number | undefined {
+    if (this.state === 'Closed') return this.generation
+    if (this.state === 'Open' && now >= this.halfOpenAt) {
+      this.change('HalfOpen')
+      return this.generation
+    }
+    this.rejections++
+    return undefined
+  }
+
+  report(generation: number, ok: boolean, now: number): void {
+    if (ok) this.successes++
+    else this.failures++
+    if (generation !== this.generation) return
+    if (this.state === 'HalfOpen') {
+      if (ok) {
+        this.waits = 0
+        this.change('Closed')
+      } else this.open(now)
+      return
+    }
+    const p = this.policy
+    if (p._tag === 'consecutive') {
+      this.consecutive = ok ? 0 : this.consecutive + 1
+      if (this.consecutive >= p.threshold) this.open(now)
+      return
+    }
+    this.outcomes.push({ at: now, failed: !ok })
+    if (ok) return
+    const inWindow = this.outcomes.filter((o) => o.at > now - p.window)
+    const failed = inWindow.filter((o) => o.failed).length
+    if (inWindow.length >= p.minThroughput && failed / inWindow.length >= p.failureRate) this.open(now)
+  }
+}
+
+type Command =
+  | { readonly _tag: 'start' }
+  | { readonly _tag: 'finish'; readonly pick: number; readonly ok: boolean }
+  | { readonly _tag: 'advance'; readonly ms: number }
+
+/**
+ * Commands in a mix drawn per run: more starts than finishes piles calls up (thousands in flight at once), and
+ * mostly successes keeps a breaker closed while they pile up.
+ */
+const commandsArbitrary: fc.Arbitrary<ReadonlyArray<Command>> = fc
+  .record({ starts: fc.integer({ min: 3, max: 12 }), successShare: fc.integer({ min: 0, max: 10 }) })
+  .chain(({ starts, successShare }) =>
+    fc.array(
+      fc.oneof(
+        { weight: starts, arbitrary: fc.constant<Command>({ _tag: 'start' }) },
+        {
+          weight: 3,
+          arbitrary: fc.record({
+            _tag: fc.constant('finish' as const),
+            pick: fc.nat(),
+            ok: fc.integer({ min: 1, max: 10 }).map((n) => n <= successShare)
+          })
+        },
+        {
+          weight: 1,
+          arbitrary: fc.record({ _tag: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 400 }) })
+        }
+      ),
+      { minLength: 1, maxLength: 4_000, size: 'max' }
+    )
+  )
+
+const policyArbitrary: fc.Arbitrary<Policy> = fc.oneof(
+  fc.record({ _tag: fc.constant('consecutive' as const), threshold: fc.integer({ min: 1, max: 20 }) }),
+  fc.record({
+    _tag: fc.constant('sampling' as const),
+    window: fc.integer({ min: 1, max: 2_000 }),
+    minThroughput: fc.integer({ min: 1, max: 30 }),
+    failureRate: fc.oneof(fc.constantFrom(0.1, 0.25, 0.5, 1), fc.double({ min: 0.01, max: 1, noNaN: true }))
+  })
+)
+
+/** Waits that do not read the time: the model takes them from `Schedule.delays`. */
+const halfOpenAfterArbitrary: fc.Arbitrary<Schedule.Schedule<unknown>> = fc.oneof(
+  fc.integer({ min: 1, max: 500 }).map((ms) => Schedule.constant(ms)),
+  fc.integer({ min: 1, max: 100 }).map((ms) => pipe(Schedule.exponential(ms), Schedule.capped(3_000))),
+  fc
+    .tuple(fc.integer({ min: 1, max: 300 }), fc.integer({ min: 0, max: 4 }))
+    .map(([ms, n]) => pipe(Schedule.constant(ms), Schedule.fullJitter, Schedule.intersect(Schedule.recurs(n))))
+)
+
+const build = (policy: Policy, options: Breaker.BreakerOptions): Breaker.Breaker =>
+  policy._tag === 'consecutive'
+    ? Breaker.consecutive({ ...options, ...policy })
+    : Breaker.sampling({ ...options, ...policy })
+
+// -------------------------------------------------------------------------------------
+// tests
+// -------------------------------------------------------------------------------------
+
+describe('Breaker', () => {
+  describe('bad input', () => {
+    const halfOpenAfter = constant(1_000)
+
+    it('should refuse a threshold, a window, a throughput or a rate out of range, naming the argument', () => {
+      for (const threshold of [0, -1, 1.5, NaN, Infinity]) {
+        throwsRangeError(
+          () => Breaker.consecutive({ threshold, halfOpenAfter }),
+          /^Breaker\.consecutive: threshold must be a whole number >= 1, received/
+        )
+      }
+      const good = { window: 1_000, minThroughput: 10, failureRate: 0.5, halfOpenAfter }
+      for (const window of [0, -5, Infinity, NaN]) {
+        throwsRangeError(
+          () => Breaker.sampling({ ...good, window }),
+          /^Breaker\.sampling: window must be a finite number > 0, received/
+        )
+      }
+      for (const minThroughput of [0, 2.5, -1, NaN]) {
+        throwsRangeError(
+          () => Breaker.sampling({ ...good, minThroughput }),
+          /^Breaker\.sampling: minThroughput must be a whole number >= 1/
+        )
+      }
+      for (const failureRate of [0, -0.1, 1.01, NaN, Infinity]) {
+        throwsRangeError(
+          () => Breaker.sampling({ ...good, failureRate }),
+          /^Breaker\.sampling: failureRate must be a number in \(0, 1\], received/
+        )
+      }
+    })
+
+    it('should name the bad value in the message', () => {
+      throwsRangeError(() => Breaker.consecutive({ threshold: 2.5, halfOpenAfter }), /received 2\.5$/)
+    })
+
+    it('should refuse a halfOpenAfter that is not a Schedule, a bad hook or a bad store with a TypeError', () => {
+      const notSchedule = 1_000 as unknown as Schedule.Schedule<unknown>
+      throwsTypeError(
+        () => Breaker.consecutive({ threshold: 1, halfOpenAfter: notSchedule }),
+        /halfOpenAfter must be a Schedule, received 1000/
+      )
+      const onStateChange = 'log' as unknown as () => void
+      throwsRangeError(
+        () => Breaker.consecutive({ threshold: 1, halfOpenAfter, onStateChange }),
+        /onStateChange must be a function/
+      )
+      const store = { read: () => undefined } as unknown as Breaker.Store
+      throwsTypeError(
+        () => Breaker.consecutive({ threshold: 1, halfOpenAfter, store }),
+        /store must have read and write functions/
+      )
+    })
+
+    it('should refuse a negative admitsIn', () => {
+      const breaker = Breaker.consecutive({ threshold: 1, halfOpenAfter })
+      throwsRangeError(() => breaker.admitsIn(-1), /^Breaker\.admitsIn: ms must be a finite number >= 0/)
+    })
+  })
+
+  describe('consecutive', () => {
+    it('should open after threshold failures in a row, a success starting the count again', () => {
+      const clock = TestClock.make()
+      const breaker = Breaker.consecutive({ threshold: 3, halfOpenAfter: constant(1_000), clock })
+      call(breaker, false)
+      call(breaker, false)
+      call(breaker, true)
+      call(breaker, false)
+      call(breaker, false)
+      strictEqual(breaker.state._tag, 'Closed')
+      call(breaker, false)
+      deepStrictEqual(breaker.state, { _tag: 'Open', since: 0, halfOpenAt: 1_000 })
+      deepStrictEqual(breaker.metrics, { successes: 1, failures: 5, rejections: 0 })
+    })
+
+    it('should refuse calls while open, let one probe through at halfOpenAt and refuse the others while it runs', async () => {
+      const clock = TestClock.make()
+      const breaker = Breaker.consecutive({ threshold: 1, halfOpenAfter: constant(1_000), clock })
+      call(breaker, false)
+      await clock.advance(999)
+      strictEqual(breaker.enter(), undefined)
+      await clock.advance(1)
+      const probe = breaker.enter() as Breaker.Permit
+      deepStrictEqual(breaker.state, { _tag: 'HalfOpen', since: 1_000 })
+      strictEqual(breaker.enter(), undefined)
+      strictEqual(breaker.enter(), undefined)
+      void probe.onSuccess()
+      deepStrictEqual(breaker.state, { _tag: 'Closed', since: 1_000 })
+      deepStrictEqual(breaker.metrics, { successes: 1, failures: 1, rejections: 3 })
+    })
+
+    it('cockatiel#68: should wait longer after each failed probe, as halfOpenAfter says, and start afresh after closing', async () => {
+      const clock = TestClock.make()
+      const halfOpenAfter = pipe(Schedule.exponential(1_000), Schedule.capped(5_000))
+      const opened: Array<readonly [number, number]> = []
+      const breaker = Breaker.consecutive({
+        threshold: 1,
+        halfOpenAfter,
+        clock,
+        onStateChange: ({ to }) => void (to._tag === 'Open' && opened.push([to.since, to.halfOpenAt]))
+      })
+      call(breaker, false)
+      for (let i = 0; i < 4; i++) {
+        await clock.advance((breaker.state as { halfOpenAt: number }).halfOpenAt - clock.now())
+        call(breaker, false) // the probe fails
+      }
+      // each wait is the schedule's next delay: the breaker's waits are Schedule.delays
+      deepStrictEqual(
+        opened.map(([since, at]) => at - since),
+        Schedule.delays(halfOpenAfter, { limit: 5 })
+      )
+      deepStrictEqual(opened, [
+        [0, 1_000],
+        [1_000, 3_000],
+        [3_000, 7_000],
+        [7_000, 12_000],
+        [12_000, 17_000]
+      ])
+      await clock.advance(5_000)
+      call(breaker, true) // the probe succeeds: closed
+      call(breaker, false)
+      deepStrictEqual(breaker.state, { _tag: 'Open', since: 17_000, halfOpenAt: 18_000 }) // 1 s again
+    })
+
+    it('should stay open for good once halfOpenAfter stops', async () => {
+      const clock = TestClock.make()
+      const breaker = Breaker.consecutive({
+        threshold: 1,
+        halfOpenAfter: pipe(constant(100), Schedule.intersect(Schedule.recurs(1))),
+        clock
+      })
+      call(breaker, false)
+      await clock.advance(100)
+      call(breaker, false) // the one probe fails
+      deepStrictEqual(breaker.state, { _tag: 'Open', since: 100, halfOpenAt: Infinity })
+      await clock.advance(1_000_000)
+      strictEqual(breaker.enter(), undefined)
+      strictEqual(breaker.admitsIn(1_000_000), false)
+    })
+
+    it('should count an outcome against the policy only if the breaker has not changed since the call went through', async () => {
+      const clock = TestClock.make()
+      const breaker = Breaker.consecutive({ threshold: 2, halfOpenAfter: constant(1_000), clock })
+      const early = [breaker.enter(), breaker.enter(), breaker.enter()] as Array<Breaker.Permit>
+      void early[0].onFailure()
+      void early[1].onFailure() // opens
+      void early[2].onFailure() // late: counted, not held against the dependency again
+      deepStrictEqual(breaker.state, { _tag: 'Open', since: 0, halfOpenAt: 1_000 })
+      await clock.advance(1_000)
+      const probe = breaker.enter() as Breaker.Permit
+      void probe.onSuccess()
+      const late = breaker.enter() as Breaker.Permit
+      void late.onFailure()
+      strictEqual(breaker.state._tag, 'Closed') // 1 failure of 2
+      deepStrictEqual(breaker.metrics, { successes: 1, failures: 4, rejections: 0 })
+    })
+
+    it('should count each permit once, however often it is reported', () => {
+      const breaker = Breaker.consecutive({ threshold: 2, halfOpenAfter: constant(1_000), clock: TestClock.make() })
+      const permit = breaker.enter() as Breaker.Permit
+      void permit.onFailure()
+      void permit.onFailure()
+      void permit.onSuccess()
+      strictEqual(breaker.state._tag, 'Closed')
+      deepStrictEqual(breaker.metrics, { successes: 0, failures: 1, rejections: 0 })
+    })
+
+    it('should tell onStateChange of every change, with its time', async () => {
+      const clock = TestClock.make()
+      const changes: Array<string> = []
+      const breaker = Breaker.consecutive({
+        threshold: 1,
+        halfOpenAfter: constant(500),
+        clock,
+        onStateChange: ({ from, to, source }) => void changes.push(`${from._tag}->${to._tag}@${to.since}/${source}`)
+      })
+      call(breaker, false)
+      await clock.advance(500)
+      call(breaker, false)
+      await clock.advance(700)
+      call(breaker, true)
+      deepStrictEqual(changes, [
+        'Closed->Open@0/local',
+        'Open->HalfOpen@500/local',
+        'HalfOpen->Open@500/local',
+        'Open->HalfOpen@1200/local',
+        'HalfOpen->Closed@1200/local'
+      ])
+    })
+  })
+
+  describe('sampling', () => {
+    it('should open when the share of failures in the window reaches failureRate, with enough outcomes', () => {
+      const clock = TestClock.make()
+      const breaker = Breaker.sampling({
+        window: 1_000,
+        minThroughput: 4,
+        failureRate: 0.5,
+        halfOpenAfter: constant(100),
+        clock
+      })
+      call(breaker, true)
+      call(breaker, true)
+      call(breaker, false) // 1 of 3: too few
+      call(breaker, false) // 2 of 4 = 50%: exactly the rate opens (Polly's >=)
+      strictEqual(breaker.state._tag, 'Open')
+    })
+
+    it('should stay closed below failureRate', () => {
+      const breaker = Breaker.sampling({
+        window: 1_000,
+        minThroughput: 4,
+        failureRate: 0.5,
+        halfOpenAfter: constant(100),
+        clock: TestClock.make()
+      })
+      for (const ok of [true, true, true, false, false]) call(breaker, ok) // 2 of 5 = 40%
+      strictEqual(breaker.state._tag, 'Closed')
+    })
+
+    it('should forget an outcome exactly window ms after it was reported', async () => {
+      const clock = TestClock.make()
+      const breaker = Breaker.sampling({
+        window: 1_000,
+        minThroughput: 2,
+        failureRate: 1,
+        halfOpenAfter: constant(100),
+        clock
+      })
+      call(breaker, true)
+      await clock.advance(999)
+      call(breaker, false) // the success is still in: 1 of 2
+      strictEqual(breaker.state._tag, 'Closed')
+      await clock.advance(1_000) // both out
+      call(breaker, false) // 1 of 1: below minThroughput
+      strictEqual(breaker.state._tag, 'Closed')
+      await clock.advance(1)
+      call(breaker, false) // 2 of 2
+      strictEqual(breaker.state._tag, 'Open')
+    })
+
+    it('should empty the window when the circuit closes', async () => {
+      const clock = TestClock.make()
+      const breaker = Breaker.sampling({
+        window: 60_000,
+        minThroughput: 3,
+        failureRate: 0.5,
+        halfOpenAfter: constant(100),
+        clock
+      })
+      for (let i = 0; i < 3; i++) call(breaker, false)
+      await clock.advance(100)
+      call(breaker, true) // the probe closes it
+      call(breaker, false) // 1 of 1: the failures that opened it are gone
+      call(breaker, true)
+      strictEqual(breaker.state._tag, 'Closed')
+    })
+
+    it('should keep exact counts over a long run, outcomes leaving the window as time passes', async () => {
+      const clock = TestClock.make()
+      const breaker = Breaker.sampling({
+        window: 100,
+        minThroughput: 1_000_000,
+        failureRate: 0.5,
+        halfOpenAfter: constant(100),
+        clock
+      })
+      for (let i = 0; i < 30_000; i++) {
+        call(breaker, i % 3 === 0)
+        if (i % 30 === 0) await clock.advance(1)
+      }
+      strictEqual(breaker.state._tag, 'Closed')
+      deepStrictEqual(breaker.metrics, { successes: 10_000, failures: 20_000, rejections: 0 })
+    })
+  })
+
+  describe('guard', () => {
+    it('should fail at once with onOpen while open, without calling the action', async () => {
+      const clock = TestClock.make()
+      const breaker = Breaker.consecutive({ threshold: 2, halfOpenAfter: constant(1_000), clock })
+      const dep = dependency(clock, () => true, 0)
+      const states: Array<string> = []
+      const guarded = pipe(
+        dep.action,
+        Breaker.guard(breaker, (state) => (states.push(state._tag), OPEN))
+      )
+      deepStrictEqual(await guarded(), E.left('503'))
+      deepStrictEqual(await guarded(), E.left('503'))
+      deepStrictEqual(await guarded(), E.left(OPEN))
+      strictEqual(dep.calls(), 2)
+      deepStrictEqual(states, ['Open'])
+    })
+
+    it('should count a Left that isFailure rejects as a success', async () => {
+      const breaker = Breaker.consecutive({ threshold: 1, halfOpenAfter: constant(1_000), clock: TestClock.make() })
+      const notFound: TaskEither<{ status: number }, string> = () => Promise.resolve(E.left({ status: 404 }))
+      const guarded = pipe(
+        notFound,
+        Breaker.guard(breaker, () => OPEN, { isFailure: (e: { status: number }) => e.status >= 500 })
+      )
+      await guarded()
+      await guarded()
+      strictEqual(breaker.state._tag, 'Closed')
+      deepStrictEqual(breaker.metrics, { successes: 2, failures: 0, rejections: 0 })
+    })
+
+    it('should report a rejected action as a failure, free the probe, and reject with the same error', async () => {
+      const clock = TestClock.make()
+      const breaker = Breaker.consecutive({ threshold: 1, halfOpenAfter: constant(100), clock })
+      const boom = new Error('boom')
+      const guarded = pipe(
+        (() => Promise.reject(boom)) as TaskEither<string, string>,
+        Breaker.guard(breaker, () => OPEN)
+      )
+      await expect(guarded()).rejects.toBe(boom)
+      strictEqual(breaker.state._tag, 'Open')
+      await clock.advance(100)
+      await expect(guarded()).rejects.toBe(boom) // the probe: it went through
+      deepStrictEqual(breaker.state, { _tag: 'Open', since: 100, halfOpenAt: 200 })
+    })
+
+    it('should refuse a breaker or an onOpen that is not one', () => {
+      throwsTypeError(
+        () => Breaker.guard({} as Breaker.Breaker, () => OPEN),
+        /^Breaker\.guard: breaker must be a Breaker/
+      )
+      const breaker = Breaker.consecutive({ threshold: 1, halfOpenAfter: constant(1) })
+      throwsRangeError(
+        () => Breaker.guard(breaker, 'open' as unknown as () => string),
+        /^Breaker\.guard: onOpen must be a function/
+      )
+    })
+  })
+
+  describe('with retrying', () => {
+    const policy = pipe(constant(100), Schedule.intersect(Schedule.recurs(3)))
+
+    it('cockatiel#107: should end the run with reason breaker, the last error and no sleep, once the circuit is open', async () => {
+      const clock = TestClock.make()
+      const breaker = Breaker.consecutive({ threshold: 2, halfOpenAfter: constant(30_000), clock })
+      const dep = dependency(clock, () => true)
+      const reasons: Array<StopReason> = []
+      const run = pipe(
+        dep.action,
+        Breaker.guard(breaker, () => OPEN),
+        retrying(policy, { clock, breaker, onDone: (_, __, reason) => void reasons.push(reason) })
+      )
+      const first = run()
+      await clock.runAll()
+      deepStrictEqual(await first, E.left('503'))
+      deepStrictEqual(clock.sleeps, [10, 100, 10]) // attempt, one sleep, attempt: the second failure opened it
+      deepStrictEqual(reasons, ['breaker'])
+      // a call while it is open: refused at once, no sleep, no call
+      const second = run()
+      await clock.runAll()
+      deepStrictEqual(await second, E.left(OPEN))
+      deepStrictEqual(clock.sleeps, [10, 100, 10])
+      deepStrictEqual(reasons, ['breaker', 'breaker'])
+      strictEqual(dep.calls(), 2)
+    })
+
+    it('should go on sleeping when the probe will be allowed by the time the retry is due', async () => {
+      const clock = TestClock.make()
+      const breaker = Breaker.consecutive({ threshold: 1, halfOpenAfter: constant(50), clock })
+      let down = true
+      const dep = dependency(clock, () => down, 0)
+      const run = pipe(
+        dep.action,
+        Breaker.guard(breaker, () => OPEN),
+        retrying(policy, { clock, breaker })
+      )()
+      await settle()
+      down = false
+      await clock.runAll()
+      deepStrictEqual(await run, E.right('ok')) // opened at 0, halfOpenAt 50 <= the retry at 100: the retry is the probe
+      deepStrictEqual(clock.sleeps, [0, 100, 0])
+      strictEqual(breaker.state._tag, 'Closed')
+    })
+
+    it('should fight the breaker without the option: every retry sleeps into the open circuit', async () => {
+      const clock = TestClock.make()
+      const breaker = Breaker.consecutive({ threshold: 2, halfOpenAfter: constant(30_000), clock })
+      const dep = dependency(clock, () => true)
+      const run = pipe(
+        dep.action,
+        Breaker.guard(breaker, () => OPEN),
+        retrying(policy, { clock })
+      )()
+      await clock.runAll()
+      deepStrictEqual(await run, E.left(OPEN))
+      deepStrictEqual(clock.sleeps, [10, 100, 10, 100, 100]) // two more sleeps for nothing
+      strictEqual(dep.calls(), 2)
+    })
+
+    it('should make threshold calls to a dead dependency inside the retry, threshold × attempts outside it', async () => {
+      const calls = async (inside: boolean): Promise<number> => {
+        const clock = TestClock.make()
+        const breaker = Breaker.consecutive({ threshold: 5, halfOpenAfter: constant(60_000), clock })
+        const dep = dependency(clock, () => true)
+        const guard = Breaker.guard(breaker, () => OPEN)
+        const run = inside
+          ? pipe(dep.action, guard, retrying(policy, { clock, breaker }))
+          : pipe(dep.action, retrying(policy, { clock }), guard)
+        for (let i = 0; i < 20; i++) {
+          const pending = run()
+          await clock.runAll()
+          await pending
+        }
+        return dep.calls()
+      }
+      strictEqual(await calls(true), 5)
+      strictEqual(await calls(false), 5 * 4)
+    })
+
+    it('should tell a budget of the refused attempt and stop with reason breaker, not budget', async () => {
+      const clock = TestClock.make()
+      const breaker = Breaker.consecutive({ threshold: 1, halfOpenAfter: constant(30_000), clock })
+      const budget = Budget.tokenBucket({ maxTokens: 100, tokenRatio: 1 })
+      const reasons: Array<StopReason> = []
+      const dep = dependency(clock, () => true)
+      const run = pipe(
+        dep.action,
+        Breaker.guard(breaker, () => OPEN),
+        retrying(policy, { clock, breaker, budget, onDone: (_, __, r) => void reasons.push(r) })
+      )
+      const pending = run()
+      await clock.runAll()
+      await pending
+      deepStrictEqual(reasons, ['breaker'])
+      strictEqual(budget.tokens, 99)
+    })
+  })
+
+  describe('store', () => {
+    it('should let a fleet share the state: one process opens, the others refuse; a successful probe closes them all', async () => {
+      const clock = TestClock.make()
+      const store = Breaker.memoryStore()
+      const changes: Array<string> = []
+      const make = (name: string): Breaker.Breaker =>
+        Breaker.consecutive({
+          threshold: 2,
+          halfOpenAfter: constant(1_000),
+          clock,
+          store,
+          onStateChange: ({ to, source }) => void changes.push(`${name}:${to._tag}@${to.since}/${source}`)
+        })
+      const a = make('a')
+      const b = make('b')
+      for (let i = 0; i < 2; i++) await (await a.enter())?.onFailure()
+      deepStrictEqual(store.read(), { _tag: 'Open', since: 0, halfOpenAt: 1_000 })
+      strictEqual(await b.enter(), undefined)
+      strictEqual(await b.admitsIn(999), false)
+      strictEqual(await b.admitsIn(1_000), true)
+      await clock.advance(1_000)
+      const probe = await b.enter() // b probes, and its success closes the fleet
+      await probe?.onSuccess()
+      deepStrictEqual(store.read(), { _tag: 'Closed', since: 1_000 })
+      // a, still open here, reads the newer closed state before deciding: let through, not probing
+      strictEqual((await a.enter()) !== undefined, true)
+      strictEqual(a.state._tag, 'Closed')
+      deepStrictEqual(changes, [
+        'a:Open@0/local',
+        'b:Open@0/store',
+        'b:HalfOpen@1000/local',
+        'b:Closed@1000/local',
+        'a:Closed@1000/store'
+      ])
+    })
+  })
+
+  describe('properties', () => {
+    it('should keep exact counts and make every decision the reference model makes, across thousands of concurrent calls through guard', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          policyArbitrary,
+          halfOpenAfterArbitrary,
+          commandsArbitrary,
+          async (policy, halfOpenAfter, commands) => {
+            let now = 0
+            const clock: Clock = { now: () => now, sleep: () => Promise.resolve() }
+            const random = Random.fixed(0.5)
+            const breaker = build(policy, { halfOpenAfter, clock, random })
+            const model = new Model(policy, Schedule.delays(halfOpenAfter, { random, limit: 1_000 }))
+            const guarded = Breaker.guard(breaker, () => OPEN)
+            const inFlight: Array<{ readonly generation: number; readonly finish: (ok: boolean) => void }> = []
+            for (const command of commands) {
+              if (command._tag === 'advance') {
+                now += command.ms
+              } else if (command._tag === 'start') {
+                let finish: ((ok: boolean) => void) | undefined
+                const action: TaskEither<string, string> = () =>
+                  new Promise((resolve) => (finish = (ok) => resolve(ok ? E.right('ok') : E.left('503'))))
+                void guarded(action)()
+                const generation = model.enter(now)
+                // the action was called synchronously if and only if the model lets the call through
+                strictEqual(finish !== undefined, generation !== undefined)
+                if (finish !== undefined && generation !== undefined) inFlight.push({ generation, finish })
+              } else if (inFlight.length > 0) {
+                const [chosen] = inFlight.splice(command.pick % inFlight.length, 1)
+                chosen.finish(command.ok)
+                await settle()
+                model.report(chosen.generation, command.ok, now)
+              }
+              const state = breaker.state
+              strictEqual(state._tag, model.state)
+              if (state._tag === 'Open') strictEqual(state.halfOpenAt, model.halfOpenAt)
+              deepStrictEqual(breaker.metrics, {
+                successes: model.successes,
+                failures: model.failures,
+                rejections: model.rejections
+              })
+            }
+          }
+        ),
+        { numRuns: 40 }
+      )
+    })
+
+    it('should count every call exactly once with a thousand calls in flight at once', async () => {
+      const clock = TestClock.make()
+      const breaker = Breaker.sampling({
+        window: 10_000,
+        minThroughput: 100_000,
+        failureRate: 0.5,
+        halfOpenAfter: constant(1_000),
+        clock
+      })
+      const dep = dependency(clock, () => false, 5)
+      const failing: TaskEither<string, string> = async () => {
+        await clock.sleep(7)
+        return E.left('503')
+      }
+      const calls = Array.from({ length: 3_000 }, (_, i) =>
+        pipe(
+          i % 3 === 0 ? failing : dep.action,
+          Breaker.guard(breaker, () => OPEN)
+        )()
+      )
+      await clock.runAll()
+      await Promise.all(calls)
+      deepStrictEqual(breaker.metrics, { successes: 2_000, failures: 1_000, rejections: 0 })
+    })
+  })
+})
