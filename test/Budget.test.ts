@@ -6,7 +6,15 @@ import * as Budget from '../src/Budget'
 import { retrying, type StopReason } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
 import * as TestClock from '../src/TestClock'
-import { deepStrictEqual, itThrowsRangeErrors, notDurations, ok, strictEqual, throwsTypeError, type RangeErrorCase } from './util'
+import {
+  deepStrictEqual,
+  itThrowsRangeErrors,
+  notDurations,
+  ok,
+  strictEqual,
+  throwsTypeError,
+  type RangeErrorCase
+} from './util'
 
 /** A whole number of thousandths, as gRPC counts tokens: 0.001 to `max`. */
 const thousandths = (max: number): fc.Arbitrary<number> => fc.integer({ min: 1, max: max * 1000 }).map((n) => n / 1000)
@@ -62,24 +70,29 @@ describe('Budget', () => {
 
     it('should keep its tokens in [0, maxTokens] and follow gRPC’s rule, whatever the outcomes', () => {
       fc.assert(
-        fc.property(thousandths(100), thousandths(2), fc.array(fc.boolean(), { maxLength: 300 }), (maxTokens, tokenRatio, outcomes) => {
-          const bucket = Budget.tokenBucket({ maxTokens, tokenRatio })
-          // The reference: gRFC A6 in whole thousandths.
-          const max = Math.round(maxTokens * 1000)
-          let model = max
-          for (const succeeded of outcomes) {
-            if (succeeded) {
-              bucket.onSuccess(0, 0, attempt)
-              model = Math.min(max, model + Math.round(tokenRatio * 1000))
-            } else {
-              const allowed = bucket.onFailure(0, 0, attempt)
-              model = Math.max(0, model - 1000)
-              strictEqual(allowed, model * 2 > max)
+        fc.property(
+          thousandths(100),
+          thousandths(2),
+          fc.array(fc.boolean(), { maxLength: 300 }),
+          (maxTokens, tokenRatio, outcomes) => {
+            const bucket = Budget.tokenBucket({ maxTokens, tokenRatio })
+            // The reference: gRFC A6 in whole thousandths.
+            const max = Math.round(maxTokens * 1000)
+            let model = max
+            for (const succeeded of outcomes) {
+              if (succeeded) {
+                bucket.onSuccess(0, 0, attempt)
+                model = Math.min(max, model + Math.round(tokenRatio * 1000))
+              } else {
+                const allowed = bucket.onFailure(0, 0, attempt)
+                model = Math.max(0, model - 1000)
+                strictEqual(allowed, model * 2 > max)
+              }
+              ok(bucket.tokens >= 0 && bucket.tokens <= maxTokens, `${bucket.tokens} tokens of ${maxTokens}`)
+              strictEqual(Math.round(bucket.tokens * 1000), model)
             }
-            ok(bucket.tokens >= 0 && bucket.tokens <= maxTokens, `${bucket.tokens} tokens of ${maxTokens}`)
-            strictEqual(Math.round(bucket.tokens * 1000), model)
           }
-        })
+        )
       )
     })
 
@@ -107,8 +120,10 @@ describe('Budget', () => {
     it("should end a run with the last error and onDone's reason 'budget'", async () => {
       const bucket = Budget.tokenBucket({ maxTokens: 4, tokenRatio: 1 })
       let n = 0
-      const { result, attempts, reason } = await run(pipe(Schedule.constant(10), Schedule.intersect(Schedule.recurs(10))), bucket, () => () =>
-        Promise.resolve(E.left(`failure ${++n}`))
+      const { result, attempts, reason } = await run(
+        pipe(Schedule.constant(10), Schedule.intersect(Schedule.recurs(10))),
+        bucket,
+        () => () => Promise.resolve(E.left(`failure ${++n}`))
       )
       deepStrictEqual(result, E.left('failure 2'))
       deepStrictEqual([attempts, reason], [2, 'budget'])
@@ -152,7 +167,11 @@ describe('Budget', () => {
     })
 
     it('should refuse when the latency percentile is above the limit, and allow exactly at it', () => {
-      const guard = Budget.adaptive({ ...options, minSuccessRate: 0, maxLatencyPercentile: { percentile: 90, ms: 200 } })
+      const guard = Budget.adaptive({
+        ...options,
+        minSuccessRate: 0,
+        maxLatencyPercentile: { percentile: 90, ms: 200 }
+      })
       for (let i = 0; i < 8; i++) guard.onSuccess(100, 0, attempt)
       guard.onSuccess(5000, 0, attempt)
       strictEqual(guard.onFailure(100, 0, attempt), true) // p90 of 10 is the 9th smallest: 100
@@ -163,7 +182,14 @@ describe('Budget', () => {
     it('should answer each failure as the success rate and the nearest-rank percentile of its window say', () => {
       fc.assert(
         fc.property(
-          fc.array(fc.record({ ok: fc.boolean(), latency: fc.integer({ min: 0, max: 1000 }), at: fc.integer({ min: 0, max: 5000 }) }), { maxLength: 60 }),
+          fc.array(
+            fc.record({
+              ok: fc.boolean(),
+              latency: fc.integer({ min: 0, max: 1000 }),
+              at: fc.integer({ min: 0, max: 5000 })
+            }),
+            { maxLength: 60 }
+          ),
           fc.integer({ min: 1, max: 20 }),
           fc.integer({ min: 0, max: 100 }).map((n) => n / 100),
           fc.integer({ min: 1, max: 100 }),
@@ -171,7 +197,12 @@ describe('Budget', () => {
           fc.integer({ min: 1, max: 3000 }),
           (attempts, minSamples, minSuccessRate, percentile, ms, window) => {
             const sorted = [...attempts].sort((a, b) => a.at - b.at)
-            const guard = Budget.adaptive({ window, minSuccessRate, minSamples, maxLatencyPercentile: { percentile, ms } })
+            const guard = Budget.adaptive({
+              window,
+              minSuccessRate,
+              minSamples,
+              maxLatencyPercentile: { percentile, ms }
+            })
             sorted.forEach((a, i) => {
               if (a.ok) return guard.onSuccess(a.latency, a.at, attempt)
               // the window at this failure, the failure included
@@ -200,11 +231,18 @@ describe('Budget', () => {
     })
 
     it("should end a run with the last error and reason 'budget' once the attempts are too slow", async () => {
-      const guard = Budget.adaptive({ window: 60_000, minSuccessRate: 0, minSamples: 2, maxLatencyPercentile: { percentile: 50, ms: 100 } })
+      const guard = Budget.adaptive({
+        window: 60_000,
+        minSuccessRate: 0,
+        minSamples: 2,
+        maxLatencyPercentile: { percentile: 50, ms: 100 }
+      })
       let n = 0
       // each attempt takes 200 ms of the test clock
-      const { result, attempts, reason } = await run(pipe(Schedule.constant(10), Schedule.intersect(Schedule.recurs(10))), guard, (clock) => () =>
-        clock.sleep(200).then(() => E.left(`slow ${++n}`))
+      const { result, attempts, reason } = await run(
+        pipe(Schedule.constant(10), Schedule.intersect(Schedule.recurs(10))),
+        guard,
+        (clock) => () => clock.sleep(200).then(() => E.left(`slow ${++n}`))
       )
       deepStrictEqual(result, E.left('slow 2'))
       deepStrictEqual([attempts, reason], [2, 'budget'])
@@ -265,7 +303,11 @@ describe('Budget', () => {
 
     it("should end a run with reason 'budget' once the quota is spent", async () => {
       const quota = Budget.retryQuota({ tokens: 10 })
-      const { attempts, reason } = await run(pipe(Schedule.constant(10), Schedule.intersect(Schedule.recurs(5))), quota, alwaysDown)
+      const { attempts, reason } = await run(
+        pipe(Schedule.constant(10), Schedule.intersect(Schedule.recurs(5))),
+        quota,
+        alwaysDown
+      )
       // two retries take the 10 tokens; the third is refused
       deepStrictEqual([attempts, reason, quota.tokens], [3, 'budget', 0])
     })
@@ -275,58 +317,85 @@ describe('Budget', () => {
     const adaptive = (patch: Partial<Record<keyof Budget.AdaptiveOptions, unknown>>) => () =>
       Budget.adaptive({ window: 1000, minSuccessRate: 0.5, minSamples: 10, ...patch } as Budget.AdaptiveOptions)
     const cases: ReadonlyArray<RangeErrorCase> = [
-      ...[0, 0.0001, ...notDurations.map(([, v]) => v)].flatMap((bad): ReadonlyArray<RangeErrorCase> => [
-        [
-          `tokenBucket({ maxTokens: ${bad} })`,
-          () => Budget.tokenBucket({ maxTokens: bad, tokenRatio: 0.1 }),
-          /^Budget\.tokenBucket: maxTokens must be a finite number >= 0\.001, received/
-        ],
-        [
-          `tokenBucket({ tokenRatio: ${bad} })`,
-          () => Budget.tokenBucket({ maxTokens: 10, tokenRatio: bad }),
-          /^Budget\.tokenBucket: tokenRatio must be a finite number >= 0\.001, received/
+      ...[0, 0.0001, ...notDurations.map(([, v]) => v)].flatMap(
+        (bad): ReadonlyArray<RangeErrorCase> => [
+          [
+            `tokenBucket({ maxTokens: ${bad} })`,
+            () => Budget.tokenBucket({ maxTokens: bad, tokenRatio: 0.1 }),
+            /^Budget\.tokenBucket: maxTokens must be a finite number >= 0\.001, received/
+          ],
+          [
+            `tokenBucket({ tokenRatio: ${bad} })`,
+            () => Budget.tokenBucket({ maxTokens: 10, tokenRatio: bad }),
+            /^Budget\.tokenBucket: tokenRatio must be a finite number >= 0\.001, received/
+          ]
         ]
-      ]),
-      ...[0, ...notDurations.map(([, v]) => v)].map((window): RangeErrorCase => [
-        `adaptive({ window: ${window} })`,
-        adaptive({ window }),
-        /^Budget\.adaptive: window must be a finite number > 0, received/
-      ]),
-      ...[-0.1, 1.1, NaN].map((minSuccessRate): RangeErrorCase => [
-        `adaptive({ minSuccessRate: ${minSuccessRate} })`,
-        adaptive({ minSuccessRate }),
-        /^Budget\.adaptive: minSuccessRate must be a number in \[0, 1\], received/
-      ]),
-      ...[0, 1.5, NaN].map((minSamples): RangeErrorCase => [
-        `adaptive({ minSamples: ${minSamples} })`,
-        adaptive({ minSamples }),
-        /^Budget\.adaptive: minSamples must be a whole number >= 1, received/
-      ]),
-      ...[0, 101, NaN].map((percentile): RangeErrorCase => [
-        `adaptive({ maxLatencyPercentile: { percentile: ${percentile} } })`,
-        adaptive({ maxLatencyPercentile: { percentile, ms: 10 } }),
-        /^Budget\.adaptive: maxLatencyPercentile\.percentile must be a number in \(0, 100\], received/
-      ]),
-      ...notDurations.map(([name, ms]): RangeErrorCase => [
-        `adaptive({ maxLatencyPercentile: { ms: ${name} } })`,
-        adaptive({ maxLatencyPercentile: { percentile: 99, ms } }),
-        /^Budget\.adaptive: maxLatencyPercentile\.ms must be a finite number >= 0, received/
-      ]),
-      ...(['tokens', 'retryCost', 'timeoutCost', 'noRetryIncrement'] as const).flatMap((key) =>
-        notDurations.map(([name, value]): RangeErrorCase => [
-          `retryQuota({ ${key}: ${name} })`,
-          () => Budget.retryQuota({ [key]: value }),
-          new RegExp(`^Budget\\.retryQuota: ${key} must be a finite number >= 0, received`)
-        ])
       ),
-      ['retryQuota({ isTimeout: 1 })', () => Budget.retryQuota({ isTimeout: 1 as unknown as () => boolean }), /^Budget\.retryQuota: isTimeout must be a function/]
+      ...[0, ...notDurations.map(([, v]) => v)].map(
+        (window): RangeErrorCase => [
+          `adaptive({ window: ${window} })`,
+          adaptive({ window }),
+          /^Budget\.adaptive: window must be a finite number > 0, received/
+        ]
+      ),
+      ...[-0.1, 1.1, NaN].map(
+        (minSuccessRate): RangeErrorCase => [
+          `adaptive({ minSuccessRate: ${minSuccessRate} })`,
+          adaptive({ minSuccessRate }),
+          /^Budget\.adaptive: minSuccessRate must be a number in \[0, 1\], received/
+        ]
+      ),
+      ...[0, 1.5, NaN].map(
+        (minSamples): RangeErrorCase => [
+          `adaptive({ minSamples: ${minSamples} })`,
+          adaptive({ minSamples }),
+          /^Budget\.adaptive: minSamples must be a whole number >= 1, received/
+        ]
+      ),
+      ...[0, 101, NaN].map(
+        (percentile): RangeErrorCase => [
+          `adaptive({ maxLatencyPercentile: { percentile: ${percentile} } })`,
+          adaptive({ maxLatencyPercentile: { percentile, ms: 10 } }),
+          /^Budget\.adaptive: maxLatencyPercentile\.percentile must be a number in \(0, 100\], received/
+        ]
+      ),
+      ...notDurations.map(
+        ([name, ms]): RangeErrorCase => [
+          `adaptive({ maxLatencyPercentile: { ms: ${name} } })`,
+          adaptive({ maxLatencyPercentile: { percentile: 99, ms } }),
+          /^Budget\.adaptive: maxLatencyPercentile\.ms must be a finite number >= 0, received/
+        ]
+      ),
+      ...(['tokens', 'retryCost', 'timeoutCost', 'noRetryIncrement'] as const).flatMap((key) =>
+        notDurations.map(
+          ([name, value]): RangeErrorCase => [
+            `retryQuota({ ${key}: ${name} })`,
+            () => Budget.retryQuota({ [key]: value }),
+            new RegExp(`^Budget\\.retryQuota: ${key} must be a finite number >= 0, received`)
+          ]
+        )
+      ),
+      [
+        'retryQuota({ isTimeout: 1 })',
+        () => Budget.retryQuota({ isTimeout: 1 as unknown as () => boolean }),
+        /^Budget\.retryQuota: isTimeout must be a function/
+      ]
     ]
     itThrowsRangeErrors(cases)
 
     it('options that are not an object should be a TypeError naming the constructor', () => {
-      throwsTypeError(() => Budget.tokenBucket(null as unknown as Budget.TokenBucketOptions), /^Budget\.tokenBucket: options must be an object, received null/)
-      throwsTypeError(() => Budget.adaptive(null as unknown as Budget.AdaptiveOptions), /^Budget\.adaptive: options must be an object, received null/)
-      throwsTypeError(() => Budget.retryQuota(null as unknown as Budget.RetryQuotaOptions), /^Budget\.retryQuota: options must be an object, received null/)
+      throwsTypeError(
+        () => Budget.tokenBucket(null as unknown as Budget.TokenBucketOptions),
+        /^Budget\.tokenBucket: options must be an object, received null/
+      )
+      throwsTypeError(
+        () => Budget.adaptive(null as unknown as Budget.AdaptiveOptions),
+        /^Budget\.adaptive: options must be an object, received null/
+      )
+      throwsTypeError(
+        () => Budget.retryQuota(null as unknown as Budget.RetryQuotaOptions),
+        /^Budget\.retryQuota: options must be an object, received null/
+      )
     })
   })
 })

@@ -98,7 +98,10 @@ describe('Contention', () => {
     })
 
     it('should hand the schedule the conflict: code 409 and the client', () => {
-      const evenOnly = pipe(Schedule.constant(50), Schedule.whileInput((c: Contention.Conflict) => c.code === 409 && c.client % 2 === 0))
+      const evenOnly = pipe(
+        Schedule.constant(50),
+        Schedule.whileInput((c: Contention.Conflict) => c.code === 409 && c.client % 2 === 0)
+      )
       const outcome = Contention.simulate({ clients: 10, schedule: evenOnly, seed: 4 })
       ok(outcome.gaveUp >= 1)
       strictEqual(outcome.succeeded + outcome.gaveUp, 10)
@@ -118,21 +121,28 @@ describe('Contention', () => {
 
     it('should depend on the seed', () => {
       const schedule = named('decorrelated').schedule
-      const outcomes = new Set([1, 2, 3, 4, 5].map((seed) => JSON.stringify(Contention.simulate({ clients: 30, schedule, seed }))))
+      const outcomes = new Set(
+        [1, 2, 3, 4, 5].map((seed) => JSON.stringify(Contention.simulate({ clients: 30, schedule, seed })))
+      )
       ok(outcomes.size >= 4)
     })
 
     it('should keep its invariants for any seed and client count', () => {
       fc.assert(
-        fc.property(seedArbitrary, fc.integer({ min: 0, max: 60 }), fc.constantFrom(...Contention.awsStrategies()), (seed, clients, { schedule }) => {
-          const o = Contention.simulate({ clients, schedule, seed })
-          strictEqual(o.succeeded, clients) // no limit: everyone writes in the end
-          strictEqual(o.gaveUp, 0)
-          strictEqual(o.rejected, o.calls - o.succeeded)
-          ok(o.calls >= clients && o.calls <= (clients * (clients + 1)) / 2 + 10 * clients)
-          // four messages of |Normal(10, 2)|: rarely under 4 ms each
-          ok(clients === 0 ? o.time === 0 : o.time > 0)
-        }),
+        fc.property(
+          seedArbitrary,
+          fc.integer({ min: 0, max: 60 }),
+          fc.constantFrom(...Contention.awsStrategies()),
+          (seed, clients, { schedule }) => {
+            const o = Contention.simulate({ clients, schedule, seed })
+            strictEqual(o.succeeded, clients) // no limit: everyone writes in the end
+            strictEqual(o.gaveUp, 0)
+            strictEqual(o.rejected, o.calls - o.succeeded)
+            ok(o.calls >= clients && o.calls <= (clients * (clients + 1)) / 2 + 10 * clients)
+            // four messages of |Normal(10, 2)|: rarely under 4 ms each
+            ok(clients === 0 ? o.time === 0 : o.time > 0)
+          }
+        ),
         { numRuns: 60 }
       )
     })
@@ -142,18 +152,37 @@ describe('Contention', () => {
         () => Contention.simulate({ clients: 10, schedule: Schedule.forever, network: exact, maxCalls: 54 }),
         /Contention.simulate: more than maxCalls \(54\) writes/
       )
-      strictEqual(Contention.simulate({ clients: 10, schedule: Schedule.forever, network: exact, maxCalls: 55 }).calls, 55)
+      strictEqual(
+        Contention.simulate({ clients: 10, schedule: Schedule.forever, network: exact, maxCalls: 55 }).calls,
+        55
+      )
     })
 
     describe('bad options', () => {
       const schedule = Schedule.forever
       itThrowsRangeErrors([
-        ['clients: -1', () => Contention.simulate({ clients: -1, schedule }), /clients must be a whole number >= 0, received -1/],
+        [
+          'clients: -1',
+          () => Contention.simulate({ clients: -1, schedule }),
+          /clients must be a whole number >= 0, received -1/
+        ],
         ['clients: 2.5', () => Contention.simulate({ clients: 2.5, schedule }), /clients .* received 2.5/],
-        ['network.sd: -1', () => Contention.simulate({ clients: 2, schedule, network: { mean: 10, sd: -1 } }), /network.sd .* received -1/],
-        ['network.mean: NaN', () => Contention.simulate({ clients: 2, schedule, network: { mean: NaN, sd: 1 } }), /network.mean .* received NaN/],
+        [
+          'network.sd: -1',
+          () => Contention.simulate({ clients: 2, schedule, network: { mean: 10, sd: -1 } }),
+          /network.sd .* received -1/
+        ],
+        [
+          'network.mean: NaN',
+          () => Contention.simulate({ clients: 2, schedule, network: { mean: NaN, sd: 1 } }),
+          /network.mean .* received NaN/
+        ],
         ['seed: -3', () => Contention.simulate({ clients: 2, schedule, seed: -3 }), /seed .* received -3/],
-        ['both seed and random', () => Contention.simulate({ clients: 2, schedule, seed: 1, random: Random.seeded(1) }), /random or seed, not both/]
+        [
+          'both seed and random',
+          () => Contention.simulate({ clients: 2, schedule, seed: 1, random: Random.seeded(1) }),
+          /random or seed, not both/
+        ]
       ])
     })
   })
@@ -162,8 +191,14 @@ describe('Contention', () => {
     it('should build the five strategies, the exponential starting at 2 · base as the reference counts it', () => {
       const strategies = Contention.awsStrategies()
       const delays = (name: string) => Schedule.delays(named(name).schedule, { random: Random.fixed(0.5), limit: 10 })
-      deepStrictEqual(strategies.map((s) => s.name), ['none', 'exponential', 'full jitter', 'equal jitter', 'decorrelated'])
-      deepStrictEqual(delays('none'), Array.from({ length: 10 }, () => 0))
+      deepStrictEqual(
+        strategies.map((s) => s.name),
+        ['none', 'exponential', 'full jitter', 'equal jitter', 'decorrelated']
+      )
+      deepStrictEqual(
+        delays('none'),
+        Array.from({ length: 10 }, () => 0)
+      )
       deepStrictEqual(delays('exponential'), [10, 20, 40, 80, 160, 320, 640, 1280, 2000, 2000])
       deepStrictEqual(delays('full jitter'), [5, 10, 20, 40, 80, 160, 320, 640, 1000, 1000])
       deepStrictEqual(delays('equal jitter'), [7.5, 15, 30, 60, 120, 240, 480, 960, 1500, 1500])
@@ -179,12 +214,15 @@ describe('Contention', () => {
     it('should average simulate over seeds seed, seed + 1, ..., in the order of clients then candidates', () => {
       const candidates = [named('full jitter'), named('none')]
       const rows = Contention.compare({ candidates, clients: [5, 8], runs: 3, seed: 10 })
-      deepStrictEqual(rows.map((r) => [r.clients, r.name, r.runs]), [
-        [5, 'full jitter', 3],
-        [5, 'none', 3],
-        [8, 'full jitter', 3],
-        [8, 'none', 3]
-      ])
+      deepStrictEqual(
+        rows.map((r) => [r.clients, r.name, r.runs]),
+        [
+          [5, 'full jitter', 3],
+          [5, 'none', 3],
+          [8, 'full jitter', 3],
+          [8, 'none', 3]
+        ]
+      )
       const outcomes = [10, 11, 12].map((seed) => Contention.simulate({ clients: 8, schedule: Schedule.forever, seed }))
       const calls = outcomes.map((o) => o.calls)
       const mean = (calls[0] + calls[1] + calls[2]) / 3
@@ -197,8 +235,14 @@ describe('Contention', () => {
 
     it('should reject fewer than 2 runs, a bad seed and bad client counts', () => {
       const candidates = Contention.awsStrategies()
-      throwsRangeError(() => Contention.compare({ candidates, clients: [5], runs: 1 }), /runs must be a whole number >= 2, received 1/)
-      throwsRangeError(() => Contention.compare({ candidates, clients: [5], seed: 2 ** 32 }), /seed .* received 4294967296/)
+      throwsRangeError(
+        () => Contention.compare({ candidates, clients: [5], runs: 1 }),
+        /runs must be a whole number >= 2, received 1/
+      )
+      throwsRangeError(
+        () => Contention.compare({ candidates, clients: [5], seed: 2 ** 32 }),
+        /seed .* received 4294967296/
+      )
       throwsRangeError(() => Contention.compare({ candidates, clients: [5, -2] }), /clients\[1\] .* received -2/)
     })
   })
@@ -262,8 +306,14 @@ describe('Contention', () => {
     it("should reproduce the reference's order: work full < equal < decorrelated < exponential < none, time none < decorrelated < full < equal < exponential", () => {
       const by = (of: (r: Contention.Comparison) => number): ReadonlyArray<string> =>
         [...at50].sort((a, b) => of(a) - of(b)).map((r) => r.name)
-      deepStrictEqual(by((r) => r.calls.mean), ['full jitter', 'equal jitter', 'decorrelated', 'exponential', 'none'])
-      deepStrictEqual(by((r) => r.time.mean), ['none', 'decorrelated', 'full jitter', 'equal jitter', 'exponential'])
+      deepStrictEqual(
+        by((r) => r.calls.mean),
+        ['full jitter', 'equal jitter', 'decorrelated', 'exponential', 'none']
+      )
+      deepStrictEqual(
+        by((r) => r.time.mean),
+        ['none', 'decorrelated', 'full jitter', 'equal jitter', 'exponential']
+      )
       // and the gaps are many standard errors wide, not luck
       const full = row(at50, 'full jitter', 50).calls
       const equal = row(at50, 'equal jitter', 50).calls

@@ -11,7 +11,16 @@ import * as ScheduleConfig from '../src/ScheduleConfig'
 import * as TestClock from '../src/TestClock'
 import { closedPort, startServer, startTlsServer, type Handler, type TestServer } from './support/http'
 import { drive, waitFor } from './support/wait'
-import { deepStrictEqual, itThrowsRangeErrors, leftOf, notDurations, ok, strictEqual, throwsTypeError, type RangeErrorCase } from './util'
+import {
+  deepStrictEqual,
+  itThrowsRangeErrors,
+  leftOf,
+  notDurations,
+  ok,
+  strictEqual,
+  throwsTypeError,
+  type RangeErrorCase
+} from './util'
 
 // -------------------------------------------------------------------------------------
 // fixtures
@@ -30,7 +39,12 @@ afterEach(async () => {
 })
 
 /** Answers `status` with optional headers and a short body. */
-const answer = (res: ServerResponse, status: number, headers: Record<string, string> = {}, body = `status ${status}`): void => {
+const answer = (
+  res: ServerResponse,
+  status: number,
+  headers: Record<string, string> = {},
+  body = `status ${status}`
+): void => {
   res.writeHead(status, headers).end(body)
 }
 
@@ -49,8 +63,9 @@ const logged = (): Log & Pick<Http.RetryingFetchOptions, 'onRetry' | 'onDone'> =
   }
 }
 
-const tagOf = <A>(result: { readonly _tag: 'Left'; readonly left: Http.HttpError } | { readonly _tag: 'Right'; readonly right: A }): string =>
-  result._tag === 'Left' ? result.left._tag : 'Right'
+const tagOf = <A>(
+  result: { readonly _tag: 'Left'; readonly left: Http.HttpError } | { readonly _tag: 'Right'; readonly right: A }
+): string => (result._tag === 'Left' ? result.left._tag : 'Right')
 
 const threeRetries = (delay: number): Schedule.Schedule<Http.HttpError> =>
   pipe(Schedule.constant(delay), Schedule.intersect(Schedule.recurs(3)))
@@ -174,7 +189,11 @@ describe('Http', () => {
       await clock.advance(999)
       strictEqual(settled, false)
       await clock.advance(1)
-      deepStrictEqual(leftOf(await run), { _tag: 'TimeoutError', request: { method: 'GET', url: `${s.url}/`, idempotent: true }, timeout: 1000 })
+      deepStrictEqual(leftOf(await run), {
+        _tag: 'TimeoutError',
+        request: { method: 'GET', url: `${s.url}/`, idempotent: true },
+        timeout: 1000
+      })
       await waitFor(() => s.abortedResponses() === 1, { what: 'the server to see the attempt go' })
       deepStrictEqual(clock.sleeps, [1000])
     })
@@ -206,7 +225,6 @@ describe('Http', () => {
       strictEqual(tagOf(await Http.request(`${s.url}/`, { signal: AbortSignal.abort() })()), 'AbortError')
       strictEqual(s.received.length, 0)
     })
-
   })
 
   describe('isTransient', () => {
@@ -219,19 +237,27 @@ describe('Http', () => {
 
     it('should retry network errors and timeouts, and never aborts, invalid requests, redirects or TLS errors', () => {
       const cause = undefined
-      strictEqual(Http.isTransient({ _tag: 'NetworkError', request: GET, code: 'ECONNRESET', message: '', cause }), true)
+      strictEqual(
+        Http.isTransient({ _tag: 'NetworkError', request: GET, code: 'ECONNRESET', message: '', cause }),
+        true
+      )
       strictEqual(Http.isTransient({ _tag: 'TimeoutError', request: GET, timeout: 1 }), true)
       strictEqual(Http.isTransient({ _tag: 'AbortError', request: GET, reason: cause }), false)
       strictEqual(Http.isTransient({ _tag: 'InvalidRequestError', request: GET, message: '', cause }), false)
       strictEqual(Http.isTransient({ _tag: 'RedirectError', request: GET, message: '', cause }), false)
-      strictEqual(Http.isTransient({ _tag: 'TlsError', request: GET, code: 'CERT_HAS_EXPIRED', message: '', cause }), false)
+      strictEqual(
+        Http.isTransient({ _tag: 'TlsError', request: GET, code: 'CERT_HAS_EXPIRED', message: '', cause }),
+        false
+      )
     })
   })
 
   describe('isIdempotent', () => {
     it('should allow GET, HEAD, OPTIONS, PUT, DELETE and TRACE, in any case', () => {
-      for (const method of ['GET', 'head', 'Options', 'PUT', 'delete', 'TRACE']) deepStrictEqual([method, Http.isIdempotent(method)], [method, true])
-      for (const method of ['POST', 'PATCH', 'CONNECT']) deepStrictEqual([method, Http.isIdempotent(method)], [method, false])
+      for (const method of ['GET', 'head', 'Options', 'PUT', 'delete', 'TRACE'])
+        deepStrictEqual([method, Http.isIdempotent(method)], [method, true])
+      for (const method of ['POST', 'PATCH', 'CONNECT'])
+        deepStrictEqual([method, Http.isIdempotent(method)], [method, false])
     })
 
     it('should allow any method with an Idempotency-Key header, in any form of headers', () => {
@@ -249,7 +275,8 @@ describe('Http', () => {
       deepStrictEqual(Http.parseRetryAfter('0', now), O.some(0))
       deepStrictEqual(Http.parseRetryAfter(' 120 ', now), O.some(120_000))
       deepStrictEqual(Http.parseRetryAfter('9'.repeat(400), now), O.some(Number.MAX_SAFE_INTEGER))
-      for (const value of ['1.5', '-1', '+3', '2s', '', 'soon']) deepStrictEqual([value, Http.parseRetryAfter(value, now)], [value, O.none])
+      for (const value of ['1.5', '-1', '+3', '2s', '', 'soon'])
+        deepStrictEqual([value, Http.parseRetryAfter(value, now)], [value, O.none])
     })
 
     it('should read the three HTTP-date formats against now, a past date as 0', () => {
@@ -265,17 +292,29 @@ describe('Http', () => {
     })
 
     it('should refuse dates that do not exist or are not in GMT', () => {
-      for (const value of ['Sun, 30 Feb 2025 00:00:00 GMT', 'Wed, 01 Jan 2025 24:00:00 GMT', 'Wed, 01 Jan 2025 12:00:03 PST', '2025-01-01T12:00:03Z']) {
+      for (const value of [
+        'Sun, 30 Feb 2025 00:00:00 GMT',
+        'Wed, 01 Jan 2025 24:00:00 GMT',
+        'Wed, 01 Jan 2025 12:00:03 PST',
+        '2025-01-01T12:00:03Z'
+      ]) {
         deepStrictEqual([value, Http.parseRetryAfter(value, now)], [value, O.none])
       }
     })
 
     it('should read any IMF-fixdate written by Date.prototype.toUTCString as its distance from now', () => {
       fc.assert(
-        fc.property(fc.integer({ min: Date.UTC(1970, 0, 1), max: Date.UTC(9999, 11, 31) }), fc.integer({ min: Date.UTC(1970, 0, 1), max: Date.UTC(9999, 11, 31) }), (at, nowMs) => {
-          const date = Math.floor(at / 1000) * 1000
-          deepStrictEqual(Http.parseRetryAfter(new Date(date).toUTCString(), nowMs), O.some(Math.max(0, date - nowMs)))
-        })
+        fc.property(
+          fc.integer({ min: Date.UTC(1970, 0, 1), max: Date.UTC(9999, 11, 31) }),
+          fc.integer({ min: Date.UTC(1970, 0, 1), max: Date.UTC(9999, 11, 31) }),
+          (at, nowMs) => {
+            const date = Math.floor(at / 1000) * 1000
+            deepStrictEqual(
+              Http.parseRetryAfter(new Date(date).toUTCString(), nowMs),
+              O.some(Math.max(0, date - nowMs))
+            )
+          }
+        )
       )
     })
   })
@@ -285,7 +324,10 @@ describe('Http', () => {
       const policy = pipe(Schedule.constant(10), Http.retryable, Schedule.intersect(Schedule.recurs(2)))
       deepStrictEqual(Schedule.delays(policy, { input: statusError(503) }), [10, 10])
       deepStrictEqual(Schedule.delays(policy, { input: statusError(501) }), [])
-      deepStrictEqual(Schedule.delays(policy, { input: statusError(503, {}, { ...GET, method: 'POST', idempotent: false }) }), [])
+      deepStrictEqual(
+        Schedule.delays(policy, { input: statusError(503, {}, { ...GET, method: 'POST', idempotent: false }) }),
+        []
+      )
     })
   })
 
@@ -294,36 +336,63 @@ describe('Http', () => {
 
     it("should use the server's delay, clamped to the maximum, and the schedule's otherwise", () => {
       deepStrictEqual(Schedule.delays(policy, { input: statusError(503, { 'Retry-After': '2' }) }), [2000, 2000, 2000])
-      deepStrictEqual(Schedule.delays(policy, { input: statusError(503, { 'Retry-After': '86400' }) }), [5000, 5000, 5000])
+      deepStrictEqual(
+        Schedule.delays(policy, { input: statusError(503, { 'Retry-After': '86400' }) }),
+        [5000, 5000, 5000]
+      )
       deepStrictEqual(Schedule.delays(policy, { input: statusError(503) }), [100, 200, 400])
       deepStrictEqual(Schedule.delays(policy, { input: statusError(503, { 'Retry-After': 'later' }) }), [100, 200, 400])
-      deepStrictEqual(Schedule.delays(policy, { input: { _tag: 'TimeoutError', request: GET, timeout: 1 } }), [100, 200, 400])
+      deepStrictEqual(
+        Schedule.delays(policy, { input: { _tag: 'TimeoutError', request: GET, timeout: 1 } }),
+        [100, 200, 400]
+      )
     })
 
     // Dates with four-digit years: what an HTTP-date can say.
-    const readableDate = fc.date({ min: new Date(Date.UTC(1970, 0, 1)), max: new Date(Date.UTC(9999, 11, 31)), noInvalidDate: true })
+    const readableDate = fc.date({
+      min: new Date(Date.UTC(1970, 0, 1)),
+      max: new Date(Date.UTC(9999, 11, 31)),
+      noInvalidDate: true
+    })
 
     it("should wait the header's delay clamped to the maximum, but never less than the backoff", () => {
       fc.assert(
-        fc.property(fc.nat(10_000), fc.oneof(fc.nat().map(String), readableDate.map((d) => d.toUTCString())), (max, value) => {
-          const ds = Schedule.delays(pipe(Schedule.constant(50), Http.retryAfter(max), Schedule.intersect(Schedule.recurs(2))), {
-            input: statusError(429, { 'Retry-After': value })
-          })
-          strictEqual(ds.length, 2)
-          for (const d of ds) ok(d >= 50 && d <= Math.max(50, max), `${d} ms for Retry-After: ${value} and a maximum of ${max}`)
-        })
+        fc.property(
+          fc.nat(10_000),
+          fc.oneof(
+            fc.nat().map(String),
+            readableDate.map((d) => d.toUTCString())
+          ),
+          (max, value) => {
+            const ds = Schedule.delays(
+              pipe(Schedule.constant(50), Http.retryAfter(max), Schedule.intersect(Schedule.recurs(2))),
+              {
+                input: statusError(429, { 'Retry-After': value })
+              }
+            )
+            strictEqual(ds.length, 2)
+            for (const d of ds)
+              ok(d >= 50 && d <= Math.max(50, max), `${d} ms for Retry-After: ${value} and a maximum of ${max}`)
+          }
+        )
       )
     })
 
     it('regression: Retry-After: 0 should not collapse the backoff, which is a floor', () => {
       deepStrictEqual(Schedule.delays(policy, { input: statusError(503, { 'Retry-After': '0' }) }), [100, 200, 400])
       // a date that has come (Schedule.delays starts its clock at 0, the epoch) reads as 0 too
-      deepStrictEqual(Schedule.delays(policy, { input: statusError(503, { 'Retry-After': 'Thu, 01 Jan 1970 00:00:00 GMT' }) }), [100, 200, 400])
+      deepStrictEqual(
+        Schedule.delays(policy, { input: statusError(503, { 'Retry-After': 'Thu, 01 Jan 1970 00:00:00 GMT' }) }),
+        [100, 200, 400]
+      )
       // and a header below the backoff gives way to it
       deepStrictEqual(
-        Schedule.delays(pipe(Schedule.exponential(1000), Http.retryAfter(5000), Schedule.intersect(Schedule.recurs(4))), {
-          input: statusError(503, { 'Retry-After': '3' })
-        }),
+        Schedule.delays(
+          pipe(Schedule.exponential(1000), Http.retryAfter(5000), Schedule.intersect(Schedule.recurs(4))),
+          {
+            input: statusError(503, { 'Retry-After': '3' })
+          }
+        ),
         [3000, 3000, 4000, 8000]
       )
     })
@@ -335,16 +404,28 @@ describe('Http', () => {
     })
 
     it('should refuse a schedule that already has a time limit, since the limit would be overslept', () => {
-      throwsTypeError(() => pipe(Schedule.constant(100), Schedule.upTo(1000), Http.retryAfter(5000)), /^Http\.retryAfter: put it before Schedule\.upTo/)
       throwsTypeError(
-        () => pipe(Schedule.constant(100), Schedule.maxCumulativeDelay(1000), Schedule.intersect(Schedule.recurs(3)), Http.retryAfter(5000)),
+        () => pipe(Schedule.constant(100), Schedule.upTo(1000), Http.retryAfter(5000)),
+        /^Http\.retryAfter: put it before Schedule\.upTo/
+      )
+      throwsTypeError(
+        () =>
+          pipe(
+            Schedule.constant(100),
+            Schedule.maxCumulativeDelay(1000),
+            Schedule.intersect(Schedule.recurs(3)),
+            Http.retryAfter(5000)
+          ),
         /^Http\.retryAfter: .*Schedule\.maxCumulativeDelay/
       )
     })
 
     it('should read the time limits from the schedule, not from its description', () => {
       // a custom step that reads the time may stop on it: an Unknown limit
-      throwsTypeError(() => Http.retryAfter(5000)(Schedule.make(null, () => Schedule.done, { description: 'plain' })), /^Http\.retryAfter: /)
+      throwsTypeError(
+        () => Http.retryAfter(5000)(Schedule.make(null, () => Schedule.done, { description: 'plain' })),
+        /^Http\.retryAfter: /
+      )
       // a description that merely says upTo is no limit
       const named = Schedule.make(null, () => Schedule.done, { description: 'upTo(1000)', readsTime: false })
       deepStrictEqual(Http.retryAfter(5000)(named).timeLimits, [])
@@ -356,12 +437,17 @@ describe('Http', () => {
         if (parsed._tag === 'Left') throw new Error(parsed.left.message)
         return parsed.right
       }
-      throwsTypeError(() => Http.retryAfter(5000)(fromConfig({ exponential: '100ms', maxElapsed: '10s' })), /^Http\.retryAfter: /)
-      throwsTypeError(() => Http.retryAfter(5000)(fromConfig({ constant: 10, maxCumulativeDelay: 100 })), /^Http\.retryAfter: /)
+      throwsTypeError(
+        () => Http.retryAfter(5000)(fromConfig({ exponential: '100ms', maxElapsed: '10s' })),
+        /^Http\.retryAfter: /
+      )
+      throwsTypeError(
+        () => Http.retryAfter(5000)(fromConfig({ constant: 10, maxCumulativeDelay: 100 })),
+        /^Http\.retryAfter: /
+      )
       // and accept one without a time limit
       Http.retryAfter(5000)(fromConfig({ exponential: '100ms', maxRetries: 3 }))
     })
-
   })
 
   describe('retryingFetch', () => {
@@ -371,7 +457,10 @@ describe('Http', () => {
       const log = logged()
       const result = await drive(clock, Http.retryingFetch(threeRetries(1000), { clock, ...log })(`${s.url}/`)())
       strictEqual(result._tag, 'Right')
-      deepStrictEqual(log.retried.map((r) => r.error._tag), ['NetworkError'])
+      deepStrictEqual(
+        log.retried.map((r) => r.error._tag),
+        ['NetworkError']
+      )
       deepStrictEqual(clock.sleeps, [1000])
       deepStrictEqual(log.done, ['succeeded'])
     })
@@ -413,7 +502,10 @@ describe('Http', () => {
     it('should not retry a POST without an Idempotency-Key', async () => {
       const s = await serve((_, res) => answer(res, 503))
       const clock = TestClock.make()
-      const result = await drive(clock, Http.retryingFetch(threeRetries(100), { clock })(`${s.url}/orders`, { method: 'POST', body: '{}' })())
+      const result = await drive(
+        clock,
+        Http.retryingFetch(threeRetries(100), { clock })(`${s.url}/orders`, { method: 'POST', body: '{}' })()
+      )
       strictEqual(tagOf(result), 'StatusError')
       strictEqual(s.received.length, 1)
     })
@@ -433,14 +525,20 @@ describe('Http', () => {
       const init = { method: 'POST', body: '{"sku":1}', headers: { 'Idempotency-Key': 'order-42' } }
       const result = await drive(clock, Http.retryingFetch(threeRetries(100), { clock })(`${s.url}/orders`, init)())
       strictEqual(result._tag, 'Right')
-      deepStrictEqual(s.received.map((r) => r.headers['idempotency-key']), ['order-42', 'order-42', 'order-42'])
+      deepStrictEqual(
+        s.received.map((r) => r.headers['idempotency-key']),
+        ['order-42', 'order-42', 'order-42']
+      )
       deepStrictEqual(bodies, ['{"sku":1}', '{"sku":1}', '{"sku":1}'])
     })
 
     it('should retry a POST opted in with idempotent: true, and no GET opted out with false', async () => {
       const s = await serve((_, res) => answer(res, 503))
       const clock = TestClock.make()
-      await drive(clock, Http.retryingFetch(threeRetries(100), { clock, idempotent: true })(`${s.url}/`, { method: 'POST' })())
+      await drive(
+        clock,
+        Http.retryingFetch(threeRetries(100), { clock, idempotent: true })(`${s.url}/`, { method: 'POST' })()
+      )
       strictEqual(s.received.length, 4)
       await drive(clock, Http.retryingFetch(threeRetries(100), { clock, idempotent: false })(`${s.url}/`)())
       strictEqual(s.received.length, 5)
@@ -457,7 +555,10 @@ describe('Http', () => {
       await clock.advance(500) // the retry
       const result = await run
       strictEqual(result._tag, 'Right')
-      deepStrictEqual(log.retried.map((r) => [r.error._tag, r.delay]), [['TimeoutError', 500]])
+      deepStrictEqual(
+        log.retried.map((r) => [r.error._tag, r.delay]),
+        [['TimeoutError', 500]]
+      )
       deepStrictEqual(clock.sleeps, [1000, 500, 1000]) // timeout, retry delay, the second attempt's timeout (cleared)
       strictEqual(clock.pending, 0)
       await waitFor(() => s.abortedResponses() === 1, { what: 'the server to see the first attempt go' })
@@ -468,7 +569,9 @@ describe('Http', () => {
       const clock = TestClock.make()
       const controller = new AbortController()
       const log = logged()
-      const run = Http.retryingFetch(threeRetries(100), { clock, timeout: 60_000, ...log })(`${s.url}/`, { signal: controller.signal })()
+      const run = Http.retryingFetch(threeRetries(100), { clock, timeout: 60_000, ...log })(`${s.url}/`, {
+        signal: controller.signal
+      })()
       await waitFor(() => s.received.length === 1, { what: 'the request' })
       controller.abort()
       strictEqual(tagOf(await run), 'AbortError')
@@ -484,7 +587,9 @@ describe('Http', () => {
       const clock = TestClock.make()
       const controller = new AbortController()
       const log = logged()
-      const run = Http.retryingFetch(threeRetries(10_000), { clock, ...log })(`${s.url}/`, { signal: controller.signal })()
+      const run = Http.retryingFetch(threeRetries(10_000), { clock, ...log })(`${s.url}/`, {
+        signal: controller.signal
+      })()
       await waitFor(() => clock.pending === 1, { what: 'the retry sleep' })
       controller.abort()
       const error = leftOf(await run)
@@ -521,7 +626,10 @@ describe('Http', () => {
       const clock = TestClock.make()
       const log = logged()
       const error = leftOf(await drive(clock, Http.retryingFetch(threeRetries(100), { clock, ...log })(`${s.url}/`)()))
-      strictEqual(log.retried.every((r) => r.error._tag === 'StatusError' && r.error.response.bodyUsed), true)
+      strictEqual(
+        log.retried.every((r) => r.error._tag === 'StatusError' && r.error.response.bodyUsed),
+        true
+      )
       strictEqual(log.retried.length, 3)
       if (error._tag !== 'StatusError') throw new Error(error._tag)
       strictEqual(await error.response.text(), 'still busy')
@@ -530,7 +638,8 @@ describe('Http', () => {
     it('should let retryOn extend the default condition', async () => {
       const s = await serve((_, res, n) => (n === 1 ? answer(res, 409) : answer(res, 200)))
       const clock = TestClock.make()
-      const retryOn = (e: Http.HttpError): boolean => Http.isRetryable(e) || (e._tag === 'StatusError' && e.status === 409)
+      const retryOn = (e: Http.HttpError): boolean =>
+        Http.isRetryable(e) || (e._tag === 'StatusError' && e.status === 409)
       const result = await drive(clock, Http.retryingFetch(threeRetries(100), { clock, retryOn })(`${s.url}/`)())
       strictEqual(result._tag, 'Right')
       strictEqual(s.received.length, 2)
@@ -559,23 +668,46 @@ describe('Http', () => {
       await get(`${s.url}/down`)()
       strictEqual(budget.tokens, 9)
     })
-
   })
 
   describe('bad arguments', () => {
     itThrowsRangeErrors([
-      ...[['0', 0] as const, ...notDurations].flatMap(([name, timeout]): ReadonlyArray<RangeErrorCase> => [
-        [`request with timeout ${name}`, () => Http.request('http://127.0.0.1/', {}, { timeout }), /^Http\.request: options\.timeout must be a finite number > 0, received/],
-        [`retryingFetch with timeout ${name}`, () => Http.retryingFetch(Schedule.stop, { timeout }), /^Http\.retryingFetch: options\.timeout must be a finite number > 0, received/]
-      ]),
-      ...notDurations.map(([name, max]): RangeErrorCase => [`retryAfter(${name})`, () => Http.retryAfter(max), /^Http\.retryAfter: max must be a finite number >= 0, received/]),
+      ...[['0', 0] as const, ...notDurations].flatMap(
+        ([name, timeout]): ReadonlyArray<RangeErrorCase> => [
+          [
+            `request with timeout ${name}`,
+            () => Http.request('http://127.0.0.1/', {}, { timeout }),
+            /^Http\.request: options\.timeout must be a finite number > 0, received/
+          ],
+          [
+            `retryingFetch with timeout ${name}`,
+            () => Http.retryingFetch(Schedule.stop, { timeout }),
+            /^Http\.retryingFetch: options\.timeout must be a finite number > 0, received/
+          ]
+        ]
+      ),
+      ...notDurations.map(
+        ([name, max]): RangeErrorCase => [
+          `retryAfter(${name})`,
+          () => Http.retryAfter(max),
+          /^Http\.retryAfter: max must be a finite number >= 0, received/
+        ]
+      ),
       [
         'retryingFetch with a retryOn that is not a function',
         () => Http.retryingFetch(Schedule.stop, { retryOn: 'yes' as unknown as () => boolean }),
         /^Http\.retryingFetch: options\.retryOn must be a function/
       ],
-      ['retryingFetch with an onRetry that is not a function', () => Http.retryingFetch(Schedule.stop, { onRetry: 1 as unknown as () => void }), /^Http\.retryingFetch: options\.onRetry must be a function/],
-      ['retryingFetch with an onDone that is not a function', () => Http.retryingFetch(Schedule.stop, { onDone: 1 as unknown as () => void }), /^Http\.retryingFetch: options\.onDone must be a function/]
+      [
+        'retryingFetch with an onRetry that is not a function',
+        () => Http.retryingFetch(Schedule.stop, { onRetry: 1 as unknown as () => void }),
+        /^Http\.retryingFetch: options\.onRetry must be a function/
+      ],
+      [
+        'retryingFetch with an onDone that is not a function',
+        () => Http.retryingFetch(Schedule.stop, { onDone: 1 as unknown as () => void }),
+        /^Http\.retryingFetch: options\.onDone must be a function/
+      ]
     ])
   })
 
@@ -591,7 +723,13 @@ describe('Http', () => {
           Http.Show.show({ _tag: 'AbortError', request: GET, reason: new Error('bye') }),
           Http.Show.show({ _tag: 'InvalidRequestError', request: GET, message: 'invalid URL: x', cause }),
           Http.Show.show({ _tag: 'RedirectError', request: GET, message: 'redirect count exceeded', cause }),
-          Http.Show.show({ _tag: 'TlsError', request: GET, code: 'CERT_HAS_EXPIRED', message: 'certificate has expired', cause })
+          Http.Show.show({
+            _tag: 'TlsError',
+            request: GET,
+            code: 'CERT_HAS_EXPIRED',
+            message: 'certificate has expired',
+            cause
+          })
         ],
         [
           'network error ECONNRESET: read ECONNRESET',

@@ -60,7 +60,11 @@ interface DoneCall {
 }
 
 /** Hooks that record every call. */
-const recorder = <In>(): { readonly hooks: Required<Hooks<In>>; readonly retries: Array<RetryCall<In>>; readonly dones: Array<DoneCall> } => {
+const recorder = <In>(): {
+  readonly hooks: Required<Hooks<In>>
+  readonly retries: Array<RetryCall<In>>
+  readonly dones: Array<DoneCall>
+} => {
   const retries: Array<RetryCall<In>> = []
   const dones: Array<DoneCall> = []
   return {
@@ -73,7 +77,12 @@ const recorder = <In>(): { readonly hooks: Required<Hooks<In>>; readonly retries
   }
 }
 
-const status = (iterNumber: number, elapsed: number, cumulativeDelay: number, previousDelay: O.Option<number>): RetryStatus.RetryStatus => ({
+const status = (
+  iterNumber: number,
+  elapsed: number,
+  cumulativeDelay: number,
+  previousDelay: O.Option<number>
+): RetryStatus.RetryStatus => ({
   iterNumber,
   elapsed,
   cumulativeDelay,
@@ -147,7 +156,10 @@ describe('retrying', () => {
   it('should return the first Right after failures, with the schedule delays slept in between', async () => {
     const clock = TestClock.make()
     const { action, calls } = flaky(2)
-    const run = pipe(action, retrying(pipe(Schedule.exponential(100), Schedule.intersect(Schedule.recurs(5))), { clock }))()
+    const run = pipe(
+      action,
+      retrying(pipe(Schedule.exponential(100), Schedule.intersect(Schedule.recurs(5))), { clock })
+    )()
     await clock.runAll()
     deepStrictEqual(await run, E.right('ok 3'))
     deepStrictEqual(calls(), 3)
@@ -157,12 +169,23 @@ describe('retrying', () => {
   it('should request exactly the sleeps of Schedule.delays for the same schedule and seed', async () => {
     const schedules: ReadonlyArray<Schedule.Schedule<unknown>> = [
       pipe(Schedule.exponential(10), Schedule.intersect(Schedule.recurs(5))),
-      pipe(Schedule.exponential(100), Schedule.capped(1000), Schedule.fullJitter, Schedule.intersect(Schedule.recurs(6))),
+      pipe(
+        Schedule.exponential(100),
+        Schedule.capped(1000),
+        Schedule.fullJitter,
+        Schedule.intersect(Schedule.recurs(6))
+      ),
       pipe(Schedule.decorrelatedJitter(10, 1000), Schedule.intersect(Schedule.recurs(4))),
       pipe(Schedule.fibonacci(5), Schedule.equalJitter, Schedule.upTo(200)),
       pipe(Schedule.randomBetween(0, 50), Schedule.maxCumulativeDelay(120)),
-      pipe(Schedule.fromDelays([0, 0, 7]), Schedule.andThen(pipe(Schedule.linear(3), Schedule.intersect(Schedule.recurs(3))))),
-      pipe(Schedule.fromDelays([5, 5]), Schedule.union(pipe(Schedule.constant(40), Schedule.intersect(Schedule.recurs(3)))))
+      pipe(
+        Schedule.fromDelays([0, 0, 7]),
+        Schedule.andThen(pipe(Schedule.linear(3), Schedule.intersect(Schedule.recurs(3))))
+      ),
+      pipe(
+        Schedule.fromDelays([5, 5]),
+        Schedule.union(pipe(Schedule.constant(40), Schedule.intersect(Schedule.recurs(3))))
+      )
     ]
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 0, max: schedules.length - 1 }), fc.nat(), async (i, seed) => {
@@ -300,10 +323,15 @@ describe('hooks', () => {
     const clock = TestClock.make()
     const { action } = failing()
     const rec = recorder<string>()
-    const run = pipe(action, retrying(pipe(Schedule.exponential(100), Schedule.intersect(Schedule.recurs(3))), { clock, ...rec.hooks }))()
+    const run = pipe(
+      action,
+      retrying(pipe(Schedule.exponential(100), Schedule.intersect(Schedule.recurs(3))), { clock, ...rec.hooks })
+    )()
     await clock.runAll()
     deepStrictEqual(await run, E.left('error 4'))
-    deepStrictEqual(rec.dones, [{ result: E.left('error 4'), status: status(3, 700, 700, O.some(400)), reason: 'schedule' }])
+    deepStrictEqual(rec.dones, [
+      { result: E.left('error 4'), status: status(3, 700, 700, O.some(400)), reason: 'schedule' }
+    ])
   })
 
   it("onDone should be called once with the Right, the status at the end and 'succeeded'", async () => {
@@ -313,12 +341,16 @@ describe('hooks', () => {
     const run = pipe(action, retrying(Schedule.constant(10), { clock, ...rec.hooks }))()
     await clock.runAll()
     deepStrictEqual(await run, E.right('ok 3'))
-    deepStrictEqual(rec.dones, [{ result: E.right('ok 3'), status: status(2, 20, 20, O.some(10)), reason: 'succeeded' }])
+    deepStrictEqual(rec.dones, [
+      { result: E.right('ok 3'), status: status(2, 20, 20, O.some(10)), reason: 'succeeded' }
+    ])
   })
 
   it('onDone status, when the last attempt ends the run, should be read at the end of that attempt', async () => {
     // every attempt takes 5 ms on this clock
-    const slowAttempts = (failures: number): { readonly clock: Clock.Clock; readonly action: TE.TaskEither<string, string> } => {
+    const slowAttempts = (
+      failures: number
+    ): { readonly clock: Clock.Clock; readonly action: TE.TaskEither<string, string> } => {
       let time = 0
       const { action } = flaky(failures)
       return {
@@ -337,10 +369,16 @@ describe('hooks', () => {
     }
     const third = slowAttempts(2)
     const rec = recorder<string>()
-    deepStrictEqual(await pipe(third.action, retrying(Schedule.constant(10), { clock: third.clock, ...rec.hooks }))(), E.right('ok 3'))
+    deepStrictEqual(
+      await pipe(third.action, retrying(Schedule.constant(10), { clock: third.clock, ...rec.hooks }))(),
+      E.right('ok 3')
+    )
     // the first success, too, reports the time it took
     const first = slowAttempts(0)
-    deepStrictEqual(await pipe(first.action, retrying(Schedule.constant(10), { clock: first.clock, ...rec.hooks }))(), E.right('ok 1'))
+    deepStrictEqual(
+      await pipe(first.action, retrying(Schedule.constant(10), { clock: first.clock, ...rec.hooks }))(),
+      E.right('ok 1')
+    )
     deepStrictEqual(
       rec.dones.map((d) => d.status),
       [status(2, 35, 20, O.some(10)), status(0, 5, 0, O.none)]
@@ -356,12 +394,17 @@ describe('hooks', () => {
     await clock.advance(10)
     controller.abort()
     deepStrictEqual(await run, E.left('error 2'))
-    deepStrictEqual(rec.dones, [{ result: E.left('error 2'), status: status(1, 10, 10, O.some(10)), reason: 'aborted' }])
+    deepStrictEqual(rec.dones, [
+      { result: E.left('error 2'), status: status(1, 10, 10, O.some(10)), reason: 'aborted' }
+    ])
   })
 
   // The Hooks example logs `status.iterNumber + 1` as the number of attempts: that must hold for every reason.
   it('onDone status.iterNumber should count the retries made, whatever the reason', async () => {
-    const attemptsSeen = async (failures: number, schedule: Schedule.Schedule<unknown>): Promise<readonly [number, number]> => {
+    const attemptsSeen = async (
+      failures: number,
+      schedule: Schedule.Schedule<unknown>
+    ): Promise<readonly [number, number]> => {
       const clock = TestClock.make()
       const { action, calls } = flaky(failures)
       const rec = recorder<string>()
@@ -431,13 +474,10 @@ describe('retryingWithStatus', () => {
       }
     }
     const seen: Array<RetryStatus.RetryStatus> = []
-    const run = pipe(
-      (s: RetryStatus.RetryStatus) => {
-        seen.push(s)
-        return TE.left(`error ${seen.length}`)
-      },
-      retryingWithStatus(Schedule.fromDelays([100, 200]), { clock })
-    )()
+    const run = pipe((s: RetryStatus.RetryStatus) => {
+      seen.push(s)
+      return TE.left(`error ${seen.length}`)
+    }, retryingWithStatus(Schedule.fromDelays([100, 200]), { clock }))()
     deepStrictEqual(await run, E.left('error 3'))
     strictEqual(seen[0], RetryStatus.initial)
     deepStrictEqual(seen, [RetryStatus.initial, status(1, 107, 100, O.some(100)), status(2, 314, 300, O.some(200))])
@@ -446,7 +486,8 @@ describe('retryingWithStatus', () => {
   it('should stop on the first Right', async () => {
     const clock = TestClock.make()
     const run = pipe(
-      (s: RetryStatus.RetryStatus) => (s.iterNumber < 2 ? TE.left(s.iterNumber) : TE.right(`attempt ${s.iterNumber + 1}`)),
+      (s: RetryStatus.RetryStatus) =>
+        s.iterNumber < 2 ? TE.left(s.iterNumber) : TE.right(`attempt ${s.iterNumber + 1}`),
       retryingWithStatus(Schedule.constant(50), { clock })
     )()
     await clock.runAll()
@@ -527,7 +568,13 @@ describe('retryingReaderTaskEither', () => {
 describe('repeating', () => {
   it('should collect the results while the schedule continues (collect_and_retry)', async () => {
     const clock = TestClock.make()
-    const run = repeating(pipe(Schedule.constant(1), Schedule.whileInput((a: number) => a < 2)), { clock })({
+    const run = repeating(
+      pipe(
+        Schedule.constant(1),
+        Schedule.whileInput((a: number) => a < 2)
+      ),
+      { clock }
+    )({
       initial: 0,
       action: (s: number) => TE.right(s + 1),
       next: (a) => a
@@ -583,7 +630,9 @@ describe('repeating', () => {
     deepStrictEqual(await run, E.left('stop at 2'))
     deepStrictEqual(runs, 3)
     deepStrictEqual(clock.sleeps, [10, 10])
-    deepStrictEqual(rec.dones, [{ result: E.left('stop at 2'), status: status(2, 20, 20, O.some(10)), reason: 'failed' }])
+    deepStrictEqual(rec.dones, [
+      { result: E.left('stop at 2'), status: status(2, 20, 20, O.some(10)), reason: 'failed' }
+    ])
   })
 
   it("should end with the Left of a failing first run, and 'failed'", async () => {
@@ -717,21 +766,31 @@ describe('reliability', () => {
     const clock = TestClock.make()
     await rejectsWith(pipe(action, retrying(Schedule.constant(10), { clock, signal: controller.signal }))(), reason)
     await rejectsWith(
-      pipe(() => action, retryingWithStatus(Schedule.constant(10), { clock, signal: controller.signal }))()
-    , reason)
+      pipe(() => action, retryingWithStatus(Schedule.constant(10), { clock, signal: controller.signal }))(),
+      reason
+    )
     await rejectsWith(
       pipe(
         (_: RetryEnv) => action,
         retryingReaderTaskEither(Schedule.constant(10))
-      )({ clock, random: Random.seeded(0), signal: controller.signal })()
-    , reason)
+      )({ clock, random: Random.seeded(0), signal: controller.signal })(),
+      reason
+    )
     await rejectsWith(
-      repeating(Schedule.constant(10), { clock, signal: controller.signal })({ initial: 0, action: () => action, next: (a) => a })()
-    , reason)
+      repeating(Schedule.constant(10), { clock, signal: controller.signal })({
+        initial: 0,
+        action: () => action,
+        next: (a) => a
+      })(),
+      reason
+    )
     // the default reason, an AbortError, is passed through as is
     const plain = new AbortController()
     plain.abort()
-    await rejectsWith(pipe(action, retrying(Schedule.constant(10), { clock, signal: plain.signal }))(), plain.signal.reason)
+    await rejectsWith(
+      pipe(action, retrying(Schedule.constant(10), { clock, signal: plain.signal }))(),
+      plain.signal.reason
+    )
     deepStrictEqual(calls, 0)
     deepStrictEqual(clock.sleeps, [])
   })
@@ -744,7 +803,10 @@ describe('reliability', () => {
     const { action, calls } = failing()
     let sleeping: () => void = () => undefined
     const retried = new Promise<void>((resolve) => (sleeping = resolve))
-    const run = pipe(action, retrying(Schedule.constant(60_000), { signal: controller.signal, onRetry: () => sleeping() }))()
+    const run = pipe(
+      action,
+      retrying(Schedule.constant(60_000), { signal: controller.signal, onRetry: () => sleeping() })
+    )()
     await retried
     await settle()
     deepStrictEqual(timers.live(), 1)
@@ -758,7 +820,10 @@ describe('reliability', () => {
     const boom = new Error('defect')
     const rejecting = (): { readonly action: TE.TaskEither<string, number>; readonly calls: () => number } => {
       let calls = 0
-      return { action: () => (++calls === 1 ? Promise.resolve(E.left('error')) : Promise.reject(boom)), calls: () => calls }
+      return {
+        action: () => (++calls === 1 ? Promise.resolve(E.left('error')) : Promise.reject(boom)),
+        calls: () => calls
+      }
     }
     const throwing = (): { readonly action: TE.TaskEither<string, number>; readonly calls: () => number } => {
       let calls = 0
@@ -834,8 +899,9 @@ describe('reliability', () => {
           initial: 0,
           action: (s: number) => (++runs === 2 ? () => Promise.reject(boom) : TE.right(s + 1)),
           next: (a) => a
-        })()
-      , boom)
+        })(),
+        boom
+      )
       await clock.runAll()
       await rejected
       deepStrictEqual(clock.sleeps, [5])
@@ -845,13 +911,21 @@ describe('reliability', () => {
         calls++
         throw boom
       }
-      await rejectsWith(repeating(Schedule.constant(5), { clock })({ initial: 0, action: thrower, next: (a) => a })(), boom)
+      await rejectsWith(
+        repeating(Schedule.constant(5), { clock })({ initial: 0, action: thrower, next: (a) => a })(),
+        boom
+      )
       deepStrictEqual(calls, 1)
     })
   })
 
   it('one schedule value should drive 10,000 concurrent runs independently', async () => {
-    const schedule = pipe(Schedule.exponential(10), Schedule.fullJitter, Schedule.minDelay(1), Schedule.intersect(Schedule.recurs(5)))
+    const schedule = pipe(
+      Schedule.exponential(10),
+      Schedule.fullJitter,
+      Schedule.minDelay(1),
+      Schedule.intersect(Schedule.recurs(5))
+    )
     const clock = TestClock.make()
     const n = 10_000
     const delaysOf: Array<Array<number>> = []
@@ -915,7 +989,11 @@ describe('reliability', () => {
 
 describe('clock reads', () => {
   /** A clock on which every read and every attempt moves time by 1 ms, counting its reads. */
-  const countingClock = (): { readonly clock: Clock.Clock; readonly reads: () => number; readonly tick: () => void } => {
+  const countingClock = (): {
+    readonly clock: Clock.Clock
+    readonly reads: () => number
+    readonly tick: () => void
+  } => {
     let time = 0
     let reads = 0
     return {
@@ -946,14 +1024,37 @@ describe('clock reads', () => {
     const schedule = pipe(Schedule.constant(10), Schedule.intersect(Schedule.recurs(2)))
     const runs: ReadonlyArray<readonly [string, (clock: Clock.Clock) => Promise<unknown>]> = [
       ['upTo', (clock) => pipe(failing().action, retrying(pipe(schedule, Schedule.upTo(1_000)), { clock }))()],
-      ['fromPolicy', (clock) => pipe(failing().action, retrying(Schedule.fromPolicy(() => O.none), { clock }))()],
-      ['make', (clock) => pipe(failing().action, retrying(Schedule.make(0, () => Schedule.done), { clock }))()],
+      [
+        'fromPolicy',
+        (clock) =>
+          pipe(
+            failing().action,
+            retrying(
+              Schedule.fromPolicy(() => O.none),
+              { clock }
+            )
+          )()
+      ],
+      [
+        'make',
+        (clock) =>
+          pipe(
+            failing().action,
+            retrying(
+              Schedule.make(0, () => Schedule.done),
+              { clock }
+            )
+          )()
+      ],
       ['onRetry', (clock) => pipe(failing().action, retrying(schedule, { clock, onRetry: () => undefined }))()],
       ['onDone', (clock) => pipe(failing().action, retrying(schedule, { clock, onDone: () => undefined }))()],
       [
         'budget',
         (clock) =>
-          pipe(failing().action, retrying(schedule, { clock, budget: { onSuccess: () => undefined, onFailure: () => true } }))()
+          pipe(
+            failing().action,
+            retrying(schedule, { clock, budget: { onSuccess: () => undefined, onFailure: () => true } })
+          )()
       ],
       ['retryingWithStatus', (clock) => pipe(() => failing().action, retryingWithStatus(schedule, { clock }))()],
       [
@@ -1002,7 +1103,10 @@ describe('bad input', () => {
     ]
     for (const bad of [null, undefined, 42, {}, { step: 1 }]) {
       for (const [name, runner] of runners) {
-        throwsTypeError(() => runner(bad as unknown as Schedule.Schedule<unknown>), new RegExp(`^${name}: schedule must be a Schedule, received`))
+        throwsTypeError(
+          () => runner(bad as unknown as Schedule.Schedule<unknown>),
+          new RegExp(`^${name}: schedule must be a Schedule, received`)
+        )
       }
     }
     throwsTypeError(() => retrying(null as unknown as Schedule.Schedule<unknown>), /received null$/)
@@ -1011,24 +1115,47 @@ describe('bad input', () => {
   describe('hooks that are not functions', () => {
     const notAFunction = 'log' as unknown as () => void
     itThrowsRangeErrors([
-      ['retrying with onRetry: "log"', () => retrying(Schedule.recurs(1), { onRetry: notAFunction }), /^retrying: options\.onRetry must be a function, received "log"/],
-      ['retrying with onDone: "log"', () => retrying(Schedule.recurs(1), { onDone: notAFunction }), /^retrying: options\.onDone must be a function/],
-      ['retryingWithStatus with onRetry: "log"', () => retryingWithStatus(Schedule.recurs(1), { onRetry: notAFunction }), /^retryingWithStatus: options\.onRetry/],
-      ['retryingReaderTaskEither with onDone: "log"', () => retryingReaderTaskEither(Schedule.recurs(1), { onDone: notAFunction }), /^retryingReaderTaskEither: options\.onDone/],
-      ['repeating with onRetry: "log"', () => repeating(Schedule.recurs(1), { onRetry: notAFunction }), /^repeating: options\.onRetry/]
+      [
+        'retrying with onRetry: "log"',
+        () => retrying(Schedule.recurs(1), { onRetry: notAFunction }),
+        /^retrying: options\.onRetry must be a function, received "log"/
+      ],
+      [
+        'retrying with onDone: "log"',
+        () => retrying(Schedule.recurs(1), { onDone: notAFunction }),
+        /^retrying: options\.onDone must be a function/
+      ],
+      [
+        'retryingWithStatus with onRetry: "log"',
+        () => retryingWithStatus(Schedule.recurs(1), { onRetry: notAFunction }),
+        /^retryingWithStatus: options\.onRetry/
+      ],
+      [
+        'retryingReaderTaskEither with onDone: "log"',
+        () => retryingReaderTaskEither(Schedule.recurs(1), { onDone: notAFunction }),
+        /^retryingReaderTaskEither: options\.onDone/
+      ],
+      [
+        'repeating with onRetry: "log"',
+        () => repeating(Schedule.recurs(1), { onRetry: notAFunction }),
+        /^repeating: options\.onRetry/
+      ]
     ])
   })
 
-  it.each(notDurations)('a schedule step returning the delay %s should make the run reject with a RangeError naming it', async (shown, delay) => {
-    const clock = TestClock.make()
-    const { action, calls } = failing()
-    const bad = Schedule.make(null, () => Schedule.continueAfter(delay, null))
-    const error = await caught(() => pipe(action, retrying(bad, { clock }))())
-    ok(error instanceof RangeError, `expected a RangeError, received ${String(error)}`)
-    ok(error.message.includes(`delay ${shown}`), error.message)
-    deepStrictEqual(calls(), 1)
-    deepStrictEqual(clock.sleeps, [])
-  })
+  it.each(notDurations)(
+    'a schedule step returning the delay %s should make the run reject with a RangeError naming it',
+    async (shown, delay) => {
+      const clock = TestClock.make()
+      const { action, calls } = failing()
+      const bad = Schedule.make(null, () => Schedule.continueAfter(delay, null))
+      const error = await caught(() => pipe(action, retrying(bad, { clock }))())
+      ok(error instanceof RangeError, `expected a RangeError, received ${String(error)}`)
+      ok(error.message.includes(`delay ${shown}`), error.message)
+      deepStrictEqual(calls(), 1)
+      deepStrictEqual(clock.sleeps, [])
+    }
+  )
 })
 
 // -------------------------------------------------------------------------------------
@@ -1041,7 +1168,10 @@ describe('regressions', () => {
     // of AbortSignal.timeout could never fire, and this test would hang until jest's timeout.
     const { action, calls } = failing()
     const rec = recorder<string>()
-    const result = await pipe(action, retrying(Schedule.constant(1e-5), { signal: AbortSignal.timeout(50), ...rec.hooks }))()
+    const result = await pipe(
+      action,
+      retrying(Schedule.constant(1e-5), { signal: AbortSignal.timeout(50), ...rec.hooks })
+    )()
     deepStrictEqual(result, E.left(`error ${calls()}`))
     ok(calls() > 1, `${calls()} calls`)
     deepStrictEqual(
@@ -1080,34 +1210,48 @@ describe('regressions', () => {
 
     it('Schedule alone: a schedule whose readsTime is false is run without reading the clock', async () => {
       const byHand = pipe(Schedule.exponential(10), Schedule.capped(40), Schedule.intersect(Schedule.recurs(4)))
-      const custom = Schedule.make(0, (n: number) => (n < 4 ? Schedule.continueAfter(10, n + 1) : Schedule.done), { readsTime: false })
+      const custom = Schedule.make(0, (n: number) => (n < 4 ? Schedule.continueAfter(10, n + 1) : Schedule.done), {
+        readsTime: false
+      })
       for (const schedule of [byHand, custom]) {
         strictEqual(schedule.readsTime, false)
         strictEqual(await readsOf(schedule, {}), 0)
       }
       // and a hook reads it the same for both
-      strictEqual(await readsOf(custom, { onRetry: () => undefined }), await readsOf(byHand, { onRetry: () => undefined }))
+      strictEqual(
+        await readsOf(custom, { onRetry: () => undefined }),
+        await readsOf(byHand, { onRetry: () => undefined })
+      )
     })
 
     // The config case: ScheduleConfig.parse returns the schedule the same constructors and combinators build in
     // code, with its own readsTime (it used to be a Schedule.make that always read the time).
     const configs: ReadonlyArray<readonly [unknown, Schedule.Schedule<unknown>]> = [
-      [{ exponential: 10, cap: 40, maxRetries: 4 }, pipe(Schedule.exponential(10), Schedule.capped(40), Schedule.intersect(Schedule.recurs(4)))],
-      [{ constant: 5, jitter: 'full', maxRetries: 3 }, pipe(Schedule.constant(5), Schedule.fullJitter, Schedule.intersect(Schedule.recurs(3)))],
+      [
+        { exponential: 10, cap: 40, maxRetries: 4 },
+        pipe(Schedule.exponential(10), Schedule.capped(40), Schedule.intersect(Schedule.recurs(4)))
+      ],
+      [
+        { constant: 5, jitter: 'full', maxRetries: 3 },
+        pipe(Schedule.constant(5), Schedule.fullJitter, Schedule.intersect(Schedule.recurs(3)))
+      ],
       [
         { exponential: 10, maxRetries: 4, maxElapsed: 1000 },
         pipe(Schedule.exponential(10), Schedule.intersect(Schedule.recurs(4)), Schedule.upTo(1000))
       ]
     ]
-    it.each(configs)('ScheduleConfig.parse(%j): the same readsTime and the same clock reads as the schedule built in code', async (config, byHand) => {
-      const fromConfig = rightOf(ScheduleConfig.parse(config))
-      strictEqual(fromConfig.description, byHand.description)
-      strictEqual(fromConfig.readsTime, byHand.readsTime)
-      for (const [name, options] of hooks) {
-        deepStrictEqual([name, await readsOf(fromConfig, options)], [name, await readsOf(byHand, options)])
+    it.each(configs)(
+      'ScheduleConfig.parse(%j): the same readsTime and the same clock reads as the schedule built in code',
+      async (config, byHand) => {
+        const fromConfig = rightOf(ScheduleConfig.parse(config))
+        strictEqual(fromConfig.description, byHand.description)
+        strictEqual(fromConfig.readsTime, byHand.readsTime)
+        for (const [name, options] of hooks) {
+          deepStrictEqual([name, await readsOf(fromConfig, options)], [name, await readsOf(byHand, options)])
+        }
+        if (!byHand.readsTime) strictEqual(await readsOf(fromConfig, {}), 0)
       }
-      if (!byHand.readsTime) strictEqual(await readsOf(fromConfig, {}), 0)
-    })
+    )
   })
 
   it('regression: onDone should not be called when the action rejects, and the run should reject with its error', async () => {
@@ -1116,7 +1260,8 @@ describe('regressions', () => {
     const clock = TestClock.make()
     // a Left, a retry, then a rejection
     let calls = 0
-    const action: TE.TaskEither<string, number> = () => (++calls === 1 ? Promise.resolve(E.left('error 1')) : Promise.reject(boom))
+    const action: TE.TaskEither<string, number> = () =>
+      ++calls === 1 ? Promise.resolve(E.left('error 1')) : Promise.reject(boom)
     const rejected = rejectsWith(pipe(action, retrying(Schedule.constant(10), { clock, ...rec.hooks }))(), boom)
     await clock.runAll()
     await rejected
@@ -1130,10 +1275,16 @@ describe('regressions', () => {
     await rejectsWith(pipe(thrower, retrying(Schedule.constant(10), { clock, ...rec.hooks }))(), boom)
     await rejectsWith(pipe(thrower, retryingWithStatus(Schedule.constant(10), { clock, ...rec.hooks }))(), boom)
     await rejectsWith(
-      pipe((_: RetryEnv) => thrower, retryingReaderTaskEither(Schedule.constant(10), rec.hooks))({ clock, random: Random.seeded(0) })(),
+      pipe(
+        (_: RetryEnv) => thrower,
+        retryingReaderTaskEither(Schedule.constant(10), rec.hooks)
+      )({ clock, random: Random.seeded(0) })(),
       boom
     )
-    await rejectsWith(repeating(Schedule.constant(10), { clock, ...rec.hooks })({ initial: 0, action: thrower, next: () => 0 })(), boom)
+    await rejectsWith(
+      repeating(Schedule.constant(10), { clock, ...rec.hooks })({ initial: 0, action: thrower, next: () => 0 })(),
+      boom
+    )
     deepStrictEqual(rec.dones, [])
   })
 
@@ -1199,7 +1350,10 @@ describe('regressions', () => {
       | { readonly on: 'failure'; readonly attempt: BudgetAttempt; readonly allowed: boolean }
 
     /** A budget that answers `answers` in turn (then true), synchronously or with a promise, recording each call. */
-    const scripted = (answers: ReadonlyArray<boolean>, async: boolean): { readonly budget: RetryBudget; readonly calls: Array<BudgetCall> } => {
+    const scripted = (
+      answers: ReadonlyArray<boolean>,
+      async: boolean
+    ): { readonly budget: RetryBudget; readonly calls: Array<BudgetCall> } => {
       const calls: Array<BudgetCall> = []
       let i = 0
       return {
@@ -1225,7 +1379,13 @@ describe('regressions', () => {
       const rec = recorder<string>()
       const run = pipe(action, retrying(schedule, { clock, budget, ...rec.hooks }))()
       await clock.runAll()
-      return { result: await run, attempts: calls(), delays: rec.retries.map((r) => r.delay), reasons: rec.dones.map((d) => d.reason), sleeps: [...clock.sleeps] }
+      return {
+        result: await run,
+        attempts: calls(),
+        delays: rec.retries.map((r) => r.delay),
+        reasons: rec.dones.map((d) => d.reason),
+        sleeps: [...clock.sleeps]
+      }
     }
 
     const schedule = pipe(Schedule.constant(10), Schedule.intersect(Schedule.recurs(4)))
@@ -1240,7 +1400,10 @@ describe('regressions', () => {
       ] as const) {
         const sync = scripted(answers, false)
         const async = scripted(answers, true)
-        deepStrictEqual(await decisions(schedule, async.budget, failures), await decisions(schedule, sync.budget, failures))
+        deepStrictEqual(
+          await decisions(schedule, async.budget, failures),
+          await decisions(schedule, sync.budget, failures)
+        )
         deepStrictEqual(async.calls, sync.calls)
       }
     })
@@ -1284,7 +1447,10 @@ describe('regressions', () => {
           }
         }
         const clock = TestClock.make()
-        const run = pipe(failing().action, retrying(Schedule.fromDelays([10]), { clock, budget, onRetry: () => void log.push('onRetry') }))()
+        const run = pipe(
+          failing().action,
+          retrying(Schedule.fromDelays([10]), { clock, budget, onRetry: () => void log.push('onRetry') })
+        )()
         await clock.runAll()
         await run
         // a synchronous answer adds no await between the decision and the hook; a promise is awaited first

@@ -35,7 +35,9 @@ import {
 
 /** Through JSON and the codec, as a store would keep it. */
 const roundTrip = (state: RetryState.RetryState): RetryState.RetryState => {
-  const decoded = RetryState.RetryStateCodec.decode(JSON.parse(JSON.stringify(RetryState.RetryStateCodec.encode(state))))
+  const decoded = RetryState.RetryStateCodec.decode(
+    JSON.parse(JSON.stringify(RetryState.RetryStateCodec.encode(state)))
+  )
   ok(E.isRight(decoded), `a state did not survive a JSON round trip: ${JSON.stringify(state)}`)
   return decoded.right
 }
@@ -57,7 +59,11 @@ interface Stepped {
  * through JSON before the next step, and the `Random` is rebuilt from it each time. Time is simulated as in
  * `Schedule.delays`: each attempt takes `attemptDuration`, the next one starts at `dueAt`.
  */
-const stepThrough = <In>(schedule: Schedule.Schedule<In>, context: { seed: number; input: In; attemptDuration: number }, limit = 30): Stepped => {
+const stepThrough = <In>(
+  schedule: Schedule.Schedule<In>,
+  context: { seed: number; input: In; attemptDuration: number },
+  limit = 30
+): Stepped => {
   const delays: Array<number> = []
   const statuses: Array<RetryStatus> = []
   const states: Array<RetryState.RetryState> = []
@@ -135,7 +141,6 @@ describe('RetryState', () => {
         random: null
       })
     })
-
   })
 
   describe('RetryStateCodec', () => {
@@ -156,7 +161,11 @@ describe('RetryState', () => {
     it('should round-trip the states the runner persists', async () => {
       await fc.assert(
         fc.asyncProperty(scheduleArbitrary({ maxDepth: 2 }), seedArbitrary, async (schedule, seed) => {
-          const { states } = await persistedRun(pipe(schedule, Schedule.intersect(Schedule.recurs(10))), { seed, attemptDuration: 3, input: 4 })
+          const { states } = await persistedRun(pipe(schedule, Schedule.intersect(Schedule.recurs(10))), {
+            seed,
+            attemptDuration: 3,
+            input: 4
+          })
           for (const state of states) deepStrictEqual(roundTrip(state), state)
         }),
         { numRuns: 50 }
@@ -165,9 +174,12 @@ describe('RetryState', () => {
 
     it('decoding garbage should never throw, and fail', () => {
       fc.assert(
-        fc.property(fc.anything({ withBigInt: true, withNullPrototype: true, withSparseArray: true, withMap: true }), (u) => {
-          ok(E.isLeft(RetryState.RetryStateCodec.decode(u)))
-        }),
+        fc.property(
+          fc.anything({ withBigInt: true, withNullPrototype: true, withSparseArray: true, withMap: true }),
+          (u) => {
+            ok(E.isLeft(RetryState.RetryStateCodec.decode(u)))
+          }
+        ),
         { numRuns: 500 }
       )
       fc.assert(
@@ -230,7 +242,9 @@ describe('RetryState', () => {
           // and each decision was made with the status of the uninterrupted run
           deepStrictEqual(
             stepped.statuses,
-            trace(schedule, { ...context, limit: 30 }).map((s) => s.status).slice(0, stepped.statuses.length)
+            trace(schedule, { ...context, limit: 30 })
+              .map((s) => s.status)
+              .slice(0, stepped.statuses.length)
           )
         }),
         { numRuns }
@@ -239,11 +253,17 @@ describe('RetryState', () => {
 
     it('should store the state the runner persists, step for step, for the same seed and attempt times', async () => {
       await fc.assert(
-        fc.asyncProperty(scheduleArbitrary({ maxDepth: 2 }), seedArbitrary, fc.constantFrom(0, 5, 20), fc.integer({ min: 0, max: 10 }), async (s, seed, attemptDuration, input) => {
-          const schedule = pipe(s, Schedule.intersect(Schedule.recurs(12)))
-          const { states } = await persistedRun(schedule, { seed, attemptDuration, input })
-          deepStrictEqual(stepThrough(schedule, { seed, input, attemptDuration }).states, states)
-        }),
+        fc.asyncProperty(
+          scheduleArbitrary({ maxDepth: 2 }),
+          seedArbitrary,
+          fc.constantFrom(0, 5, 20),
+          fc.integer({ min: 0, max: 10 }),
+          async (s, seed, attemptDuration, input) => {
+            const schedule = pipe(s, Schedule.intersect(Schedule.recurs(12)))
+            const { states } = await persistedRun(schedule, { seed, attemptDuration, input })
+            deepStrictEqual(stepThrough(schedule, { seed, input, attemptDuration }).states, states)
+          }
+        ),
         { numRuns: 50 }
       )
     })
@@ -269,19 +289,24 @@ describe('RetryState', () => {
       RetryState.next(jittered, state, undefined, 10, Random.seeded(1))
       deepStrictEqual(state, copy)
     })
-
   })
 
   describe('times that are not finite numbers', () => {
     itThrowsRangeErrors(
-      [NaN, Infinity, -Infinity].flatMap((time): ReadonlyArray<RangeErrorCase> => [
-        [`start(schedule, ${time})`, () => RetryState.start(Schedule.stop, time), new RegExp(`^RetryState\\.start: startedAt must be a finite number, received ${time}$`)],
-        [
-          `next(schedule, state, input, ${time}, random)`,
-          () => RetryState.next(Schedule.stop, RetryState.start(Schedule.stop, 0), undefined, time, Random.live),
-          new RegExp(`^RetryState\\.next: now must be a finite number, received ${time}$`)
+      [NaN, Infinity, -Infinity].flatMap(
+        (time): ReadonlyArray<RangeErrorCase> => [
+          [
+            `start(schedule, ${time})`,
+            () => RetryState.start(Schedule.stop, time),
+            new RegExp(`^RetryState\\.start: startedAt must be a finite number, received ${time}$`)
+          ],
+          [
+            `next(schedule, state, input, ${time}, random)`,
+            () => RetryState.next(Schedule.stop, RetryState.start(Schedule.stop, 0), undefined, time, Random.live),
+            new RegExp(`^RetryState\\.next: now must be a finite number, received ${time}$`)
+          ]
         ]
-      ])
+      )
     )
   })
 
@@ -303,7 +328,10 @@ describe('RetryState', () => {
       strictEqual(e.expected, after.description)
       strictEqual(e.found, before.description)
       ok(before.description !== after.description)
-      strictEqual(e.message, `Driver: the stored run belongs to the schedule ${before.description}, not to ${after.description}`)
+      strictEqual(
+        e.message,
+        `Driver: the stored run belongs to the schedule ${before.description}, not to ${after.description}`
+      )
     }
 
     it('Driver.restore should accept the same schedule rebuilt from the same config, and refuse a changed one', () => {
@@ -359,7 +387,10 @@ describe('RetryState', () => {
       }
       const run = pipe(
         failingAfter(clock, 0, log),
-        retryingWithStatus(Schedule.fromDelays([100, 200]), { clock: logged, onRetry: (_, __, ___, driver) => save(driver.snapshot()) })
+        retryingWithStatus(Schedule.fromDelays([100, 200]), {
+          clock: logged,
+          onRetry: (_, __, ___, driver) => save(driver.snapshot())
+        })
       )()
       await settle()
       // the first attempt failed; the store is writing; the run has not gone to sleep
@@ -437,7 +468,10 @@ describe('RetryState', () => {
         deepStrictEqual(state.iterNumber, i + 1)
         deepStrictEqual(state.startedAt, 1000)
         deepStrictEqual(state.previousDelay, delays[i])
-        ok(Math.abs(state.cumulativeDelay - cumulative) < 1e-9, `cumulativeDelay ${state.cumulativeDelay}, expected ${cumulative}`)
+        ok(
+          Math.abs(state.cumulativeDelay - cumulative) < 1e-9,
+          `cumulativeDelay ${state.cumulativeDelay}, expected ${cumulative}`
+        )
         deepStrictEqual(state.schedule, jittered.description)
         // the position of the seeded generator after this decision: the next draw is the next decision's
         const replay = Random.seeded(9)
@@ -451,7 +485,10 @@ describe('RetryState', () => {
     it('a save that rejects should make the run reject with its error, before any sleep', async () => {
       const clock = TestClock.make()
       const failure = new Error('disk full')
-      const run = pipe(failingAfter(clock, 0), retryingWithStatus(Schedule.constant(100), { clock, onRetry: () => Promise.reject(failure) }))()
+      const run = pipe(
+        failingAfter(clock, 0),
+        retryingWithStatus(Schedule.constant(100), { clock, onRetry: () => Promise.reject(failure) })
+      )()
       await rejectsWith(run, failure)
       deepStrictEqual(clock.sleeps, [])
     })
@@ -504,7 +541,10 @@ describe('RetryState', () => {
     it('should use the random option when one is given, instead of the stored position', async () => {
       const uninterrupted = await persistedRun(jittered, { seed: 5 })
       const clock = TestClock.make(uninterrupted.states[2].dueAt)
-      const run = pipe(failingAfter(clock, 0), retryingWithStatus(jittered, { clock, resume: uninterrupted.states[2], random: Random.fixed(0) }))()
+      const run = pipe(
+        failingAfter(clock, 0),
+        retryingWithStatus(jittered, { clock, resume: uninterrupted.states[2], random: Random.fixed(0) })
+      )()
       await clock.runAll()
       await run
       // full jitter drawing 0 makes every remaining delay 0, which skips the clock; the stored position would not
@@ -564,8 +604,13 @@ describe('RetryState', () => {
       const done: Array<readonly [number, string]> = []
       const run = pipe(
         (status: RetryStatus): TE.TaskEither<string, number> =>
-          () => Promise.resolve(E.right(status.iterNumber + 1)),
-        retryingWithStatus(schedule, { clock, resume: states[1], onDone: (_, status, reason) => done.push([status.iterNumber, reason]) })
+          () =>
+            Promise.resolve(E.right(status.iterNumber + 1)),
+        retryingWithStatus(schedule, {
+          clock,
+          resume: states[1],
+          onDone: (_, status, reason) => done.push([status.iterNumber, reason])
+        })
       )()
       await clock.runAll()
       deepStrictEqual(await run, E.right(3))
@@ -578,7 +623,10 @@ describe('RetryState', () => {
       const stored = roundTrip(uninterrupted.states[k])
       const clock = TestClock.make(stored.dueAt)
       const states: Array<RetryState.RetryState> = []
-      const run = pipe(failingAfter(clock, 10), retryingWithStatus(jittered, { clock, resume: stored, onRetry: saveTo(states) }))()
+      const run = pipe(
+        failingAfter(clock, 10),
+        retryingWithStatus(jittered, { clock, resume: stored, onRetry: saveTo(states) })
+      )()
       await clock.runAll()
       await run
       deepStrictEqual(states, uninterrupted.states.slice(k + 1))

@@ -58,7 +58,13 @@ interface Worker {
 
 /** Starts a worker in `dir`; with `pauseAfter`, it stops for good once attempt `pauseAfter` has failed and its retry is saved. */
 const startWorker = (dir: string, pauseAfter?: number): Worker => {
-  const args = [dir, String(SEED), String(FAILURES), JSON.stringify(CONFIG), ...(pauseAfter === undefined ? [] : [String(pauseAfter)])]
+  const args = [
+    dir,
+    String(SEED),
+    String(FAILURES),
+    JSON.stringify(CONFIG),
+    ...(pauseAfter === undefined ? [] : [String(pauseAfter)])
+  ]
   const child = spawn(process.execPath, ['--require', TSX, WORKER, ...args], { stdio: ['ignore', 'ignore', 'pipe'] })
   children.add(child)
   let stderr = ''
@@ -76,7 +82,12 @@ const startWorker = (dir: string, pauseAfter?: number): Worker => {
 
 const readLog = (dir: string): ReadonlyArray<string> => {
   const file = path.join(dir, 'log.txt')
-  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter((line) => line !== '') : []
+  return fs.existsSync(file)
+    ? fs
+        .readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((line) => line !== '')
+    : []
 }
 
 /**

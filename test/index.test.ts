@@ -70,11 +70,7 @@ describe('index', () => {
   it('should have a package.json "exports" subpath for every module under src', () => {
     const missing = modules.filter((name) => {
       const entry = packageJson.exports[`./${name}`]
-      return (
-        typeof entry !== 'object' ||
-        entry.types !== `./lib/${name}.d.ts` ||
-        entry.default !== `./lib/${name}.js`
-      )
+      return typeof entry !== 'object' || entry.types !== `./lib/${name}.d.ts` || entry.default !== `./lib/${name}.js`
     })
     deepStrictEqual(missing, [])
   })

@@ -60,19 +60,25 @@ describe('types', () => {
     const retry = retrying(Schedule.recurs(3))
     expectTypeOf(retry(stringFailure)).toEqualTypeOf<TE.TaskEither<string, number>>()
     expectTypeOf(retry(httpFailure)).toEqualTypeOf<TE.TaskEither<HttpError, number>>()
-    expectTypeOf(retry(TE.right<never, ReadonlyArray<boolean>>([true]))).toEqualTypeOf<TE.TaskEither<never, ReadonlyArray<boolean>>>()
+    expectTypeOf(retry(TE.right<never, ReadonlyArray<boolean>>([true]))).toEqualTypeOf<
+      TE.TaskEither<never, ReadonlyArray<boolean>>
+    >()
     expectTypeOf(pipe(stringFailure, retrying(Schedule.exponential(10)))).toEqualTypeOf<TE.TaskEither<string, number>>()
   })
 
   it('retrying with a Schedule<HttpError> should accept HttpError and its subtypes, and nothing else', () => {
     expectTypeOf(retrying(onServerErrors)(httpFailure)).toEqualTypeOf<TE.TaskEither<HttpError, number>>()
-    expectTypeOf(retrying(onServerErrors)(notFoundFailure)).toEqualTypeOf<TE.TaskEither<NotFound, { readonly id: string }>>()
+    expectTypeOf(retrying(onServerErrors)(notFoundFailure)).toEqualTypeOf<
+      TE.TaskEither<NotFound, { readonly id: string }>
+    >()
     typeOnly(() =>
       // @ts-expect-error a Schedule<HttpError> cannot look at a string error
-      retrying(onServerErrors)(stringFailure))
+      retrying(onServerErrors)(stringFailure)
+    )
     typeOnly(() =>
       // @ts-expect-error nor at an unrelated error type
-      pipe(timeoutFailure, retrying(onServerErrors)))
+      pipe(timeoutFailure, retrying(onServerErrors))
+    )
   })
 
   it('retrying options should see the schedule input type in hooks', () => {
@@ -111,7 +117,9 @@ describe('types', () => {
     })
     expectTypeOf(retry(httpFailure)).toEqualTypeOf<TE.TaskEither<HttpError, number>>()
     // the action's error and value must fit the annotation
-    expectTypeOf(retry(notFoundFailure as unknown as TE.TaskEither<NotFound, number>)).toEqualTypeOf<TE.TaskEither<NotFound, number>>()
+    expectTypeOf(retry(notFoundFailure as unknown as TE.TaskEither<NotFound, number>)).toEqualTypeOf<
+      TE.TaskEither<NotFound, number>
+    >()
     typeOnly(() =>
       // @ts-expect-error the run succeeds with a string, onDone expects a number
       retry(TE.left<HttpError, string>({ status: 503 }))
@@ -132,7 +140,10 @@ describe('types', () => {
   })
 
   it('retryingWithStatus should give the action a RetryStatus', () => {
-    const run = pipe((status: RetryStatus) => TE.left<HttpError, string>({ status: status.iterNumber }), retryingWithStatus(onServerErrors))
+    const run = pipe(
+      (status: RetryStatus) => TE.left<HttpError, string>({ status: status.iterNumber }),
+      retryingWithStatus(onServerErrors)
+    )
     expectTypeOf(run).toEqualTypeOf<TE.TaskEither<HttpError, string>>()
     typeOnly(() =>
       // @ts-expect-error the action takes a RetryStatus, not a string
@@ -155,15 +166,24 @@ describe('types', () => {
   })
 
   it('intersect, union and andThen should combine input types by intersection', () => {
-    expectTypeOf(pipe(httpSchedule, Schedule.intersect(timeoutSchedule))).toEqualTypeOf<Schedule.Schedule<HttpError & Timeout>>()
-    expectTypeOf(pipe(httpSchedule, Schedule.union(timeoutSchedule))).toEqualTypeOf<Schedule.Schedule<HttpError & Timeout>>()
-    expectTypeOf(pipe(httpSchedule, Schedule.andThen(timeoutSchedule))).toEqualTypeOf<Schedule.Schedule<HttpError & Timeout>>()
-    expectTypeOf(pipe(httpSchedule, Schedule.intersect(Schedule.recurs(3)))).toEqualTypeOf<Schedule.Schedule<HttpError>>()
+    expectTypeOf(pipe(httpSchedule, Schedule.intersect(timeoutSchedule))).toEqualTypeOf<
+      Schedule.Schedule<HttpError & Timeout>
+    >()
+    expectTypeOf(pipe(httpSchedule, Schedule.union(timeoutSchedule))).toEqualTypeOf<
+      Schedule.Schedule<HttpError & Timeout>
+    >()
+    expectTypeOf(pipe(httpSchedule, Schedule.andThen(timeoutSchedule))).toEqualTypeOf<
+      Schedule.Schedule<HttpError & Timeout>
+    >()
+    expectTypeOf(pipe(httpSchedule, Schedule.intersect(Schedule.recurs(3)))).toEqualTypeOf<
+      Schedule.Schedule<HttpError>
+    >()
     // the combination retries only errors that are both
     const combined = pipe(httpSchedule, Schedule.intersect(timeoutSchedule))
     typeOnly(() =>
       // @ts-expect-error an HttpError that is not also a Timeout
-      retrying(combined)(httpFailure))
+      retrying(combined)(httpFailure)
+    )
   })
 
   it('the monoids should keep the input type', () => {
@@ -184,14 +204,19 @@ describe('types', () => {
 
   it('retryingReaderTaskEither should ask for R & RetryEnv', () => {
     const fetchUser: RTE.ReaderTaskEither<Env, HttpError, string> = (env) => TE.right(env.endpoint)
-    expectTypeOf(pipe(fetchUser, retryingReaderTaskEither(onServerErrors))).toEqualTypeOf<RTE.ReaderTaskEither<Env & RetryEnv, HttpError, string>>()
+    expectTypeOf(pipe(fetchUser, retryingReaderTaskEither(onServerErrors))).toEqualTypeOf<
+      RTE.ReaderTaskEither<Env & RetryEnv, HttpError, string>
+    >()
   })
 
   it('regression: retryingReaderTaskEither over an action whose environment lacks a clock should report it where the environment is given', () => {
-    const noClock: RTE.ReaderTaskEither<{ readonly endpoint: string }, HttpError, string> = (env) => TE.right(env.endpoint)
+    const noClock: RTE.ReaderTaskEither<{ readonly endpoint: string }, HttpError, string> = (env) =>
+      TE.right(env.endpoint)
     // the action need not mention RetryEnv: wrapping it is fine
     const retried = pipe(noClock, retryingReaderTaskEither(onServerErrors))
-    expectTypeOf(retried).toEqualTypeOf<RTE.ReaderTaskEither<{ readonly endpoint: string } & RetryEnv, HttpError, string>>()
+    expectTypeOf(retried).toEqualTypeOf<
+      RTE.ReaderTaskEither<{ readonly endpoint: string } & RetryEnv, HttpError, string>
+    >()
     retried({ endpoint: 'users', clock: Clock.live, random: Random.live })
     typeOnly(() =>
       // @ts-expect-error the environment must provide a clock and a random source
@@ -264,7 +289,9 @@ describe('types', () => {
     expectTypeOf(s).toEqualTypeOf<Schedule.Schedule<HttpError>>()
     typeOnly(() =>
       // @ts-expect-error the step takes one context record, not the input as a second argument
-      Schedule.make(0, (n: number, e: HttpError, _status: RetryStatus) => (e.status >= 500 && n < 3 ? Schedule.continueAfter(10, n + 1) : Schedule.done))
+      Schedule.make(0, (n: number, e: HttpError, _status: RetryStatus) =>
+        e.status >= 500 && n < 3 ? Schedule.continueAfter(10, n + 1) : Schedule.done
+      )
     )
     typeOnly(() =>
       // @ts-expect-error a state must be plain JSON data
@@ -277,7 +304,9 @@ describe('types', () => {
     const onHttpErrors: Schedule.Schedule<Http.HttpError> = Schedule.constant(1)
     expectTypeOf(pipe(onHttpErrors, Http.retryAfter(5000))).toEqualTypeOf<Schedule.Schedule<Http.HttpError>>()
     const onErrors: Schedule.Schedule<Error | Http.HttpError> = Schedule.constant(1)
-    expectTypeOf(pipe(onErrors, Http.retryAfter(5000))).toEqualTypeOf<Schedule.Schedule<(Error | Http.HttpError) & Http.HttpError>>()
+    expectTypeOf(pipe(onErrors, Http.retryAfter(5000))).toEqualTypeOf<
+      Schedule.Schedule<(Error | Http.HttpError) & Http.HttpError>
+    >()
     typeOnly(() =>
       // @ts-expect-error a schedule of strings never sees an HttpError
       pipe(Schedule.constant(1) as Schedule.Schedule<string>, Http.retryAfter(5000))
@@ -296,7 +325,10 @@ describe('types', () => {
     const fixtures = path.join(__dirname, 'fixtures', 'exact-optional')
     const read = ts.readConfigFile(path.join(fixtures, 'tsconfig.json'), ts.sys.readFile)
     const parsed = ts.parseJsonConfigFileContent(read.config, ts.sys, fixtures)
-    deepStrictEqual(parsed.errors.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')), [])
+    deepStrictEqual(
+      parsed.errors.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')),
+      []
+    )
     strictEqual(parsed.options.exactOptionalPropertyTypes, true)
     // A control, compiled in the same program: with the option on, a property without `| undefined` refuses it.
     const control = path.join(fixtures, 'control.ts')
@@ -305,7 +337,9 @@ describe('types', () => {
     const getSourceFile = host.getSourceFile.bind(host)
     const fileExists = host.fileExists.bind(host)
     host.getSourceFile = (file, language, ...rest) =>
-      path.resolve(file) === control ? ts.createSourceFile(file, controlText, language) : getSourceFile(file, language, ...rest)
+      path.resolve(file) === control
+        ? ts.createSourceFile(file, controlText, language)
+        : getSourceFile(file, language, ...rest)
     host.fileExists = (file) => path.resolve(file) === control || fileExists(file)
     const program = ts.createProgram([...parsed.fileNames, control], parsed.options, host)
     const errorsIn = (file: string): ReadonlyArray<string> => {

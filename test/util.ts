@@ -92,8 +92,9 @@ export type RangeErrorCase = readonly [call: string, f: () => unknown, message: 
 
 /** One `it` per row: each call must throw a `RangeError` whose message names the bad argument. */
 export const itThrowsRangeErrors = (cases: ReadonlyArray<RangeErrorCase>): void => {
-  it.each(cases.map(([call, f, message]) => ({ call, f, message })))('$call should be a RangeError naming it', ({ f, message }) =>
-    throwsRangeError(f, message)
+  it.each(cases.map(([call, f, message]) => ({ call, f, message })))(
+    '$call should be a RangeError naming it',
+    ({ f, message }) => throwsRangeError(f, message)
   )
 }
 

@@ -33,7 +33,11 @@ export interface Chain {
 }
 
 /** A service that, for each request, calls `downstream` and answers 200 if it succeeded, 503 if not. */
-const relay = (name: string, downstream: (() => Promise<boolean>) | undefined, count: () => void): Promise<TestServer> =>
+const relay = (
+  name: string,
+  downstream: (() => Promise<boolean>) | undefined,
+  count: () => void
+): Promise<TestServer> =>
   startServer((_, res) => {
     count()
     if (downstream === undefined) {
@@ -41,7 +45,10 @@ const relay = (name: string, downstream: (() => Promise<boolean>) | undefined, c
       return
     }
     downstream().then(
-      (ok) => res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' }).end(`${name}: ${ok ? 'ok' : 'upstream failed'}`),
+      (ok) =>
+        res
+          .writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' })
+          .end(`${name}: ${ok ? 'ok' : 'upstream failed'}`),
       () => res.writeHead(500).end(`${name}: defect`)
     )
   })
@@ -63,8 +70,16 @@ const caller = (options: ChainOptions, url: () => string): (() => Promise<boolea
 export const startChain = async (options: ChainOptions): Promise<Chain> => {
   const calls = { a: 0, b: 0, c: 0 }
   const c = await relay('C', undefined, () => calls.c++)
-  const b = await relay('B', caller(options, () => `${c.url}/`), () => calls.b++)
-  const a = await relay('A', caller(options, () => `${b.url}/`), () => calls.a++)
+  const b = await relay(
+    'B',
+    caller(options, () => `${c.url}/`),
+    () => calls.b++
+  )
+  const a = await relay(
+    'A',
+    caller(options, () => `${b.url}/`),
+    () => calls.a++
+  )
   const edge = Http.retryingFetch(Schedule.recurs(options.retries), { budget: options.budget?.() })
   return {
     request: async () => {
