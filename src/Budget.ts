@@ -158,10 +158,6 @@ export interface AdaptiveOptions {
 // constructors
 // -------------------------------------------------------------------------------------
 
-const fail = (where: string, name: string, expected: string, value: unknown): never => {
-  throw new RangeError(`${where}: ${name} must be ${expected}, received ${String(value)}`)
-}
-
 const checkObject = (where: string, options: unknown): void => {
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`${where}: options must be an object, received ${String(options)}`)
@@ -257,16 +253,18 @@ export const adaptive = (options: AdaptiveOptions): LocalBudget => {
   const where = 'Budget.adaptive'
   checkObject(where, options)
   const { window, minSuccessRate, maxLatencyPercentile, minSamples } = options
-  if (!(typeof window === 'number' && window > 0 && window !== Infinity)) fail(where, 'window', 'a finite number > 0', window)
-  if (!(typeof minSuccessRate === 'number' && minSuccessRate >= 0 && minSuccessRate <= 1)) {
-    fail(where, 'minSuccessRate', 'a number in [0, 1]', minSuccessRate)
-  }
-  if (!(Number.isSafeInteger(minSamples) && minSamples >= 1)) fail(where, 'minSamples', 'a whole number >= 1', minSamples)
+  validate.that(where, 'window', 'a finite number > 0', (w) => validate.isDuration(w) && w > 0, window)
+  validate.that(where, 'minSuccessRate', 'a number in [0, 1]', (r) => validate.isDuration(r) && r <= 1, minSuccessRate)
+  validate.that(where, 'minSamples', 'a whole number >= 1', (n) => validate.isCount(n) && n >= 1, minSamples)
   if (maxLatencyPercentile !== undefined) {
     const { percentile, ms } = maxLatencyPercentile
-    if (!(typeof percentile === 'number' && percentile > 0 && percentile <= 100)) {
-      fail(where, 'maxLatencyPercentile.percentile', 'a number in (0, 100]', percentile)
-    }
+    validate.that(
+      where,
+      'maxLatencyPercentile.percentile',
+      'a number in (0, 100]',
+      (p) => validate.isDuration(p) && p > 0 && p <= 100,
+      percentile
+    )
     validate.duration(where, 'maxLatencyPercentile.ms', ms)
   }
 

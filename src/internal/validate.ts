@@ -92,6 +92,10 @@ const fail = (where: string, name: string, expected: string, value: unknown): ne
   throw new RangeError(`${where}: ${name} must be ${expected}, received ${show(value)}`)
 }
 
+/** Any other rule: `value` when `holds(value)`, else a `RangeError` saying it must be `expected`. */
+export const that = <A>(where: string, name: string, expected: string, holds: (value: A) => boolean, value: A): A =>
+  holds(value) ? value : fail(where, name, expected, value)
+
 /** A finite number `>= 0` (a duration in ms); `-0` becomes `0`, so that a state reads the same after a JSON round trip. */
 export const duration = (where: string, name: string, value: number): number =>
   isDuration(value) ? value + 0 : fail(where, name, 'a finite number >= 0', value)
