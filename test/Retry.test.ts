@@ -7,7 +7,7 @@ import * as TE from 'fp-ts/TaskEither'
 import type { BudgetAttempt, RetryBudget } from '../src/Budget'
 import * as Clock from '../src/Clock'
 import * as Random from '../src/Random'
-import type { Hooks, RetryEnv, StopReason } from '../src/Retry'
+import type { AttemptContext, Hooks, RetryEnv, StopReason } from '../src/Retry'
 import { repeating, retrying, retryingReaderTaskEither, retryingWithContext, retryingWithStatus } from '../src/Retry'
 import * as RetryStatus from '../src/RetryStatus'
 import * as Schedule from '../src/Schedule'
@@ -26,7 +26,8 @@ import {
   settle,
   strictEqual,
   throwsTypeError,
-  trackTimers
+  trackTimers,
+  type RangeErrorCase
 } from './util'
 
 // -------------------------------------------------------------------------------------
@@ -558,6 +559,185 @@ describe('retryingReaderTaskEither', () => {
       rec.dones.map((d) => d.reason),
       ['aborted']
     )
+  })
+})
+
+// -------------------------------------------------------------------------------------
+// retryingWithContext and attemptTimeout
+// -------------------------------------------------------------------------------------
+
+/** An attempt that settles only when its signal aborts, then fails with `aborted <reason>`, noting when. */
+const hangsUntilAborted =
+  (clock: Clock.Clock, abortedAt: Array<number>) =>
+  ({ signal }: AttemptContext): TE.TaskEither<string, never> =>
+  () =>
+    new Promise((resolve) =>
+      signal.addEventListener('abort', () => {
+        abortedAt.push(clock.now())
+        resolve(E.left(`aborted ${String(signal.reason)}`))
+      })
+    )
+
+describe('retryingWithContext', () => {
+  it('should give each attempt its status, and a signal that never aborts when nothing can abort the run', async () => {
+    const clock = TestClock.make()
+    const seen: Array<readonly [number, number, boolean]> = []
+    const run = pipe(({ status, signal }: AttemptContext) => {
+      seen.push([status.iterNumber, status.elapsed, signal.aborted])
+      return status.iterNumber < 2 ? TE.left(`error ${status.iterNumber + 1}`) : TE.right('ok')
+    }, retryingWithContext(Schedule.fromDelays([10, 20]), { clock }))()
+    await clock.runAll()
+    deepStrictEqual(await run, E.right('ok'))
+    deepStrictEqual(seen, [
+      [0, 0, false],
+      [1, 10, false],
+      [2, 30, false]
+    ])
+  })
+
+  it("should abort the attempt's signal when the run's signal aborts, and end the run with the attempt's Left", async () => {
+    const clock = TestClock.make()
+    const controller = new AbortController()
+    const abortedAt: Array<number> = []
+    const rec = recorder<string>()
+    const run = pipe(
+      hangsUntilAborted(clock, abortedAt),
+      retryingWithContext(Schedule.constant(10), { clock, signal: controller.signal, ...rec.hooks })
+    )()
+    await settle()
+    controller.abort('shutdown')
+    deepStrictEqual(await run, E.left('aborted shutdown'))
+    deepStrictEqual(abortedAt, [0])
+    deepStrictEqual(
+      rec.dones.map((d) => d.reason),
+      ['aborted']
+    )
+    strictEqual(clock.pending, 0)
+  })
+})
+
+describe('attemptTimeout', () => {
+  it('should abort an attempt that has not settled in time, on the run clock, and retry it as the failure onTimeout()', async () => {
+    const clock = TestClock.make()
+    const abortedAt: Array<number> = []
+    const rec = recorder<string>()
+    let calls = 0
+    const run = pipe(
+      (context: AttemptContext) => (++calls === 1 ? hangsUntilAborted(clock, abortedAt)(context) : TE.right('ok')),
+      retryingWithContext(pipe(Schedule.constant(100), Schedule.intersect(Schedule.recurs(2))), {
+        clock,
+        attemptTimeout: 1_000,
+        onTimeout: () => 'timeout',
+        ...rec.hooks
+      })
+    )()
+    await clock.runAll()
+    deepStrictEqual(await run, E.right('ok'))
+    deepStrictEqual(abortedAt, [1_000])
+    deepStrictEqual(
+      rec.retries.map((r) => [r.input, r.delay]),
+      [['timeout', 100]]
+    )
+    // each attempt's timeout is a sleep on the clock; the second one's was cleared when the attempt succeeded
+    deepStrictEqual(clock.sleeps, [1_000, 100, 1_000])
+    strictEqual(clock.pending, 0)
+    strictEqual(clock.now(), 1_100)
+  })
+
+  it('should take the timeout from a function of the status', async () => {
+    const clock = TestClock.make()
+    const abortedAt: Array<number> = []
+    const run = pipe(
+      hangsUntilAborted(clock, abortedAt),
+      retryingWithContext(Schedule.fromDelays([10, 10]), {
+        clock,
+        attemptTimeout: (status) => 100 * (status.iterNumber + 1),
+        onTimeout: () => 'timeout'
+      })
+    )()
+    await clock.runAll()
+    deepStrictEqual(await run, E.left('timeout'))
+    deepStrictEqual(abortedAt, [100, 310, 620])
+    deepStrictEqual(clock.sleeps, [100, 10, 200, 10, 300])
+  })
+
+  it('should be clamped to what is left of an upTo limit, so that a hanging attempt ends the run on time', async () => {
+    const clock = TestClock.make()
+    const abortedAt: Array<number> = []
+    const run = pipe(
+      hangsUntilAborted(clock, abortedAt),
+      retryingWithContext(pipe(Schedule.constant(100), Schedule.upTo(850)), {
+        clock,
+        attemptTimeout: 400,
+        onTimeout: () => 'timeout'
+      })
+    )()
+    await clock.runAll()
+    deepStrictEqual(await run, E.left('timeout'))
+    // the second attempt starts at 500: 350 ms are left of the 850
+    deepStrictEqual(abortedAt, [400, 850])
+    deepStrictEqual(clock.sleeps, [400, 100, 350])
+  })
+
+  it('with retrying, should abandon an attempt that cannot be told to stop, and go on', async () => {
+    const clock = TestClock.make()
+    let calls = 0
+    const never: TE.TaskEither<string, string> = () => {
+      calls++
+      return new Promise(() => undefined)
+    }
+    const run = pipe(
+      never,
+      retrying(Schedule.fromDelays([50]), { clock, attemptTimeout: 200, onTimeout: () => 'timeout' })
+    )()
+    await clock.runAll()
+    deepStrictEqual(await run, E.left('timeout'))
+    strictEqual(calls, 2)
+    deepStrictEqual(clock.sleeps, [200, 50, 200])
+  })
+
+  it('should leave no timer behind when the attempt settles first', async () => {
+    const clock = TestClock.make()
+    const run = pipe(
+      (): TE.TaskEither<string, string> => () => clock.sleep(10).then(() => E.right('ok')),
+      retryingWithContext(Schedule.recurs(1), { clock, attemptTimeout: 1_000, onTimeout: () => 'timeout' })
+    )()
+    await clock.runAll()
+    deepStrictEqual(await run, E.right('ok'))
+    strictEqual(clock.pending, 0)
+    strictEqual(clock.now(), 10)
+  })
+
+  describe('bad options', () => {
+    itThrowsRangeErrors([
+      ...notDurations.map(
+        ([name, ms]): RangeErrorCase => [
+          `attemptTimeout: ${name}`,
+          () => retrying(Schedule.recurs(1), { attemptTimeout: ms, onTimeout: () => 'timeout' }),
+          /^retrying: options\.attemptTimeout must be a finite number >= 0, received/
+        ]
+      ),
+      [
+        'attemptTimeout without onTimeout',
+        () => retryingWithContext(Schedule.recurs(1), { attemptTimeout: 100 }),
+        /^retryingWithContext: options\.onTimeout must be a function, received undefined/
+      ]
+    ])
+
+    it('a function that answers a timeout that is not a duration should make the run reject with a RangeError naming it', async () => {
+      const error = await caught(() =>
+        pipe(
+          TE.left('down'),
+          retrying(Schedule.recurs(1), {
+            clock: TestClock.make(),
+            attemptTimeout: () => NaN,
+            onTimeout: () => 'timeout'
+          })
+        )()
+      )
+      ok(error instanceof RangeError, `expected a RangeError, received ${String(error)}`)
+      ok(/options\.attemptTimeout must be a finite number >= 0, received NaN/.test(error.message), error.message)
+    })
   })
 })
 
