@@ -313,6 +313,66 @@ describe('Budget', () => {
     })
   })
 
+  describe('allows', () => {
+    it('tokenBucket: should answer whether the tokens are above half, taking none', () => {
+      const bucket = Budget.tokenBucket({ maxTokens: 4, tokenRatio: 0.5 })
+      strictEqual(bucket.allows?.(0), true)
+      bucket.onFailure(1, 0, attempt) // 3
+      strictEqual(bucket.allows?.(0), true)
+      bucket.onFailure(1, 0, attempt) // 2: exactly half
+      strictEqual(bucket.allows?.(0), false)
+      strictEqual(bucket.tokens, 2)
+    })
+
+    it('adaptive: should judge the window at now, without adding a sample', () => {
+      const guard = Budget.adaptive({ window: 1000, minSuccessRate: 0.5, minSamples: 2 })
+      guard.onFailure(1, 0, attempt)
+      strictEqual(guard.allows?.(0), true) // one sample: too few
+      guard.onFailure(1, 0, attempt)
+      strictEqual(guard.allows?.(500), false) // 0 of 2
+      strictEqual(guard.allows?.(1000), true) // both have left the window
+    })
+
+    it('retryQuota: should answer whether a retry can be paid for, taking nothing', () => {
+      const quota = Budget.retryQuota({ tokens: 7 })
+      strictEqual(quota.allows?.(0), true)
+      quota.onFailure(1, 0, attempt) // 2 left
+      strictEqual(quota.allows?.(0), false)
+      strictEqual(quota.tokens, 2)
+    })
+
+    it('should record nothing: a budget asked between its attempts decides as its twin that is never asked', () => {
+      const kinds: ReadonlyArray<() => Budget.RetryBudget> = [
+        () => Budget.tokenBucket({ maxTokens: 5, tokenRatio: 0.5 }),
+        () => Budget.adaptive({ window: 100, minSuccessRate: 0.5, minSamples: 3 }),
+        () => Budget.retryQuota({ tokens: 20 })
+      ]
+      fc.assert(
+        fc.property(
+          fc.constantFrom(...kinds),
+          fc.array(fc.record({ ok: fc.boolean(), ask: fc.boolean(), after: fc.integer({ min: 0, max: 50 }) }), {
+            maxLength: 60
+          }),
+          (kind, steps) => {
+            const asked = kind()
+            const twin = kind()
+            let now = 0
+            for (const step of steps) {
+              now += step.after
+              if (step.ask) void asked.allows?.(now)
+              if (step.ok) {
+                void asked.onSuccess(1, now, attempt)
+                void twin.onSuccess(1, now, attempt)
+              } else {
+                deepStrictEqual(asked.onFailure(1, now, attempt), twin.onFailure(1, now, attempt))
+              }
+            }
+          }
+        )
+      )
+    })
+  })
+
   describe('bad options', () => {
     const adaptive = (patch: Partial<Record<keyof Budget.AdaptiveOptions, unknown>>) => () =>
       Budget.adaptive({ window: 1000, minSuccessRate: 0.5, minSamples: 10, ...patch } as Budget.AdaptiveOptions)
