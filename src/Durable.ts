@@ -1,0 +1,1373 @@
+/**
+ * Durable retries: runs of an action that survive a restart and, with a shared engine, a fleet of workers.
+ *
+ * A {@link Definition} names a kind of run: its schedule, the codec of its payload (plain JSON) and its action.
+ * An {@link Engine} stores the runs submitted to it and has workers make their attempts when due: the embedded
+ * {@link fileEngine} for one machine, `BullMQ.engine` (module `fp-ts-retry/BullMQ`) for many workers on Redis.
+ * Every engine makes its decisions through {@link deliver}, one step built on the `Driver`, so every engine decides
+ * alike: the same attempts, delays and outcome for the same definition, seed and failures.
+ *
+ * This module loads neither bullmq nor ioredis.
+ *
+ * @example
+ * import * as Durable from 'fp-ts-retry/Durable'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as E from 'fp-ts/Either'
+ * import * as t from 'io-ts'
+ * import { pipe } from 'fp-ts/function'
+ * import * as fs from 'fs'
+ * import * as os from 'os'
+ * import * as path from 'path'
+ * import * as assert from 'assert'
+ *
+ * const sendInvoice = Durable.define({
+ *   name: 'send-invoice',
+ *   schedule: pipe(Schedule.exponential(10), Schedule.intersect(Schedule.recurs(5))),
+ *   payload: t.type({ invoice: t.number }),
+ *   // fails twice, then succeeds: the attempt number comes from the run's status
+ *   action: (payload, run) => () =>
+ *     Promise.resolve(run.status.iterNumber < 2 ? E.left('busy') : E.right(`sent ${payload.invoice} as ${run.id}`))
+ * })
+ *
+ * async function main() {
+ *   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'durable-'))
+ *   const engine = Durable.fileEngine({ dir })
+ *   const done = new Promise<string>((resolve) =>
+ *     engine.work(sendInvoice, { onDone: (id, result, status, reason) => resolve(`${id}: ${JSON.stringify(result)} after ${status.iterNumber + 1} attempts (${reason})`) })
+ *   )
+ *   await engine.submit(sendInvoice, 'invoice-42', { invoice: 42 })
+ *   assert.strictEqual(await done, 'invoice-42: {"_tag":"Right","right":"sent 42 as invoice-42"} after 3 attempts (succeeded)')
+ *   await engine.close()
+ *   fs.rmSync(dir, { recursive: true, force: true })
+ * }
+ * main()
+ *
+ * @since 0.2.0
+ */
+import * as E from 'fp-ts/Either'
+import * as O from 'fp-ts/Option'
+import type { TaskEither } from 'fp-ts/TaskEither'
+import { randomBytes } from 'crypto'
+import * as fs from 'fs/promises'
+import * as path from 'path'
+import * as t from 'io-ts'
+import type { RetryBudget } from './Budget'
+import * as Driver from './Driver'
+import * as FileStore from './FileStore'
+import {
+  DEFAULT_KEEP_DONE,
+  HOOK_RETRY_DELAY,
+  checkDefinition,
+  checkId,
+  durationAtLeast,
+  optionsObject,
+  positiveCount,
+  reportError
+} from './internal/durable'
+import { fromFileName, toFileName } from './internal/ids'
+import { showValue } from './internal/show'
+import * as Random from './Random'
+import type { StopReason } from './Retry'
+import { RetryStateCodec, type RetryState } from './RetryState'
+import * as RetryStatus from './RetryStatus'
+import type { Json, Schedule } from './Schedule'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * What an attempt is told about its run: the run's id (the idempotency key to hand downstream), its retry status
+ * (`iterNumber + 1` is the attempt's number) and a signal that aborts when the worker closes.
+ *
+ * @example
+ * import type { RunContext } from 'fp-ts-retry/Durable'
+ *
+ * const headers = (run: RunContext) => ({ 'Idempotency-Key': run.id, 'X-Attempt': String(run.status.iterNumber + 1) })
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface RunContext {
+  readonly id: string
+  readonly status: RetryStatus.RetryStatus
+  readonly signal: AbortSignal
+}
+
+/**
+ * A kind of durable run: see {@link define}.
+ *
+ * **Details**
+ *
+ * - `name` names the queue (or the store's folder): definitions that share a name share their runs, so a worker
+ *   meets runs stored by another version of the definition.
+ * - `errorCodec` and `valueCodec` store the outcome of a run while its `onDone` is pending, so that a repeated
+ *   `onDone` sees the same outcome (see {@link WorkOptions}).
+ *
+ * @example
+ * import * as Durable from 'fp-ts-retry/Durable'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as TE from 'fp-ts/TaskEither'
+ * import * as t from 'io-ts'
+ * import * as assert from 'assert'
+ *
+ * const ping: Durable.Definition<string, string, number> = Durable.define({
+ *   name: 'ping',
+ *   schedule: Schedule.recurs(3),
+ *   payload: t.string,
+ *   action: (host: string) => TE.right(host.length)
+ * })
+ * assert.strictEqual(ping.name, 'ping')
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface Definition<P, E, A> {
+  readonly name: string
+  readonly schedule: Schedule<E>
+  readonly payload: t.Type<P, Json, unknown>
+  readonly action: (payload: P, run: RunContext) => TaskEither<E, A>
+  readonly errorCodec: t.Type<E, Json, unknown>
+  readonly valueCodec: t.Type<A, Json, unknown>
+}
+
+/**
+ * The argument of {@link define}: a {@link Definition} whose outcome codecs are optional.
+ *
+ * @example
+ * import type { DefinitionOptions } from 'fp-ts-retry/Durable'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as TE from 'fp-ts/TaskEither'
+ * import * as t from 'io-ts'
+ *
+ * const options: DefinitionOptions<number, Error, void> = {
+ *   name: 'refund',
+ *   schedule: Schedule.exponential(1000),
+ *   payload: t.number,
+ *   action: () => TE.right(undefined)
+ * }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface DefinitionOptions<P, E, A> {
+  readonly name: string
+  readonly schedule: Schedule<E>
+  readonly payload: t.Type<P, Json, unknown>
+  readonly action: (payload: P, run: RunContext) => TaskEither<E, A>
+  readonly errorCodec?: t.Type<E, Json, unknown> | undefined
+  readonly valueCodec?: t.Type<A, Json, unknown> | undefined
+}
+
+/**
+ * What a worker does besides the attempts: hooks, a shared budget, how many runs at once, where draws come from.
+ *
+ * **Details**
+ *
+ * - `onDone(id, result, status, reason)`: once per run, at least once: the outcome is stored before the hook is
+ *   called, and a worker killed after the hook and before the run is marked done calls it again, with the same
+ *   outcome (decoded from the store: an `Error` without a codec comes back as an `Error` of the same name and
+ *   message). A `Left` is the last error, or a {@link RunError} when the run could not go on. When it throws, the
+ *   error goes to `onError` and the hook is called again a second later.
+ * - `onRetry(id, error, status, delay)`: after a retry is stored and the run delayed; `status` is the one the
+ *   schedule decided with.
+ * - `budget`: a shared {@link RetryBudget} (for a fleet: `RedisBudget.tokenBucket`), told of every attempt; a
+ *   refusal ends the run with reason `'budget'`. Its answers may be promises.
+ * - `concurrency`: how many attempts the worker makes at once (default 1).
+ * - `random(id)`: called once per run, at its first failure; the generator's state is then stored with the run, so
+ *   a resumed run draws what an uninterrupted one would. Default: `Random.seeded` with a random seed.
+ * - `onError(error, id)`: where a hook's error goes; default: a process warning. A worker never crashes on one.
+ *
+ * @example
+ * import type { WorkOptions } from 'fp-ts-retry/Durable'
+ * import * as Random from 'fp-ts-retry/Random'
+ *
+ * const log: Array<string> = []
+ * const options: WorkOptions<Error, string> = {
+ *   concurrency: 8,
+ *   random: () => Random.seeded(42),
+ *   onRetry: (id, error, status, delay) => void log.push(`${id}: attempt ${status.iterNumber + 1} failed (${error.message}), next in ${delay} ms`),
+ *   onDone: (id, result, _, reason) => void log.push(`${id}: ${result._tag} (${reason})`)
+ * }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface WorkOptions<E, A> {
+  readonly onDone?:
+    | ((
+        id: string,
+        result: E.Either<E | RunError, A>,
+        status: RetryStatus.RetryStatus,
+        reason: StopReason
+      ) => void | Promise<void>)
+    | undefined
+  readonly onRetry?:
+    | ((id: string, error: E, status: RetryStatus.RetryStatus, delay: number) => void | Promise<void>)
+    | undefined
+  readonly budget?: RetryBudget | undefined
+  readonly concurrency?: number | undefined
+  readonly random?: ((id: string) => Random.Random) | undefined
+  readonly onError?: ((error: unknown, id: string) => void) | undefined
+}
+
+/**
+ * A worker started by {@link Engine}'s `work`: `close()` stops it taking runs, aborts the signal of the attempts
+ * in flight and resolves once they have ended.
+ *
+ * @example
+ * import type { Worker } from 'fp-ts-retry/Durable'
+ *
+ * const stopAll = (workers: ReadonlyArray<Worker>) => Promise.all(workers.map((w) => w.close()))
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface Worker {
+  readonly close: () => Promise<void>
+}
+
+/**
+ * Where runs are stored and worked: the file store ({@link fileEngine}) or a queue (`BullMQ.engine`).
+ *
+ * **Details**
+ *
+ * - `submit(def, id, payload)` stores a run; it is idempotent by id: submitting an id that is pending, or done
+ *   and still remembered (see the engine's `keepDone`), starts no second run. An id is any non-empty string.
+ * - `work(def, options)` starts a worker for the runs of `def.name`: it makes every attempt when due, as
+ *   {@link deliver} decides, and calls the hooks of {@link WorkOptions}.
+ * - `close()` closes the engine's workers and connections.
+ * - Every engine gives at least once, never exactly once: an attempt in flight when a worker dies runs again.
+ *   Make the action idempotent, with `run.id` as the idempotency key downstream.
+ *
+ * @example
+ * import type { Engine } from 'fp-ts-retry/Durable'
+ *
+ * const drain = async (engine: Engine) => {
+ *   await engine.close()
+ * }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface Engine {
+  readonly submit: <P, E, A>(def: Definition<P, E, A>, id: string, payload: P) => Promise<void>
+  readonly work: <P, E, A>(def: Definition<P, E, A>, options?: WorkOptions<E, A>) => Promise<Worker>
+  readonly close: () => Promise<void>
+}
+
+/**
+ * A run whose payload its codec does not decode (a submit that bypassed the codec, or a codec that changed).
+ *
+ * @example
+ * import * as Durable from 'fp-ts-retry/Durable'
+ * import * as assert from 'assert'
+ *
+ * const e = new Durable.PayloadInvalid('job-1', ['amount: "ten"'])
+ * assert.strictEqual(e._tag, 'PayloadInvalid')
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export class PayloadInvalid extends Error {
+  /**
+   * The tag that tells this error apart in a {@link RunError}.
+   *
+   * @since 0.2.0
+   */
+  readonly _tag = 'PayloadInvalid'
+  constructor(
+    /** The run. */
+    readonly id: string,
+    /** What did not decode, as `path: value`. */
+    readonly errors: ReadonlyArray<string>
+  ) {
+    super(`Durable: the payload of run ${JSON.stringify(id)} does not decode (${errors.join('; ')})`)
+    this.name = 'PayloadInvalid'
+  }
+}
+
+/**
+ * A run whose stored data is damaged: its record (`'not a run'`), its retry state (`'not a RetryState'`) or its
+ * stored outcome (`'not an outcome'`).
+ *
+ * @example
+ * import * as Durable from 'fp-ts-retry/Durable'
+ * import * as assert from 'assert'
+ *
+ * const e = new Durable.CorruptState('job-1', 'not a RetryState', ['iterNumber: -1'])
+ * assert.match(e.message, /iterNumber: -1/)
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export class CorruptState extends Error {
+  /**
+   * The tag that tells this error apart in a {@link RunError}.
+   *
+   * @since 0.2.0
+   */
+  readonly _tag = 'CorruptState'
+  constructor(
+    /** The run. */
+    readonly id: string,
+    /** Which part is damaged. */
+    readonly reason: 'not a run' | 'not a RetryState' | 'not an outcome',
+    /** What did not decode, as `path: value`. */
+    readonly errors: ReadonlyArray<string>
+  ) {
+    super(`Durable: the stored data of run ${JSON.stringify(id)} is ${reason} (${errors.join('; ')})`)
+    this.name = 'CorruptState'
+  }
+}
+
+/**
+ * A run whose action threw or rejected instead of answering a `Left`, or whose schedule threw: a defect, not a
+ * failure, so it is not retried (as in the runner).
+ *
+ * @example
+ * import * as Durable from 'fp-ts-retry/Durable'
+ * import * as assert from 'assert'
+ *
+ * const e = new Durable.Defect('job-1', new TypeError('x is undefined'))
+ * assert.ok(e.error instanceof TypeError)
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export class Defect extends Error {
+  /**
+   * The tag that tells this error apart in a {@link RunError}.
+   *
+   * @since 0.2.0
+   */
+  readonly _tag = 'Defect'
+  constructor(
+    /** The run. */
+    readonly id: string,
+    /** What was thrown. */
+    readonly error: unknown
+  ) {
+    super(`Durable: the attempt of run ${JSON.stringify(id)} threw: ${describe(error)}`)
+    this.name = 'Defect'
+  }
+}
+
+/**
+ * What makes a run impossible to go on with. Each ends the run through `onDone` with a `Left`, reason `'failed'`
+ * and no attempt (a {@link Defect} after the attempt that threw), while the worker goes on with other runs.
+ *
+ * **Details**
+ *
+ * - {@link PayloadInvalid}: the payload does not decode with the definition's codec.
+ * - `Driver.ScheduleMismatch`: the stored state belongs to another schedule (the definition changed while the run
+ *   waited). Its status is the stored one.
+ * - {@link CorruptState}: the stored record, retry state or outcome does not decode.
+ * - {@link Defect}: the action threw or rejected, or the schedule threw.
+ *
+ * @example
+ * import * as Durable from 'fp-ts-retry/Durable'
+ *
+ * const explain = (e: Durable.RunError): string => {
+ *   switch (e._tag) {
+ *     case 'PayloadInvalid': return `bad payload: ${e.errors.join(', ')}`
+ *     case 'ScheduleMismatch': return `stored by ${e.found}, not ${e.expected}`
+ *     case 'CorruptState': return `damaged: ${e.reason}`
+ *     case 'Defect': return `bug: ${String(e.error)}`
+ *   }
+ * }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export type RunError = PayloadInvalid | Driver.ScheduleMismatch | CorruptState | Defect
+
+/**
+ * A run as an engine stores it: plain JSON.
+ *
+ * **Details**
+ *
+ * - `id`: the id it was submitted with.
+ * - `payload`: the payload, encoded by the definition's codec.
+ * - `retry`: the `RetryState` of the retry that is due (`RetryState.RetryStateCodec`), `null` before the first
+ *   failure.
+ * - `outcome`: the outcome stored before `onDone` is called, `null` until then.
+ *
+ * @example
+ * import type { StoredRun } from 'fp-ts-retry/Durable'
+ *
+ * const fresh: StoredRun = { id: 'job-1', payload: { amount: 10 }, retry: null, outcome: null }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface StoredRun {
+  readonly id: string
+  readonly payload: Json
+  readonly retry: Json | null
+  readonly outcome: Json | null
+}
+
+/**
+ * What {@link deliver} asks the engine to do with a run it was handed.
+ *
+ * **Details**
+ *
+ * - `NotDue`: the run was delivered before its stored `dueAt` (a crash between two writes, a stalled job
+ *   recovered, a `promote()`): delay it until `dueAt` again, without an attempt.
+ * - `Retry`: the attempt failed and the schedule retries: store `run` (its `state` is the new retry state)
+ *   first, then delay the run until `dueAt`, then call `notify` (the `onRetry` hook).
+ * - `Done`: the run is over. Store `run` when it is not `null` (it holds the outcome, `outcome`), then call
+ *   `notify` (the `onDone` hook), then mark the run done. When `notify` rejects, keep the run and deliver it again
+ *   later: its stored outcome is repeated.
+ * - `Abandoned`: the worker closed during the attempt, whose failure may be the abort's: leave the run as it is,
+ *   due now.
+ *
+ * @example
+ * import type { Delivery } from 'fp-ts-retry/Durable'
+ *
+ * const describe = (d: Delivery): string =>
+ *   d._tag === 'NotDue' || d._tag === 'Retry' ? `due at ${d.dueAt}` : d._tag
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export type Delivery =
+  | { readonly _tag: 'NotDue'; readonly dueAt: number }
+  | {
+      readonly _tag: 'Retry'
+      readonly run: StoredRun
+      readonly state: RetryState
+      readonly dueAt: number
+      readonly delay: number
+      readonly notify: () => Promise<void>
+    }
+  | {
+      readonly _tag: 'Done'
+      readonly run: StoredRun | null
+      readonly outcome: Json | null
+      readonly notify: () => Promise<void>
+    }
+  | { readonly _tag: 'Abandoned' }
+
+/**
+ * What {@link deliver} needs from the engine: the time (epoch ms, the clock `dueAt` is stored in), the worker's
+ * signal and the worker's options.
+ *
+ * @example
+ * import type { DeliveryContext } from 'fp-ts-retry/Durable'
+ *
+ * const context: DeliveryContext<Error, string> = { now: Date.now, signal: new AbortController().signal, options: {} }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface DeliveryContext<E, A> {
+  readonly now: () => number
+  readonly signal: AbortSignal
+  readonly options: WorkOptions<E, A>
+}
+
+/**
+ * Options of {@link fileEngine}.
+ *
+ * **Details**
+ *
+ * - `dir`: the folder of the store; created if missing.
+ * - `keepDone`: how long a done run's id is remembered, in ms, so that submitting it again starts nothing
+ *   (default 24 hours). Pruned when a worker starts and then at most once a minute.
+ *
+ * @example
+ * import type { FileEngineOptions } from 'fp-ts-retry/Durable'
+ *
+ * const options: FileEngineOptions = { dir: '/var/lib/my-service/retries', keepDone: 7 * 24 * 3600_000 }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface FileEngineOptions {
+  readonly dir: string
+  readonly keepDone?: number | undefined
+}
+
+// -------------------------------------------------------------------------------------
+// codecs
+// -------------------------------------------------------------------------------------
+
+const describe = (error: unknown): string => {
+  try {
+    return error instanceof Error ? `${error.name}: ${error.message}` : showValue(error)
+  } catch {
+    return 'a value that cannot be shown'
+  }
+}
+
+const isPlainJson = (value: unknown): value is Json => {
+  try {
+    return JSON.stringify(value) !== undefined
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The outcome codec used when a definition gives none: JSON values as they are, an `Error` as its name and
+ * message (decoded to an `Error` of the same name and message), `undefined` as such, anything else as its text.
+ *
+ * @example
+ * import * as Durable from 'fp-ts-retry/Durable'
+ * import * as assert from 'assert'
+ *
+ * const stored = Durable.plainCodec.encode(new RangeError('too big'))
+ * const back = Durable.plainCodec.decode(JSON.parse(JSON.stringify(stored)))
+ * assert.ok(back._tag === 'Right' && back.right instanceof Error && back.right.name === 'RangeError')
+ * assert.deepStrictEqual(Durable.plainCodec.decode(Durable.plainCodec.encode({ sent: true })), { _tag: 'Right', right: { sent: true } })
+ *
+ * @category codecs
+ * @since 0.2.0
+ */
+export const plainCodec: t.Type<unknown, Json, unknown> = new t.Type<unknown, Json, unknown>(
+  'Plain',
+  (_): _ is unknown => true,
+  (u, c) => {
+    if (u !== null && typeof u === 'object' && !Array.isArray(u)) {
+      const o = u as Record<string, unknown>
+      if ('json' in o) return t.success(o.json)
+      if (o.undefined === true) return t.success(undefined)
+      const error = o.error as Record<string, unknown> | undefined
+      if (
+        error !== null &&
+        typeof error === 'object' &&
+        typeof error.name === 'string' &&
+        typeof error.message === 'string'
+      ) {
+        const e = new Error(error.message)
+        e.name = error.name
+        return t.success(e)
+      }
+    }
+    return t.failure(u, c, 'not a stored value')
+  },
+  (a): Json => {
+    if (a instanceof Error) return { error: { name: a.name, message: a.message } }
+    if (a === undefined) return { undefined: true }
+    if (isPlainJson(a)) return { json: JSON.parse(JSON.stringify(a)) as Json }
+    return { json: describe(a) }
+  }
+)
+
+/** io-ts errors as `path: value` lines, one per path, at most 20. */
+const errorLines = (errors: t.Errors): ReadonlyArray<string> => {
+  const lines = errors.map((e) => {
+    const keys = e.context
+      .map((c) => c.key)
+      .filter((k) => k !== '')
+      .join('.')
+    return `${keys === '' ? '(root)' : keys}: ${showValue(e.value, 60)}`
+  })
+  return [...new Set(lines)].slice(0, 20)
+}
+
+const StatusJson = t.type({
+  iterNumber: t.number,
+  elapsed: t.number,
+  cumulativeDelay: t.number,
+  previousDelay: t.union([t.number, t.null])
+})
+
+const StopReasonCodec = t.keyof({
+  succeeded: null,
+  failed: null,
+  schedule: null,
+  budget: null,
+  aborted: null,
+  breaker: null
+})
+
+const Strings = t.readonlyArray(t.string)
+
+const RunErrorJson = t.union([
+  t.type({ _tag: t.literal('PayloadInvalid'), errors: Strings }),
+  t.type({ _tag: t.literal('ScheduleMismatch'), expected: t.string, found: t.string }),
+  t.type({
+    _tag: t.literal('CorruptState'),
+    reason: t.keyof({ 'not a run': null, 'not a RetryState': null, 'not an outcome': null }),
+    errors: Strings
+  }),
+  t.type({ _tag: t.literal('Defect'), error: t.unknown })
+])
+
+const OutcomeJson = t.type({
+  result: t.union([
+    t.type({ _tag: t.literal('Right'), right: t.unknown }),
+    t.type({ _tag: t.literal('Left'), left: t.unknown }),
+    t.type({ _tag: t.literal('RunError'), error: RunErrorJson })
+  ]),
+  status: StatusJson,
+  reason: StopReasonCodec
+})
+
+const isRunError = (e: unknown): e is RunError =>
+  e instanceof PayloadInvalid ||
+  e instanceof Driver.ScheduleMismatch ||
+  e instanceof CorruptState ||
+  e instanceof Defect
+
+const encodeRunError = (e: RunError): Json => {
+  switch (e._tag) {
+    case 'PayloadInvalid':
+      return { _tag: e._tag, errors: [...e.errors] }
+    case 'ScheduleMismatch':
+      return { _tag: e._tag, expected: e.expected, found: e.found }
+    case 'CorruptState':
+      return { _tag: e._tag, reason: e.reason, errors: [...e.errors] }
+    case 'Defect':
+      return { _tag: e._tag, error: plainCodec.encode(e.error) }
+  }
+}
+
+const decodeRunError = (id: string, e: t.TypeOf<typeof RunErrorJson>): RunError => {
+  switch (e._tag) {
+    case 'PayloadInvalid':
+      return new PayloadInvalid(id, e.errors)
+    case 'ScheduleMismatch':
+      return new Driver.ScheduleMismatch(e.expected, e.found)
+    case 'CorruptState':
+      return new CorruptState(id, e.reason, e.errors)
+    case 'Defect': {
+      const error = plainCodec.decode(e.error)
+      return new Defect(id, E.isRight(error) ? error.right : e.error)
+    }
+  }
+}
+
+interface Outcome<E, A> {
+  readonly result: E.Either<E | RunError, A>
+  readonly status: RetryStatus.RetryStatus
+  readonly reason: StopReason
+}
+
+const encodeOutcome = <P, E, A>(def: Definition<P, E, A>, outcome: Outcome<E, A>): Json => {
+  const { result, status, reason } = outcome
+  return {
+    result: E.isRight(result)
+      ? { _tag: 'Right', right: def.valueCodec.encode(result.right) }
+      : isRunError(result.left)
+      ? { _tag: 'RunError', error: encodeRunError(result.left) }
+      : { _tag: 'Left', left: def.errorCodec.encode(result.left) },
+    status: {
+      iterNumber: status.iterNumber,
+      elapsed: status.elapsed,
+      cumulativeDelay: status.cumulativeDelay,
+      previousDelay: O.isSome(status.previousDelay) ? status.previousDelay.value : null
+    },
+    reason
+  }
+}
+
+const decodeOutcome = <P, E, A>(def: Definition<P, E, A>, id: string, json: unknown): Outcome<E, A> => {
+  const corrupt = (errors: t.Errors): Outcome<E, A> => ({
+    result: E.left(new CorruptState(id, 'not an outcome', errorLines(errors))),
+    status: RetryStatus.initial,
+    reason: 'failed'
+  })
+  const decoded = OutcomeJson.decode(json)
+  if (E.isLeft(decoded)) return corrupt(decoded.left)
+  const { result, status, reason } = decoded.right
+  let either: E.Either<E | RunError, A>
+  if (result._tag === 'Right') {
+    const value = def.valueCodec.decode(result.right)
+    if (E.isLeft(value)) return corrupt(value.left)
+    either = E.right(value.right)
+  } else if (result._tag === 'Left') {
+    const error = def.errorCodec.decode(result.left)
+    if (E.isLeft(error)) return corrupt(error.left)
+    either = E.left(error.right)
+  } else {
+    either = E.left(decodeRunError(id, result.error))
+  }
+  return {
+    result: either,
+    status: {
+      iterNumber: status.iterNumber,
+      elapsed: status.elapsed,
+      cumulativeDelay: status.cumulativeDelay,
+      previousDelay: O.fromNullable(status.previousDelay)
+    },
+    reason
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+const isCodec = (value: unknown): boolean =>
+  value !== null &&
+  typeof value === 'object' &&
+  typeof (value as t.Mixed).decode === 'function' &&
+  typeof (value as t.Mixed).encode === 'function'
+
+/**
+ * Defines a kind of durable run: its name, schedule, payload codec and action.
+ *
+ * **Details**
+ *
+ * - `name`: a non-empty string; it names the queue (or the store's folder). Definitions that share a name share
+ *   their runs: a worker meets runs stored by another version of the definition, and ends those it cannot go on
+ *   with through `onDone` with a {@link RunError} (a payload that no longer decodes, a state of another schedule).
+ * - `payload`: an io-ts codec whose output is plain JSON: job data stays JSON.
+ * - `action(payload, run)`: one attempt. `run.id` is the idempotency key to hand downstream; `run.status` the
+ *   retry status (`iterNumber` = retries made, `previousDelay` the schedule's delay exactly); `run.signal` aborts
+ *   when the worker closes.
+ * - `errorCodec`, `valueCodec` (default {@link plainCodec}): how an outcome is stored while its `onDone` is
+ *   pending.
+ * - A bad argument is a `TypeError` naming it.
+ *
+ * @example
+ * import * as Durable from 'fp-ts-retry/Durable'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as TE from 'fp-ts/TaskEither'
+ * import * as t from 'io-ts'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * // what BullMQ and pg-boss users ask for, each a line of the schedule: jitter, a cap, a deadline, no retry for some errors
+ * const schedule = pipe(
+ *   Schedule.exponential(1_000),
+ *   Schedule.fullJitter,
+ *   Schedule.capped(60_000),
+ *   Schedule.upTo(3_600_000),
+ *   Schedule.whileInput((e: { status: number }) => e.status >= 500)
+ * )
+ * const charge = Durable.define({
+ *   name: 'charge',
+ *   schedule,
+ *   payload: t.type({ customer: t.string, cents: t.number }),
+ *   action: (payload, run) => TE.right(`charged ${payload.cents} with key ${run.id}`)
+ * })
+ * assert.strictEqual(charge.schedule, schedule)
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const define = <P, E, A>(options: DefinitionOptions<P, E, A>): Definition<P, E, A> => {
+  const where = 'Durable.define'
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`${where}: options must be an object, received ${String(options)}`)
+  }
+  const { name, schedule, payload, action, errorCodec, valueCodec } = options
+  if (typeof name !== 'string' || name === '') {
+    throw new TypeError(`${where}: name must be a non-empty string, received ${showValue(name)}`)
+  }
+  if (schedule === null || typeof schedule !== 'object' || typeof schedule.stepper !== 'function') {
+    throw new TypeError(`${where}: schedule must be a Schedule, received ${String(schedule)}`)
+  }
+  if (!isCodec(payload)) throw new TypeError(`${where}: payload must be an io-ts codec, received ${String(payload)}`)
+  if (typeof action !== 'function')
+    throw new TypeError(`${where}: action must be a function, received ${String(action)}`)
+  if (errorCodec !== undefined && !isCodec(errorCodec)) {
+    throw new TypeError(`${where}: errorCodec must be an io-ts codec, received ${String(errorCodec)}`)
+  }
+  if (valueCodec !== undefined && !isCodec(valueCodec)) {
+    throw new TypeError(`${where}: valueCodec must be an io-ts codec, received ${String(valueCodec)}`)
+  }
+  return {
+    name,
+    schedule,
+    payload,
+    action,
+    errorCodec: errorCodec ?? (plainCodec as t.Type<E, Json, unknown>),
+    valueCodec: valueCodec ?? (plainCodec as t.Type<A, Json, unknown>)
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// interpreters
+// -------------------------------------------------------------------------------------
+
+const noop = (): Promise<void> => Promise.resolve()
+
+const defaultRandom = (): Random.Random => Random.seeded(Math.floor(Math.random() * 0x100000000))
+
+/** Reads a stored record; `undefined` when it is not one. */
+const readRun = (stored: unknown): StoredRun | undefined => {
+  if (stored === null || typeof stored !== 'object' || Array.isArray(stored)) return undefined
+  const o = stored as Record<string, unknown>
+  if (!('payload' in o)) return undefined
+  return {
+    id: typeof o.id === 'string' ? o.id : '',
+    payload: o.payload as Json,
+    retry: (o.retry ?? null) as Json | null,
+    outcome: (o.outcome ?? null) as Json | null
+  }
+}
+
+/** The status a stored state holds, at `now`. */
+const statusOfState = (state: RetryState, now: number): RetryStatus.RetryStatus => ({
+  iterNumber: state.iterNumber,
+  elapsed: now - state.startedAt,
+  cumulativeDelay: state.cumulativeDelay,
+  previousDelay: O.fromNullable(state.previousDelay)
+})
+
+/**
+ * One delivery of a stored run to a worker: the one step every engine takes, built on the `Driver`, so that
+ * every engine decides alike. It makes at most one attempt and answers what to store and when the run is due
+ * again (see {@link Delivery}).
+ *
+ * **Details**
+ *
+ * In order:
+ *
+ * 1. A run with a stored outcome (its `onDone` did not finish): `Done`, repeating that outcome, no attempt.
+ * 2. A stored retry state that does not decode: `Done` with a {@link CorruptState}, no attempt.
+ * 3. A run delivered before its stored `dueAt`: `NotDue`, no attempt. So no retry starts earlier than its
+ *    schedule, whatever delivered the run early.
+ * 4. A state of another schedule (`Driver.ScheduleMismatch`) or a payload that does not decode
+ *    ({@link PayloadInvalid}): `Done` with that error, no attempt.
+ * 5. The attempt, with the run's status; its end is the time a delay counts from, as in the runner. A success
+ *    is `Done` (`'succeeded'`). A failure goes to the `Driver` (made at the first failure, with `random(id)`,
+ *    starting when that first attempt started; restored from the state after), then to the budget: `Done` when
+ *    the schedule stops (`'schedule'`) or the budget refuses (`'budget'`), else `Retry`.
+ *
+ * Every `Done` that ends with `onDone` set carries the outcome to store first. `RunError`s end with reason
+ * `'failed'`.
+ *
+ * @example
+ * import * as Durable from 'fp-ts-retry/Durable'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as Random from 'fp-ts-retry/Random'
+ * import * as TE from 'fp-ts/TaskEither'
+ * import * as t from 'io-ts'
+ * import * as assert from 'assert'
+ *
+ * async function main() {
+ *   const def = Durable.define({ name: 'n', schedule: Schedule.fromDelays([100, 200]), payload: t.number, action: () => TE.left('down') })
+ *   let now = 1_000
+ *   const context = { now: () => now, signal: new AbortController().signal, options: { random: () => Random.seeded(1) } }
+ *   // an engine's loop, with an in-memory store
+ *   let stored: unknown = { id: 'job-1', payload: 7, retry: null, outcome: null }
+ *   const dueTimes: Array<number> = []
+ *   for (;;) {
+ *     const d = await Durable.deliver(def, 'job-1', stored, context)
+ *     if (d._tag !== 'Retry') break
+ *     stored = d.run
+ *     dueTimes.push(d.dueAt)
+ *     now = d.dueAt + 5 // delivered 5 ms late
+ *   }
+ *   assert.deepStrictEqual(dueTimes, [1_100, 1_305])
+ *   // delivered early: no attempt
+ *   now = 0
+ *   assert.deepStrictEqual(await Durable.deliver(def, 'job-1', stored, context), { _tag: 'NotDue', dueAt: 1_305 })
+ * }
+ * main()
+ *
+ * @category interpreters
+ * @since 0.2.0
+ */
+export const deliver = async <P, E, A>(
+  def: Definition<P, E, A>,
+  id: string,
+  stored: unknown,
+  context: DeliveryContext<E, A>
+): Promise<Delivery> => {
+  const { options, signal } = context
+  const run = readRun(stored)
+  const { onDone } = options
+  const settle = (run: StoredRun, outcome: Outcome<E, A>, repeat = false): Delivery => {
+    if (onDone === undefined) return { _tag: 'Done', run: null, outcome: null, notify: noop }
+    const encoded = repeat ? null : encodeOutcome(def, outcome)
+    return {
+      _tag: 'Done',
+      run: encoded === null ? null : { ...run, outcome: encoded },
+      outcome: encoded ?? run.outcome,
+      notify: async () => onDone(id, outcome.result, outcome.status, outcome.reason)
+    }
+  }
+  const fail = (run: StoredRun, error: RunError, status: RetryStatus.RetryStatus): Delivery =>
+    settle(run, { result: E.left(error), status, reason: 'failed' })
+
+  if (run === undefined) {
+    const record: StoredRun = { id, payload: null, retry: null, outcome: null }
+    return fail(record, new CorruptState(id, 'not a run', [`(root): ${showValue(stored, 60)}`]), RetryStatus.initial)
+  }
+  // 1. a repeated onDone
+  if (run.outcome !== null) return settle(run, decodeOutcome(def, id, run.outcome), true)
+  // 2. the stored state
+  let state: RetryState | undefined
+  if (run.retry !== null) {
+    const decoded = RetryStateCodec.decode(run.retry)
+    if (E.isLeft(decoded))
+      return fail(run, new CorruptState(id, 'not a RetryState', errorLines(decoded.left)), RetryStatus.initial)
+    state = decoded.right
+    // 3. delivered early
+    if (state.dueAt > context.now()) return { _tag: 'NotDue', dueAt: state.dueAt }
+  }
+  // 4. the schedule and the payload
+  let driver: Driver.Driver<E> | undefined
+  if (state !== undefined) {
+    const restored = Driver.restore(def.schedule, state)
+    if (E.isLeft(restored)) return fail(run, restored.left, statusOfState(state, context.now()))
+    driver = restored.right
+  }
+  const payload = def.payload.decode(run.payload)
+  if (E.isLeft(payload)) {
+    const status = state === undefined ? RetryStatus.initial : statusOfState(state, context.now())
+    return fail(run, new PayloadInvalid(id, errorLines(payload.left)), status)
+  }
+  // 5. the attempt
+  const started = context.now()
+  const status = driver === undefined ? RetryStatus.initial : driver.statusAt(started)
+  let result: E.Either<E, A>
+  try {
+    result = await def.action(payload.right, { id, status, signal })()
+  } catch (e) {
+    if (signal.aborted) return { _tag: 'Abandoned' }
+    return fail(run, new Defect(id, e), status)
+  }
+  if (signal.aborted && E.isLeft(result)) return { _tag: 'Abandoned' }
+  const ended = context.now()
+  const { budget } = options
+  if (E.isRight(result)) {
+    if (budget !== undefined) {
+      const told = budget.onSuccess(ended - started, ended, {
+        retries: driver?.iterNumber ?? 0,
+        error: undefined,
+        retrying: false
+      })
+      if (told !== undefined) await told
+    }
+    const end =
+      driver !== undefined
+        ? driver.statusAt(ended)
+        : ended === started
+        ? RetryStatus.initial
+        : { iterNumber: 0, elapsed: ended - started, cumulativeDelay: 0, previousDelay: O.none }
+    return settle(run, { result, status: end, reason: 'succeeded' })
+  }
+  const error = result.left
+  let delay: number
+  try {
+    driver ??= Driver.make(def.schedule, { start: started, random: (options.random ?? defaultRandom)(id) })
+    delay = driver.advance(error, ended)
+  } catch (e) {
+    return fail(run, new Defect(id, e), status)
+  }
+  let allowed = true
+  if (budget !== undefined) {
+    const told = budget.onFailure(ended - started, ended, {
+      retries: driver.iterNumber - (delay < 0 ? 0 : 1),
+      error,
+      retrying: delay >= 0
+    })
+    allowed = (typeof told === 'boolean' ? told : await told) !== false
+  }
+  if (delay < 0) return settle(run, { result, status: driver.status, reason: 'schedule' })
+  if (!allowed) return settle(run, { result, status: driver.status, reason: 'budget' })
+  const next = driver.snapshot()
+  const decided = driver.status
+  const { onRetry } = options
+  return {
+    _tag: 'Retry',
+    run: { ...run, retry: RetryStateCodec.encode(next) as unknown as Json },
+    state: next,
+    dueAt: next.dueAt,
+    delay,
+    notify: onRetry === undefined ? noop : async () => onRetry(id, error, decided, delay)
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// the file engine
+// -------------------------------------------------------------------------------------
+
+const isCode = (e: unknown, ...codes: ReadonlyArray<string>): boolean =>
+  codes.includes((e as NodeJS.ErrnoException | null)?.code ?? '')
+
+const exists = async (p: string): Promise<boolean> => {
+  try {
+    await fs.stat(p)
+    return true
+  } catch (e) {
+    if (isCode(e, 'ENOENT')) return false
+    throw e
+  }
+}
+
+/** Flushes a directory, so that a rename in it survives a power cut; not every platform can open one. */
+const syncDirectory = async (dir: string): Promise<void> => {
+  let handle: fs.FileHandle | undefined
+  try {
+    handle = await fs.open(dir, 'r')
+    await handle.sync()
+  } catch {
+    // Windows cannot open a directory, and some file systems refuse to fsync one: the rename is still atomic.
+  } finally {
+    await handle?.close()
+  }
+}
+
+/** Writes `file` whole or not at all: a temporary file beside it, flushed, then renamed over it. */
+const writeAtomically = async (file: string, text: string): Promise<void> => {
+  const temp = `${file}.${randomBytes(6).toString('hex')}.tmp`
+  try {
+    const handle = await fs.open(temp, 'wx')
+    try {
+      await handle.writeFile(text, 'utf8')
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
+    await fs.rename(temp, file)
+  } catch (e) {
+    await fs.rm(temp, { force: true })
+    throw e
+  }
+  await syncDirectory(path.dirname(file))
+}
+
+/** A JSON file: its value, its text when it is not JSON, `undefined` when there is none. */
+const readJson = async (file: string): Promise<unknown> => {
+  let text: string
+  try {
+    text = await fs.readFile(file, 'utf8')
+  } catch (e) {
+    if (isCode(e, 'ENOENT')) return undefined
+    throw e
+  }
+  try {
+    return JSON.parse(text) as unknown
+  } catch {
+    return text
+  }
+}
+
+const RUN_FILE = 'run.json'
+const STATE_FILE = 'state.json'
+const OUTCOME_FILE = 'outcome.json'
+const STAGING = '.staging-'
+const PRUNE_EVERY = 60_000
+/** setTimeout's longest wait; a longer one is re-armed when it fires (the run is then `NotDue`). */
+const MAX_TIMER = 0x7fffffff
+
+/** The store of one definition name: `<dir>/<name>/pending/<id>/` and `<dir>/<name>/done/<id>/`. */
+interface Folder {
+  readonly root: string
+  readonly pending: string
+  readonly done: string
+  readonly ready: Promise<void>
+  /** Per run: the tail of its chain of operations, so that a submit and a delivery of one run never overlap. */
+  readonly locks: Map<string, Promise<void>>
+  worker: FileWorker | undefined
+  lastPrune: number
+}
+
+const withLock = <R>(folder: Folder, key: string, f: () => Promise<R>): Promise<R> => {
+  const previous = folder.locks.get(key) ?? Promise.resolve()
+  const result = previous.then(f)
+  const tail = result.then(
+    () => undefined,
+    () => undefined
+  )
+  folder.locks.set(key, tail)
+  void tail.then(() => {
+    if (folder.locks.get(key) === tail) folder.locks.delete(key)
+  })
+  return result
+}
+
+const prune = async (folder: Folder, keepDone: number): Promise<void> => {
+  folder.lastPrune = Date.now()
+  const cutoff = Date.now() - keepDone
+  let names: ReadonlyArray<string>
+  try {
+    names = await fs.readdir(folder.done)
+  } catch (e) {
+    if (isCode(e, 'ENOENT')) return
+    throw e
+  }
+  for (const name of names) {
+    const p = path.join(folder.done, name)
+    try {
+      if ((await fs.stat(p)).mtimeMs <= cutoff)
+        await withLock(folder, name, () => fs.rm(p, { recursive: true, force: true }))
+    } catch (e) {
+      if (!isCode(e, 'ENOENT')) throw e
+    }
+  }
+}
+
+interface FileWorker {
+  readonly schedule: (key: string, at: number) => void
+  readonly close: () => Promise<void>
+}
+
+const startFileWorker = <P, E, A>(
+  folder: Folder,
+  def: Definition<P, E, A>,
+  options: WorkOptions<E, A>,
+  concurrency: number,
+  keepDone: number
+): FileWorker => {
+  const timers = new Map<string, ReturnType<typeof setTimeout>>()
+  const due: Array<string> = []
+  const queued = new Set<string>()
+  const inFlight = new Set<Promise<void>>()
+  const controller = new AbortController()
+  const context: DeliveryContext<E, A> = { now: Date.now, signal: controller.signal, options }
+  let active = 0
+  let closed = false
+
+  const schedule = (key: string, at: number): void => {
+    if (closed) return
+    const timer = timers.get(key)
+    if (timer !== undefined) clearTimeout(timer)
+    timers.delete(key)
+    // A retry is due at a fraction of a ms: wait to the next whole one, as a queue does.
+    const wait = Math.ceil(at) - Date.now()
+    if (wait <= 0) return enqueue(key)
+    timers.set(
+      key,
+      setTimeout(() => {
+        timers.delete(key)
+        enqueue(key)
+      }, Math.min(wait, MAX_TIMER))
+    )
+  }
+
+  const enqueue = (key: string): void => {
+    if (queued.has(key)) return
+    queued.add(key)
+    due.push(key)
+    pump()
+  }
+
+  const pump = (): void => {
+    while (!closed && active < concurrency && due.length > 0) {
+      const key = due.shift() as string
+      queued.delete(key)
+      active++
+      const running: Promise<void> = withLock(folder, key, () => process(key))
+        .catch((e: unknown) => {
+          reportError(options.onError, e, fromFileName(key) ?? key)
+          // An I/O error: try the run again later rather than lose it.
+          schedule(key, Date.now() + HOOK_RETRY_DELAY)
+        })
+        .finally(() => {
+          active--
+          inFlight.delete(running)
+          pump()
+        })
+      inFlight.add(running)
+    }
+  }
+
+  const notify = async (id: string, f: () => Promise<void>): Promise<boolean> => {
+    try {
+      await f()
+      return true
+    } catch (e) {
+      reportError(options.onError, e, id)
+      return false
+    }
+  }
+
+  const process = async (key: string): Promise<void> => {
+    const dir = path.join(folder.pending, key)
+    const record = await readJson(path.join(dir, RUN_FILE))
+    // Gone: done and pruned, or never there.
+    if (record === undefined) return
+    const r = record as Partial<Record<string, unknown>> | null
+    const isObject = r !== null && typeof r === 'object' && !Array.isArray(r)
+    const id = isObject && typeof r.id === 'string' ? r.id : fromFileName(key) ?? key
+    const stored = isObject
+      ? {
+          ...r,
+          retry: await readJson(path.join(dir, STATE_FILE)),
+          outcome: await readJson(path.join(dir, OUTCOME_FILE))
+        }
+      : record
+    const delivery = await deliver(def, id, stored, context)
+    switch (delivery._tag) {
+      case 'NotDue':
+        return schedule(key, delivery.dueAt)
+      case 'Abandoned':
+        return
+      case 'Retry':
+        await FileStore.make(path.join(dir, STATE_FILE)).save(delivery.state)
+        schedule(key, delivery.dueAt)
+        await notify(id, delivery.notify)
+        return
+      case 'Done': {
+        if (delivery.run !== null) await writeAtomically(path.join(dir, OUTCOME_FILE), JSON.stringify(delivery.outcome))
+        if (!(await notify(id, delivery.notify))) return schedule(key, Date.now() + HOOK_RETRY_DELAY)
+        const target = path.join(folder.done, key)
+        await fs.rm(target, { recursive: true, force: true })
+        await fs.rename(dir, target)
+        const now = new Date()
+        await fs.utimes(target, now, now)
+        await syncDirectory(folder.pending)
+        if (Date.now() - folder.lastPrune >= PRUNE_EVERY) void prune(folder, keepDone).catch(() => undefined)
+        return
+      }
+    }
+  }
+
+  return {
+    schedule,
+    close: async () => {
+      closed = true
+      for (const timer of timers.values()) clearTimeout(timer)
+      timers.clear()
+      due.length = 0
+      queued.clear()
+      controller.abort()
+      await Promise.all([...inFlight])
+    }
+  }
+}
+
+/**
+ * The embedded engine, for one machine: runs stored as files, with the atomic writes of `FileStore`; timers for
+ * due runs; pending runs picked up again when `work` starts after a restart.
+ *
+ * **Details**
+ *
+ * - Layout: `<dir>/<name>/pending/<id>/` per pending run: `run.json` (id and payload, written once at submit: the
+ *   folder is written aside and renamed into place), `state.json` (the retry state, saved by `FileStore`) and
+ *   `outcome.json` (the outcome, while `onDone` is pending). A done run's folder moves to `<dir>/<name>/done/`
+ *   and is pruned after `keepDone`. Names and ids are escaped to file names one-to-one (a long id is hashed).
+ * - One engine per folder, in one process: two processes working one folder are not coordinated (use
+ *   `BullMQ.engine` for a fleet). A run submitted while a worker of its name is running is worked at once;
+ *   otherwise when a worker starts.
+ * - Every write is flushed to disk before the next step; a run's retry state is saved before its timer is set, so
+ *   a process killed at any point resumes it no earlier than its schedule says.
+ * - One worker per definition name at a time: a second `work` for a name being worked is an `Error`.
+ *
+ * @example
+ * import * as Durable from 'fp-ts-retry/Durable'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as TE from 'fp-ts/TaskEither'
+ * import * as t from 'io-ts'
+ * import * as fs from 'fs'
+ * import * as os from 'os'
+ * import * as path from 'path'
+ * import * as assert from 'assert'
+ *
+ * async function main() {
+ *   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'durable-'))
+ *   const def = Durable.define({ name: 'greet', schedule: Schedule.recurs(2), payload: t.string, action: (who: string) => TE.right(`hello ${who}`) })
+ *   // submitted before any worker runs: stored, and worked when a worker starts
+ *   const first = Durable.fileEngine({ dir })
+ *   await first.submit(def, 'g-1', 'world')
+ *   await first.submit(def, 'g-1', 'again') // the same id: no second run
+ *   await first.close()
+ *   const second = Durable.fileEngine({ dir })
+ *   const results: Array<string> = []
+ *   await new Promise<void>((resolve) =>
+ *     second.work(def, { onDone: (id, result) => { results.push(`${id} ${JSON.stringify(result)}`); resolve() } })
+ *   )
+ *   assert.deepStrictEqual(results, ['g-1 {"_tag":"Right","right":"hello world"}'])
+ *   await second.close()
+ *   fs.rmSync(dir, { recursive: true, force: true })
+ * }
+ * main()
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const fileEngine = (options: FileEngineOptions): Engine => {
+  const where = 'Durable.fileEngine'
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`${where}: options must be an object, received ${String(options)}`)
+  }
+  const { dir } = options
+  if (typeof dir !== 'string' || dir === '')
+    throw new TypeError(`${where}: options.dir must be a non-empty path, received ${showValue(dir)}`)
+  const keepDone = durationAtLeast(where, 'options.keepDone', 0, options.keepDone ?? DEFAULT_KEEP_DONE)
+  const folders = new Map<string, Folder>()
+  let closed = false
+
+  const folderOf = async (name: string): Promise<Folder> => {
+    let folder = folders.get(name)
+    if (folder === undefined) {
+      const root = path.join(dir, toFileName(name))
+      const pending = path.join(root, 'pending')
+      const done = path.join(root, 'done')
+      const ready = Promise.all([fs.mkdir(pending, { recursive: true }), fs.mkdir(done, { recursive: true })]).then(
+        () => undefined
+      )
+      folder = { root, pending, done, ready, locks: new Map(), worker: undefined, lastPrune: 0 }
+      folders.set(name, folder)
+    }
+    await folder.ready
+    return folder
+  }
+
+  const checkOpen = (what: string): void => {
+    if (closed) throw new Error(`${where}: ${what}: the engine is closed`)
+  }
+
+  const submit = async <P, E, A>(def: Definition<P, E, A>, id: string, payload: P): Promise<void> => {
+    checkOpen('submit')
+    checkDefinition(`${where}: submit`, def)
+    checkId(`${where}: submit`, id)
+    const encoded = def.payload.encode(payload)
+    const folder = await folderOf(def.name)
+    const key = toFileName(id)
+    const added = await withLock(folder, key, async () => {
+      if ((await exists(path.join(folder.pending, key))) || (await exists(path.join(folder.done, key)))) return false
+      const staging = await fs.mkdtemp(path.join(folder.root, STAGING))
+      try {
+        await writeAtomically(path.join(staging, RUN_FILE), JSON.stringify({ id, payload: encoded }))
+        await fs.rename(staging, path.join(folder.pending, key))
+      } catch (e) {
+        await fs.rm(staging, { recursive: true, force: true })
+        if (isCode(e, 'EEXIST', 'ENOTEMPTY')) return false
+        throw e
+      }
+      await syncDirectory(folder.pending)
+      return true
+    })
+    if (added) folder.worker?.schedule(key, Date.now())
+  }
+
+  const work = async <P, E, A>(def: Definition<P, E, A>, workOptions?: WorkOptions<E, A>): Promise<Worker> => {
+    checkOpen('work')
+    checkDefinition(`${where}: work`, def)
+    const o = optionsObject(`${where}: work`, 'options', workOptions)
+    const concurrency = positiveCount(`${where}: work`, 'options.concurrency', o.concurrency ?? 1)
+    const folder = await folderOf(def.name)
+    if (folder.worker !== undefined)
+      throw new Error(`${where}: work: the runs of ${JSON.stringify(def.name)} are already worked by this engine`)
+    const worker = startFileWorker(folder, def, o, concurrency, keepDone)
+    folder.worker = worker
+    // Leftovers of a submit killed midway, then every pending run: each is delivered, and is NotDue until due.
+    for (const name of await fs.readdir(folder.root)) {
+      if (name.startsWith(STAGING)) await fs.rm(path.join(folder.root, name), { recursive: true, force: true })
+    }
+    await prune(folder, keepDone)
+    for (const key of await fs.readdir(folder.pending)) worker.schedule(key, 0)
+    return {
+      close: async () => {
+        if (folder.worker === worker) folder.worker = undefined
+        await worker.close()
+      }
+    }
+  }
+
+  const close = async (): Promise<void> => {
+    closed = true
+    await Promise.all(
+      [...folders.values()].map(async (folder) => {
+        const worker = folder.worker
+        folder.worker = undefined
+        await worker?.close()
+        await Promise.all([...folder.locks.values()])
+      })
+    )
+  }
+
+  return { submit, work, close }
+}

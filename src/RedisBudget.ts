@@ -1,0 +1,187 @@
+/**
+ * A retry budget shared by a fleet: gRPC's token bucket (gRFC A6) kept in Redis, so that every process that uses
+ * the same key draws on one bucket.
+ *
+ * It is `Budget.tokenBucket` with the count on a server: the same rules, the same thousandths of a token, and
+ * each failure's token taken and its retry decided in one atomic script, so that no interleaving of processes
+ * over- or under-spends. It answers with promises; the runner and the durable workers await them.
+ *
+ * This module loads neither bullmq nor ioredis: it takes a client you made.
+ *
+ * @since 0.2.0
+ */
+import { createHash } from 'crypto'
+import type { RetryBudget } from './Budget'
+import { showValue } from './internal/show'
+import * as validate from './internal/validate'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * What the budget needs of a Redis client: ioredis's `evalsha` and `eval` (an ioredis `Redis` or `Cluster` is
+ * one).
+ *
+ * @example
+ * import type { RedisClient } from 'fp-ts-retry/RedisBudget'
+ *
+ * // an adapter for another client: node-redis v4
+ * const adapt = (client: { evalSha: Function; eval: Function }): RedisClient => ({
+ *   evalsha: (sha, numKeys, ...args) => client.evalSha(sha, { keys: args.slice(0, numKeys).map(String), arguments: args.slice(numKeys).map(String) }),
+ *   eval: (script, numKeys, ...args) => client.eval(script, { keys: args.slice(0, numKeys).map(String), arguments: args.slice(numKeys).map(String) })
+ * })
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface RedisClient {
+  evalsha(sha: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>
+  eval(script: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>
+}
+
+/**
+ * Options of {@link tokenBucket}: the client, the key of the shared bucket, and gRPC's `retryThrottling` numbers.
+ *
+ * @example
+ * import type { TokenBucketOptions, RedisClient } from 'fp-ts-retry/RedisBudget'
+ *
+ * declare const redis: RedisClient
+ * const options: TokenBucketOptions = { redis, key: 'retry-budget:payments-api', maxTokens: 10, tokenRatio: 0.1 }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface TokenBucketOptions {
+  readonly redis: RedisClient
+  readonly key: string
+  readonly maxTokens: number
+  readonly tokenRatio: number
+}
+
+/**
+ * A {@link RetryBudget} kept in Redis, that can also read its count.
+ *
+ * @example
+ * import type { RedisTokenBucket } from 'fp-ts-retry/RedisBudget'
+ *
+ * const report = async (bucket: RedisTokenBucket) => `tokens left: ${await bucket.tokens()}`
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface RedisTokenBucket extends RetryBudget {
+  readonly onSuccess: (latency: number, now: number) => Promise<void>
+  readonly onFailure: (latency: number, now: number) => Promise<boolean>
+  /** The tokens left, in `[0, maxTokens]` (a missing key is a full bucket). */
+  readonly tokens: () => Promise<number>
+}
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+/**
+ * The bucket, in thousandths of a token (a missing key is a full bucket). ARGV: the operation (`f` a failure,
+ * `s` a success, `r` a read), the maximum and the ratio, in thousandths. A failure answers 1 when a retry may
+ * follow. gRPC's `RetryThrottler` (grpc-java) does the same arithmetic in one compare-and-set.
+ */
+const SCRIPT = `
+local max = tonumber(ARGV[2])
+local tokens = tonumber(redis.call('GET', KEYS[1]) or max)
+if tokens > max then tokens = max end
+if ARGV[1] == 'r' then return tokens end
+if ARGV[1] == 'f' then
+  tokens = tokens - 1000
+  if tokens < 0 then tokens = 0 end
+  redis.call('SET', KEYS[1], tokens)
+  if tokens * 2 > max then return 1 else return 0 end
+end
+tokens = tokens + tonumber(ARGV[3])
+if tokens > max then tokens = max end
+redis.call('SET', KEYS[1], tokens)
+return 1
+`
+
+const SHA = createHash('sha1').update(SCRIPT).digest('hex')
+
+/** One thousandth of a token: gRPC's unit, so that `tokenRatio` additions never drift. */
+const MILLI = 1000
+
+/**
+ * gRPC's retry throttling (gRFC A6) shared by every process whose budget has the same `key`: a token bucket in
+ * Redis.
+ *
+ * **Details**
+ *
+ * - The rules of `Budget.tokenBucket`: the bucket starts full at `maxTokens` (a missing key is full); each failed
+ *   attempt takes 1 token (not below 0), each success gives back `tokenRatio` (not above `maxTokens`); a retry is
+ *   allowed only while `tokens > maxTokens / 2`. In an outage a fresh bucket allows `ceil(maxTokens / 2) - 1`
+ *   retries in all, across the fleet.
+ * - Counts in thousandths of a token, as gRPC does: both numbers must be `>= 0.001` (rounded to 3 decimals).
+ * - Each answer is one `EVALSHA` of one script (an `EVAL` the first time a server has not seen it): the failure's
+ *   token is taken and its retry decided in one atomic step, as gRPC's own implementation does, so concurrent
+ *   runs in any number of processes make exactly the retries the bucket allows.
+ * - The key holds a plain integer (thousandths of a token), with no expiry; every process should use the same
+ *   `maxTokens` and `tokenRatio` for a key. A bucket larger than a new `maxTokens` is cut down to it.
+ * - When Redis does not answer, the promise rejects, and so does the run that awaits it: wrap the client's errors
+ *   if a run should rather go on without the budget.
+ * - Bad options are a `TypeError` or `RangeError` naming them.
+ *
+ * @example
+ * import * as RedisBudget from 'fp-ts-retry/RedisBudget'
+ * import { retrying } from 'fp-ts-retry'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import type { TaskEither } from 'fp-ts/TaskEither'
+ * import { pipe } from 'fp-ts/function'
+ *
+ * // needs a Redis server: defined, not called here
+ * export async function callWithFleetBudget(call: TaskEither<Error, string>) {
+ *   const { default: Redis } = await import('ioredis')
+ *   const redis = new Redis({ host: '127.0.0.1', port: 6379 })
+ *   const budget = RedisBudget.tokenBucket({ redis, key: 'retry-budget:payments-api', maxTokens: 10, tokenRatio: 0.1 })
+ *   return pipe(call, retrying(Schedule.exponential(100), { budget }))()
+ * }
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const tokenBucket = (options: TokenBucketOptions): RedisTokenBucket => {
+  const where = 'RedisBudget.tokenBucket'
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`${where}: options must be an object, received ${String(options)}`)
+  }
+  const { redis, key } = options
+  if (
+    redis === null ||
+    typeof redis !== 'object' ||
+    typeof redis.evalsha !== 'function' ||
+    typeof redis.eval !== 'function'
+  ) {
+    throw new TypeError(
+      `${where}: options.redis must be a Redis client with evalsha and eval (ioredis), received ${String(redis)}`
+    )
+  }
+  if (typeof key !== 'string' || key === '') {
+    throw new TypeError(`${where}: options.key must be a non-empty string, received ${showValue(key)}`)
+  }
+  const max = Math.round(validate.atLeast(where, 'options.maxTokens', 0.001, options.maxTokens) * MILLI)
+  const ratio = Math.round(validate.atLeast(where, 'options.tokenRatio', 0.001, options.tokenRatio) * MILLI)
+
+  const run = async (operation: 'f' | 's' | 'r'): Promise<number> => {
+    let answer: unknown
+    try {
+      answer = await redis.evalsha(SHA, 1, key, operation, max, ratio)
+    } catch (e) {
+      if (!(e instanceof Error && e.message.startsWith('NOSCRIPT'))) throw e
+      answer = await redis.eval(SCRIPT, 1, key, operation, max, ratio)
+    }
+    return Number(answer)
+  }
+
+  return {
+    onFailure: async () => (await run('f')) === 1,
+    onSuccess: async () => void (await run('s')),
+    tokens: async () => (await run('r')) / MILLI
+  }
+}

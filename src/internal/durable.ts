@@ -1,0 +1,87 @@
+/**
+ * What the engines of `Durable` and `BullMQ` share besides `Durable.deliver`: the checks of their options, the
+ * report of a hook's error, a signal that follows two others.
+ *
+ * @internal
+ */
+import { showValue } from './show'
+import * as validate from './validate'
+
+/** How long a run waits before its `onDone` is called again, after the hook threw. */
+export const HOOK_RETRY_DELAY = 1_000
+
+/** How long a done run's id is remembered, so that submitting it again starts nothing: 24 hours. */
+export const DEFAULT_KEEP_DONE = 24 * 60 * 60 * 1_000
+
+/** What a hook's error is reported to: `onError` if given, else a process warning (it never crashes the worker). */
+export const reportError = (
+  onError: ((error: unknown, id: string) => void) | undefined,
+  error: unknown,
+  id: string
+): void => {
+  if (onError !== undefined) {
+    try {
+      onError(error, id)
+      return
+    } catch (e) {
+      error = e
+    }
+  }
+  const text = error instanceof Error ? error.stack ?? error.message : String(error)
+  process.emitWarning(`fp-ts-retry: run ${JSON.stringify(id)}: ${text}`, 'DurableRunWarning')
+}
+
+/** A whole number `>= 1`. */
+export const positiveCount = (where: string, name: string, value: unknown): number => {
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 1) return value
+  throw new RangeError(`${where}: ${name} must be a whole number >= 1, received ${String(value)}`)
+}
+
+/** A duration in ms, `>= min`. */
+export const durationAtLeast = (where: string, name: string, min: number, value: unknown): number =>
+  validate.atLeast(where, name, min, value as number)
+
+/** The options object itself, checked: an object or undefined. */
+export const optionsObject = <O extends object>(where: string, name: string, value: O | undefined): Partial<O> => {
+  if (value === undefined) return {}
+  if (value === null || typeof value !== 'object') {
+    throw new TypeError(`${where}: ${name} must be an object, received ${String(value)}`)
+  }
+  return value
+}
+
+/** A signal that aborts when either of two does; `unlink` forgets them both. */
+export const linkSignals = (
+  a: AbortSignal,
+  b: AbortSignal | undefined
+): { readonly signal: AbortSignal; readonly unlink: () => void } => {
+  if (b === undefined) return { signal: a, unlink: () => undefined }
+  const controller = new AbortController()
+  const abort = (): void => controller.abort()
+  if (a.aborted || b.aborted) controller.abort()
+  else {
+    a.addEventListener('abort', abort, { once: true })
+    b.addEventListener('abort', abort, { once: true })
+  }
+  return {
+    signal: controller.signal,
+    unlink: () => {
+      a.removeEventListener('abort', abort)
+      b.removeEventListener('abort', abort)
+    }
+  }
+}
+
+/** The check every engine makes of a definition it is handed. */
+export const checkDefinition = (where: string, def: unknown): void => {
+  const d = def as { readonly name?: unknown; readonly action?: unknown; readonly payload?: unknown } | null
+  if (d === null || typeof d !== 'object' || typeof d.name !== 'string' || typeof d.action !== 'function') {
+    throw new TypeError(`${where}: def must be a Definition (from Durable.define), received ${String(def)}`)
+  }
+}
+
+/** The check every engine makes of a run's id: any non-empty string. */
+export const checkId = (where: string, id: unknown): string => {
+  if (typeof id === 'string' && id !== '') return id
+  throw new TypeError(`${where}: id must be a non-empty string, received ${showValue(id)}`)
+}

@@ -1,0 +1,605 @@
+import * as assert from 'assert'
+import * as E from 'fp-ts/Either'
+import * as O from 'fp-ts/Option'
+import * as TE from 'fp-ts/TaskEither'
+import * as fs from 'fs'
+import * as t from 'io-ts'
+import * as os from 'os'
+import * as path from 'path'
+import * as Budget from '../src/Budget'
+import * as Driver from '../src/Driver'
+import * as Durable from '../src/Durable'
+import { fromBullId, fromFileName, toBullId, toFileName } from '../src/internal/ids'
+import * as Random from '../src/Random'
+import * as RetryState from '../src/RetryState'
+import * as RetryStatus from '../src/RetryStatus'
+import * as Schedule from '../src/Schedule'
+import { runFixture } from './support/child'
+import * as S from './support/durable'
+import { deepStrictEqual } from './util'
+
+const dirs: Array<string> = []
+const tempDir = (): string => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fp-ts-retry-durable-'))
+  dirs.push(dir)
+  return dir
+}
+const engines: Array<Durable.Engine> = []
+const fileEngine = (dir: string, keepDone?: number): Durable.Engine => {
+  const engine = Durable.fileEngine({ dir, keepDone })
+  engines.push(engine)
+  return engine
+}
+
+afterEach(async () => {
+  await Promise.all(engines.splice(0).map((e) => e.close()))
+  for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true })
+})
+
+/** A promise and its resolve. */
+const deferred = <A>(): { promise: Promise<A>; resolve: (a: A) => void } => {
+  let resolve: (a: A) => void = () => undefined
+  const promise = new Promise<A>((r) => (resolve = r))
+  return { promise, resolve }
+}
+
+describe('Durable.define', () => {
+  const ok = { name: 'n', schedule: Schedule.recurs(1), payload: t.number, action: () => TE.right(1) }
+
+  it('should name the bad argument in a TypeError', () => {
+    assert.throws(
+      () => Durable.define({ ...ok, name: '' }),
+      /Durable\.define: name must be a non-empty string, received ""/
+    )
+    assert.throws(
+      () => Durable.define({ ...ok, schedule: 3 as never }),
+      /Durable\.define: schedule must be a Schedule, received 3/
+    )
+    assert.throws(
+      () => Durable.define({ ...ok, payload: {} as never }),
+      /Durable\.define: payload must be an io-ts codec/
+    )
+    assert.throws(
+      () => Durable.define({ ...ok, action: null as never }),
+      /Durable\.define: action must be a function, received null/
+    )
+    assert.throws(() => Durable.define(null as never), TypeError)
+  })
+
+  it('should store outcomes with plainCodec unless given codecs', () => {
+    const def = Durable.define(ok)
+    deepStrictEqual(def.valueCodec, Durable.plainCodec as unknown as typeof def.valueCodec)
+    const withCodec = Durable.define({ ...ok, valueCodec: t.number })
+    deepStrictEqual(withCodec.valueCodec.encode(3), 3)
+  })
+})
+
+describe('Durable.plainCodec', () => {
+  it('should round-trip JSON values, undefined and errors by name and message', () => {
+    const roundTrip = (a: unknown): unknown => {
+      const decoded = Durable.plainCodec.decode(JSON.parse(JSON.stringify(Durable.plainCodec.encode(a))))
+      assert.ok(E.isRight(decoded))
+      return decoded.right
+    }
+    deepStrictEqual(roundTrip({ a: [1, 'x', null] }), { a: [1, 'x', null] })
+    deepStrictEqual(roundTrip(undefined), undefined)
+    deepStrictEqual(roundTrip(null), null)
+    const e = roundTrip(new TypeError('bad')) as Error
+    assert.ok(e instanceof Error)
+    deepStrictEqual([e.name, e.message], ['TypeError', 'bad'])
+    deepStrictEqual(roundTrip(10n), '10n')
+  })
+})
+
+describe('the id mappings', () => {
+  const ids = [
+    'a',
+    'A',
+    'order-17',
+    'user:7',
+    '42',
+    '-5',
+    '007',
+    '%41',
+    '%u0041',
+    '.',
+    '..',
+    'a/b',
+    'é',
+    '\uD800',
+    '\uDC00x',
+    '😀',
+    'x'.repeat(300),
+    'y'.repeat(300)
+  ]
+
+  it('should map every id to a distinct BullMQ id without ":" that is not an integer, and back', () => {
+    const mapped = ids.map(toBullId)
+    deepStrictEqual(new Set(mapped).size, ids.length)
+    for (const [i, m] of mapped.entries()) {
+      assert.ok(!m.includes(':'), m)
+      assert.notStrictEqual(`${parseInt(m, 10)}`, m)
+      deepStrictEqual(fromBullId(m), ids[i])
+    }
+  })
+
+  it('should map every id to a distinct file name of lower-case letters, digits, - _ and %, and back unless hashed', () => {
+    const mapped = ids.map(toFileName)
+    deepStrictEqual(new Set(mapped.map((m) => m.toLowerCase())).size, ids.length)
+    for (const [i, m] of mapped.entries()) {
+      assert.match(m, /^[a-z0-9_%A-F-]+$/)
+      assert.ok(m.length <= 255)
+      if (!m.startsWith('%h')) deepStrictEqual(fromFileName(m), ids[i])
+    }
+    deepStrictEqual(fromFileName(toFileName('x'.repeat(300))), undefined)
+  })
+})
+
+describe('Durable.deliver', () => {
+  const schedule = Schedule.fromDelays([100, 200])
+  const def = (action: () => TE.TaskEither<string, string> = () => TE.left('down')) =>
+    Durable.define({ name: 'n', schedule, payload: t.number, action })
+  const fresh = { id: 'job-1', payload: 7, retry: null, outcome: null }
+  const context = (now: () => number, options: Durable.WorkOptions<string, string> = {}) => ({
+    now,
+    signal: new AbortController().signal,
+    options: { random: () => Random.seeded(1), onDone: () => undefined, ...options }
+  })
+
+  it('should retry as the schedule says, the delay counted from the end of the failed attempt', async () => {
+    let now = 1_000
+    const d = await Durable.deliver(
+      def(() => () => ((now += 30), Promise.resolve(E.left('down')))),
+      'job-1',
+      fresh,
+      context(() => now)
+    )
+    assert.ok(d._tag === 'Retry')
+    deepStrictEqual([d.delay, d.dueAt, d.state.startedAt, d.state.iterNumber], [100, 1_130, 1_000, 1])
+    deepStrictEqual(d.run.retry, RetryState.RetryStateCodec.encode(d.state) as unknown as typeof d.run.retry)
+  })
+
+  it('should make no attempt for a run delivered before its dueAt', async () => {
+    let attempts = 0
+    const d1 = await Durable.deliver(
+      def(() => (attempts++, TE.left('down'))),
+      'job-1',
+      fresh,
+      context(() => 0)
+    )
+    assert.ok(d1._tag === 'Retry')
+    deepStrictEqual(
+      await Durable.deliver(
+        def(() => (attempts++, TE.left('down'))),
+        'job-1',
+        d1.run,
+        context(() => 99.5)
+      ),
+      {
+        _tag: 'NotDue',
+        dueAt: 100
+      }
+    )
+    deepStrictEqual(attempts, 1)
+  })
+
+  it('should end with the last error when the schedule stops, or the budget refuses', async () => {
+    let stored: unknown = fresh
+    let now = 0
+    for (;;) {
+      const d = await Durable.deliver(
+        def(),
+        'job-1',
+        stored,
+        context(() => now)
+      )
+      if (d._tag !== 'Retry') {
+        assert.ok(d._tag === 'Done' && d.run !== null)
+        deepStrictEqual((d.outcome as { reason: string }).reason, 'schedule')
+        break
+      }
+      stored = d.run
+      now = d.dueAt
+    }
+    const refusing: Budget.RetryBudget = { onSuccess: () => undefined, onFailure: () => Promise.resolve(false) }
+    const reasons: Array<string> = []
+    const d = await Durable.deliver(
+      def(),
+      'job-1',
+      fresh,
+      context(() => 0, { budget: refusing, onDone: (_, __, ___, reason) => void reasons.push(reason) })
+    )
+    assert.ok(d._tag === 'Done')
+    await d.notify()
+    deepStrictEqual(reasons, ['budget'])
+  })
+
+  it('should store nothing for a done run when there is no onDone to repeat', async () => {
+    const d = await Durable.deliver(
+      def(() => TE.right('ok')),
+      'job-1',
+      fresh,
+      { now: () => 0, signal: new AbortController().signal, options: {} }
+    )
+    assert.ok(d._tag === 'Done')
+    deepStrictEqual([d.run, d.outcome], [null, null])
+  })
+
+  it('should repeat a stored outcome without an attempt, the same outcome', async () => {
+    let attempts = 0
+    const seen: Array<unknown> = []
+    const options: Durable.WorkOptions<string, string> = {
+      onDone: (id, result, status, reason) => void seen.push([id, result, status, reason])
+    }
+    const first = await Durable.deliver(
+      def(() => (attempts++, TE.left('down'))),
+      'job-1',
+      { ...fresh, retry: null },
+      context(() => 0, options)
+    )
+    assert.ok(first._tag === 'Retry')
+    const last = await Durable.deliver(
+      def(() => (attempts++, TE.right('up'))),
+      'job-1',
+      first.run,
+      context(() => 150, options)
+    )
+    assert.ok(last._tag === 'Done' && last.run !== null)
+    await last.notify()
+    const again = await Durable.deliver(
+      def(() => (attempts++, TE.right('other'))),
+      'job-1',
+      JSON.parse(JSON.stringify(last.run)),
+      context(() => 9_999, options)
+    )
+    assert.ok(again._tag === 'Done' && again.run === null)
+    await again.notify()
+    deepStrictEqual(attempts, 2)
+    deepStrictEqual(seen[0], seen[1])
+    deepStrictEqual(seen[0], [
+      'job-1',
+      E.right('up'),
+      { iterNumber: 1, elapsed: 150, cumulativeDelay: 100, previousDelay: O.some(100) },
+      'succeeded'
+    ])
+  })
+
+  const endsWith = async (stored: unknown, d = def()): Promise<[Durable.RunError, RetryStatus.RetryStatus, string]> => {
+    let attempts = 0
+    const counted = Durable.define({ ...d, action: (p, r) => (attempts++, d.action(p, r)) })
+    let seen: [Durable.RunError, RetryStatus.RetryStatus, string] | undefined
+    const delivery = await Durable.deliver(
+      counted,
+      'job-1',
+      stored,
+      context(() => 500, {
+        onDone: (_, result, status, reason) => {
+          assert.ok(E.isLeft(result))
+          seen = [result.left as Durable.RunError, status, reason]
+        }
+      })
+    )
+    assert.ok(delivery._tag === 'Done')
+    await delivery.notify()
+    deepStrictEqual(attempts, 0)
+    assert.ok(seen !== undefined)
+    return seen
+  }
+
+  it('should end a run whose stored state is corrupt with a CorruptState, reason failed, no attempt', async () => {
+    const [error, status, reason] = await endsWith({ ...fresh, retry: { iterNumber: -1 } })
+    assert.ok(error instanceof Durable.CorruptState)
+    deepStrictEqual([error.reason, status, reason], ['not a RetryState', RetryStatus.initial, 'failed'])
+    const [notARun] = await endsWith('garbage')
+    assert.ok(notARun instanceof Durable.CorruptState && notARun.reason === 'not a run')
+    const [badOutcome] = await endsWith({ ...fresh, outcome: { result: 1 } })
+    assert.ok(badOutcome instanceof Durable.CorruptState && badOutcome.reason === 'not an outcome')
+  })
+
+  it('should end a run stored by another schedule with a ScheduleMismatch and its stored status', async () => {
+    const other = Driver.make(Schedule.recurs(9), { start: 0 })
+    other.advance('e', 10)
+    const [error, status, reason] = await endsWith({
+      ...fresh,
+      retry: RetryState.RetryStateCodec.encode(other.snapshot())
+    })
+    assert.ok(error instanceof Driver.ScheduleMismatch)
+    deepStrictEqual([error.found, error.expected], ['recurs(9)', schedule.description])
+    deepStrictEqual(
+      [status, reason],
+      [{ iterNumber: 1, elapsed: 500, cumulativeDelay: 0, previousDelay: O.some(0) }, 'failed']
+    )
+  })
+
+  it('should end a run whose payload does not decode with a PayloadInvalid', async () => {
+    const [error, , reason] = await endsWith({ ...fresh, payload: 'seven' })
+    assert.ok(error instanceof Durable.PayloadInvalid)
+    deepStrictEqual([error.errors, reason], [['(root): "seven"'], 'failed'])
+  })
+
+  it('should end a run whose action throws with a Defect', async () => {
+    let seen: unknown
+    const d = await Durable.deliver(
+      def(() => () => Promise.reject(new Error('bug'))),
+      'job-1',
+      fresh,
+      context(() => 0, { onDone: (_, r) => void (seen = r) })
+    )
+    assert.ok(d._tag === 'Done')
+    await d.notify()
+    assert.ok(E.isLeft(seen as E.Either<unknown, unknown>))
+    const error = (seen as E.Left<Durable.Defect>).left
+    assert.ok(error instanceof Durable.Defect && (error.error as Error).message === 'bug')
+  })
+
+  it('should abandon a failed attempt when the worker closed during it', async () => {
+    const closing = new AbortController()
+    const d = await Durable.deliver(
+      def(() => () => (closing.abort(), Promise.resolve(E.left('aborted')))),
+      'job-1',
+      fresh,
+      {
+        now: () => 0,
+        signal: closing.signal,
+        options: {}
+      }
+    )
+    deepStrictEqual(d, { _tag: 'Abandoned' })
+  })
+
+  it('should call random once per run, at its first failure, and store its state', async () => {
+    const calls: Array<string> = []
+    const jittered = Durable.define({
+      name: 'j',
+      schedule: Schedule.fullJitter(Schedule.exponential(100)),
+      payload: t.number,
+      action: () => TE.left('x')
+    })
+    const ctx = {
+      now: () => 0,
+      signal: new AbortController().signal,
+      options: { random: (id: string) => (calls.push(id), Random.seeded(5)) }
+    }
+    const d1 = await Durable.deliver(jittered, 'a', fresh, ctx)
+    assert.ok(d1._tag === 'Retry')
+    const d2 = await Durable.deliver(jittered, 'a', d1.run, { ...ctx, now: () => d1.dueAt })
+    assert.ok(d2._tag === 'Retry')
+    deepStrictEqual(calls, ['a'])
+    deepStrictEqual(
+      [d1.delay, d2.delay],
+      [...Schedule.delays(jittered.schedule, { random: Random.seeded(5), limit: 2 })]
+    )
+  })
+})
+
+describe('Durable.fileEngine', () => {
+  it('should check its options and arguments', async () => {
+    assert.throws(() => Durable.fileEngine({ dir: '' }), /Durable\.fileEngine: options\.dir must be a non-empty path/)
+    assert.throws(
+      () => Durable.fileEngine({ dir: 'x', keepDone: -1 }),
+      /Durable\.fileEngine: options\.keepDone must be a finite number >= 0, received -1/
+    )
+    const engine = fileEngine(tempDir())
+    const def = S.definition('checks', S.newRecord())
+    await assert.rejects(
+      engine.submit(def, '', { failures: 0 }),
+      /Durable\.fileEngine: submit: id must be a non-empty string, received ""/
+    )
+    await assert.rejects(
+      engine.work(def, { concurrency: 0 }),
+      /Durable\.fileEngine: work: options\.concurrency must be a whole number >= 1, received 0/
+    )
+  })
+
+  it('should run each job as its schedule says: the attempts, the exact delays, no gap shorter than a delay', async () => {
+    const record = S.newRecord()
+    const def = S.definition('scenario', record)
+    const failures = [0, 1, 2, 3, -1, 4, 10, 2]
+    const all = S.allDone(failures.length)
+    const engine = fileEngine(tempDir())
+    await engine.work(def, S.workOptions(record, all.then))
+    await Promise.all(failures.map((k, i) => engine.submit(def, `job/${i}:${k}`, { failures: k })))
+    await all.done
+    for (const [i, k] of failures.entries()) {
+      const id = `job/${i}:${k}`
+      const { previousDelays, done } = S.expected(id, k)
+      const attempts = record.attempts.get(id) ?? []
+      deepStrictEqual(
+        attempts.map((a) => a.n),
+        previousDelays.map((_, j) => j + 1)
+      )
+      deepStrictEqual(
+        attempts.map((a) => a.previousDelay),
+        [...previousDelays]
+      )
+      for (let j = 1; j < attempts.length; j++) {
+        assert.ok(attempts[j].start - attempts[j - 1].end >= (previousDelays[j] ?? 0), `${id}: attempt ${j + 1} early`)
+      }
+      deepStrictEqual(record.done.get(id), [done])
+    }
+  })
+
+  it('should start no second run for an id that is pending or done', async () => {
+    const record = S.newRecord()
+    const def = S.definition('idempotent', record)
+    const engine = fileEngine(tempDir())
+    await engine.submit(def, 'same', { failures: 1 })
+    await engine.submit(def, 'same', { failures: -1 }) // pending: ignored
+    const first = deferred<void>()
+    const second = deferred<void>()
+    await engine.work(
+      def,
+      S.workOptions(record, (id) => (id === 'same' ? first.resolve() : second.resolve()))
+    )
+    await first.promise
+    await engine.submit(def, 'same', { failures: 0 }) // done: ignored
+    await engine.submit(def, 'other', { failures: 0 })
+    await second.promise
+    deepStrictEqual(record.done.get('same'), [{ result: 'ok 2', iterNumber: 1, reason: 'succeeded' }])
+    deepStrictEqual(record.attempts.get('same')?.length, 2)
+  })
+
+  it('should remember done ids for keepDone, then accept them again', async () => {
+    const record = S.newRecord()
+    const def = S.definition('keep', record, 0)
+    const dir = tempDir()
+    const engine = fileEngine(dir, 0)
+    const done = deferred<void>()
+    const worker = await engine.work(
+      def,
+      S.workOptions(record, () => done.resolve())
+    )
+    await engine.submit(def, 'k', { failures: 0 })
+    await done.promise
+    await worker.close()
+    // a new worker prunes what is older than keepDone (0 ms)
+    const again = deferred<void>()
+    await engine.work(
+      def,
+      S.workOptions(record, () => again.resolve())
+    )
+    await engine.submit(def, 'k', { failures: 0 })
+    await again.promise
+    deepStrictEqual(record.done.get('k')?.length, 2)
+  })
+
+  it('should pick up pending runs when work starts after a restart, no earlier than due', async () => {
+    const record = S.newRecord()
+    const def = S.definition('restart', record)
+    const dir = tempDir()
+    const first = fileEngine(dir)
+    const failedOnce = deferred<void>()
+    const engineWork = await first.work(def, {
+      ...S.workOptions(record),
+      onRetry: () => failedOnce.resolve()
+    })
+    await first.submit(def, 'r', { failures: 2 })
+    await failedOnce.promise
+    await engineWork.close()
+    await first.close()
+    deepStrictEqual(record.attempts.get('r')?.length, 1)
+    const second = fileEngine(dir)
+    const done = deferred<void>()
+    await second.work(
+      def,
+      S.workOptions(record, () => done.resolve())
+    )
+    await done.promise
+    const attempts = record.attempts.get('r') ?? []
+    deepStrictEqual(
+      attempts.map((a) => a.previousDelay),
+      [...S.expected('r', 2).previousDelays]
+    )
+    assert.ok(attempts[1].start - attempts[0].end >= (attempts[1].previousDelay ?? 0))
+    deepStrictEqual(record.done.get('r'), [S.expected('r', 2).done])
+  })
+
+  it('should abort the attempt in flight on close, and make it again after a restart', async () => {
+    const dir = tempDir()
+    const started = deferred<void>()
+    const attempts: Array<number> = []
+    const def = Durable.define({
+      name: 'slow',
+      schedule: Schedule.recurs(3),
+      payload: t.null,
+      action: (_, run) => () =>
+        new Promise<E.Either<string, string>>((resolve) => {
+          attempts.push(run.status.iterNumber + 1)
+          started.resolve()
+          if (run.signal.aborted) resolve(E.left('aborted'))
+          run.signal.addEventListener('abort', () => resolve(E.left('aborted')))
+          if (attempts.length > 1) resolve(E.right('done'))
+        })
+    })
+    const first = fileEngine(dir)
+    const worker = await first.work(def)
+    await first.submit(def, 's', null)
+    await started.promise
+    await worker.close()
+    const second = fileEngine(dir)
+    const done = deferred<unknown>()
+    await second.work(def, { onDone: (_, result) => done.resolve(result) })
+    deepStrictEqual(await done.promise, E.right('done'))
+    deepStrictEqual(attempts, [1, 1])
+  })
+
+  it('should end bad runs with a typed error through onDone, and go on with the others', async () => {
+    const dir = tempDir()
+    const record = S.newRecord()
+    const def = S.definition('bad', record)
+    const engine = fileEngine(dir)
+    for (const id of ['corrupt', 'mismatch', 'payload', 'good']) await engine.submit(def, id, { failures: 0 })
+    const pending = path.join(dir, 'bad', 'pending')
+    fs.writeFileSync(path.join(pending, 'corrupt', 'state.json'), '{"iterNumber": "x"')
+    fs.writeFileSync(
+      path.join(pending, 'mismatch', 'state.json'),
+      JSON.stringify(RetryState.start(Schedule.recurs(7), 0))
+    )
+    fs.writeFileSync(
+      path.join(pending, 'payload', 'run.json'),
+      JSON.stringify({ id: 'payload', payload: { failures: 'none' } })
+    )
+    const errors = new Map<string, unknown>()
+    const all = S.allDone(4)
+    await engine.work(def, {
+      ...S.workOptions(record, all.then),
+      onDone: (id, result, _, reason) => {
+        errors.set(id, E.isLeft(result) ? [result.left.constructor.name, reason] : result.right)
+        all.then(id)
+      }
+    })
+    await all.done
+    deepStrictEqual(Object.fromEntries(errors), {
+      corrupt: ['CorruptState', 'failed'],
+      mismatch: ['ScheduleMismatch', 'failed'],
+      payload: ['PayloadInvalid', 'failed'],
+      good: 'ok 1'
+    })
+    deepStrictEqual(record.attempts.get('corrupt'), undefined)
+  })
+
+  it('should call onDone again, with the same outcome, when it threw', async () => {
+    const engine = fileEngine(tempDir())
+    const record = S.newRecord()
+    const def = S.definition('hook', record, 0)
+    const calls: Array<unknown> = []
+    const twice = deferred<void>()
+    const errors: Array<unknown> = []
+    await engine.work(def, {
+      random: S.random,
+      onError: (e) => void errors.push(e),
+      onDone: (id, result, status, reason) => {
+        calls.push([id, result, status.iterNumber, reason])
+        if (calls.length === 1) throw new Error('hook down')
+        twice.resolve()
+      }
+    })
+    await engine.submit(def, 'h', { failures: 1 })
+    await twice.promise
+    deepStrictEqual(calls[0], calls[1])
+    deepStrictEqual(calls[0], ['h', E.right('ok 2'), 1, 'succeeded'])
+    deepStrictEqual(record.attempts.get('h')?.length, 2)
+    deepStrictEqual((errors[0] as Error).message, 'hook down')
+  })
+
+  it('killed with SIGKILL after onDone and before the run is marked done, should repeat onDone with the same outcome', async () => {
+    const dir = tempDir()
+    const killed = await runFixture('durable-file-worker.ts', [dir, 'kill-in-onDone'])
+    deepStrictEqual(killed.signal, 'SIGKILL')
+    const resumed = await runFixture('durable-file-worker.ts', [dir, 'finish'])
+    deepStrictEqual([resumed.code, resumed.stderr], [0, ''])
+    const lines = (killed.stdout + resumed.stdout).split('\n').filter((l) => l.startsWith('onDone'))
+    deepStrictEqual(lines.length, 2)
+    deepStrictEqual(lines[0], lines[1])
+    deepStrictEqual(lines[0], 'onDone w {"_tag":"Left","left":"failure 5"} 4 schedule')
+    const attempts = (killed.stdout + resumed.stdout).split('\n').filter((l) => l.startsWith('attempt'))
+    deepStrictEqual(attempts, ['attempt 1', 'attempt 2', 'attempt 3', 'attempt 4', 'attempt 5'])
+  }, 20_000)
+})
+
+describe('fp-ts-retry/Durable', () => {
+  it('should load neither bullmq nor ioredis, nor should the index', async () => {
+    const out = await runFixture('durable-imports.ts', [])
+    deepStrictEqual([out.stdout.trim(), out.stderr], ['[]', ''])
+  }, 20_000)
+})

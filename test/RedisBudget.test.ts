@@ -1,0 +1,138 @@
+import * as assert from 'assert'
+import * as fc from 'fast-check'
+import * as E from 'fp-ts/Either'
+import Redis from 'ioredis'
+import * as Budget from '../src/Budget'
+import * as RedisBudget from '../src/RedisBudget'
+import { retrying } from '../src/Retry'
+import * as Schedule from '../src/Schedule'
+import { killChildren, startChild, type Child } from './support/fleet'
+import { describeWithRedis } from './support/redis'
+import { deepStrictEqual } from './util'
+
+const attempt = { retries: 0, error: undefined, retrying: true }
+
+describe('RedisBudget.tokenBucket (no server needed)', () => {
+  const redis: RedisBudget.RedisClient = { evalsha: async () => 0, eval: async () => 0 }
+
+  it('should name a bad option in its error', () => {
+    assert.throws(
+      () => RedisBudget.tokenBucket({ redis: {} as never, key: 'k', maxTokens: 10, tokenRatio: 0.1 }),
+      /RedisBudget\.tokenBucket: options\.redis must be a Redis client with evalsha and eval/
+    )
+    assert.throws(
+      () => RedisBudget.tokenBucket({ redis, key: '', maxTokens: 10, tokenRatio: 0.1 }),
+      /RedisBudget\.tokenBucket: options\.key must be a non-empty string, received ""/
+    )
+    assert.throws(
+      () => RedisBudget.tokenBucket({ redis, key: 'k', maxTokens: 0, tokenRatio: 0.1 }),
+      /RedisBudget\.tokenBucket: options\.maxTokens must be a finite number >= 0\.001, received 0/
+    )
+    assert.throws(() => RedisBudget.tokenBucket({ redis, key: 'k', maxTokens: 1, tokenRatio: NaN }), RangeError)
+  })
+
+  it('should type an ioredis client as a RedisClient', () => {
+    const client: RedisBudget.RedisClient = new Redis({ lazyConnect: true })
+    client satisfies RedisBudget.RedisClient
+  })
+})
+
+describeWithRedis('RedisBudget.tokenBucket on a real Redis', (server) => {
+  let redis: Redis
+  let n = 0
+  const key = (): string => `budget-${++n}`
+
+  beforeAll(() => {
+    redis = new Redis({ host: server().host, port: server().port })
+  })
+  afterAll(async () => {
+    await killChildren()
+    await redis.quit()
+  })
+
+  it('should answer as Budget.tokenBucket does, on any sequence of outcomes, in thousandths of a token', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.boolean(), { maxLength: 60 }),
+        fc.integer({ min: 1, max: 20_000 }),
+        fc.integer({ min: 1, max: 3_000 }),
+        async (outcomes, maxMilli, ratioMilli) => {
+          const options = { maxTokens: maxMilli / 1000, tokenRatio: ratioMilli / 1000 }
+          const local = Budget.tokenBucket(options)
+          const shared = RedisBudget.tokenBucket({ redis, key: key(), ...options })
+          for (const succeeded of outcomes) {
+            if (succeeded) {
+              local.onSuccess(1, 0, attempt)
+              await shared.onSuccess(1, 0)
+            } else {
+              assert.strictEqual(await shared.onFailure(1, 0), local.onFailure(1, 0, attempt))
+            }
+          }
+          assert.strictEqual(await shared.tokens(), local.tokens)
+        }
+      ),
+      { numRuns: 30 }
+    )
+  })
+
+  it('should load its script again when the server has forgotten it (NOSCRIPT)', async () => {
+    const bucket = RedisBudget.tokenBucket({ redis, key: key(), maxTokens: 10, tokenRatio: 0.1 })
+    deepStrictEqual(await bucket.onFailure(1, 0), true)
+    await redis.script('FLUSH')
+    deepStrictEqual(await bucket.onFailure(1, 0), true)
+    deepStrictEqual(await bucket.tokens(), 8)
+    for (let i = 0; i < 10; i++) await bucket.onSuccess(1, 0)
+    deepStrictEqual(await bucket.tokens(), 9) // 0.1 x 10 is exactly 1: no drift
+  })
+
+  it('should be awaited by the runner: retries stop once the shared bucket is at half', async () => {
+    const budget = RedisBudget.tokenBucket({ redis, key: key(), maxTokens: 4, tokenRatio: 0.5 })
+    let attempts = 0
+    const result = await retrying(Schedule.forever, { budget })(() => (attempts++, Promise.resolve(E.left('503'))))()
+    deepStrictEqual([result, attempts], [E.left('503'), 2]) // 3 > 2 retries, 2 > 2 does not
+  })
+
+  describe('four processes x 50 concurrent failing calls sharing one bucket (maxTokens 10, tokenRatio 0.1)', () => {
+    const shared = key()
+    let processes: ReadonlyArray<Child> = []
+
+    beforeAll(async () => {
+      processes = Array.from({ length: 4 }, () => startChild('fleet-budget.ts', [String(server().port), shared]))
+      await Promise.all(processes.map((p) => p.waitFor('ready', (l) => l === 'ready')))
+    }, 30_000)
+
+    /** Starts a phase in every process at once; resolves with the retries each made. */
+    const phase = async (command: string): Promise<ReadonlyArray<number>> => {
+      const from = processes.map((p) => p.lines.length)
+      for (const p of processes) p.process.stdin?.write(`${command}\n`)
+      const results = await Promise.all(
+        processes.map((p, i) => p.waitFor(`the result of ${command}`, (l) => l.startsWith('result '), from[i]))
+      )
+      return results.map((l) => Number(l.split(' ')[2]))
+    }
+    const bucket = () => RedisBudget.tokenBucket({ redis, key: shared, maxTokens: 10, tokenRatio: 0.1 })
+    const sum = (xs: ReadonlyArray<number>): number => xs.reduce((a, b) => a + b, 0)
+
+    // A fresh bucket of 10 allows ceil(10 / 2) - 1 = 4 retries in an outage, whoever asks and in whatever order.
+    it('should make exactly the 4 retries gRFC A6 allows when the calls come all at once', async () => {
+      deepStrictEqual(sum(await phase('fail concurrent')), 4)
+      deepStrictEqual(await bucket().tokens(), 0)
+    }, 30_000)
+
+    it('should be refilled exactly by 200 successes (0.1 each, up to 10)', async () => {
+      deepStrictEqual(sum(await phase('succeed concurrent')), 0)
+      deepStrictEqual(await bucket().tokens(), 10)
+    }, 30_000)
+
+    it('should make exactly the 4 retries gRFC A6 allows when each process makes its calls one after another', async () => {
+      deepStrictEqual(sum(await phase('fail sequential')), 4)
+      deepStrictEqual(await bucket().tokens(), 0)
+      for (const p of processes) p.process.stdin?.end()
+      const exits = await Promise.all(processes.map((p) => p.exited))
+      deepStrictEqual(
+        exits.map((e) => e.code),
+        [0, 0, 0, 0]
+      )
+    }, 30_000)
+  })
+})

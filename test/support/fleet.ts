@@ -1,0 +1,110 @@
+/**
+ * Long-lived fixture processes for the fleet tests: each line a child prints is an event the test can wait for,
+ * so a test synchronises on what happened (a worker ready, an attempt started) instead of on timing windows.
+ */
+import { spawn, type ChildProcess } from 'child_process'
+import * as path from 'path'
+
+// tsx's CommonJS hook, loaded in the child's own process, so that a SIGKILL of the child reaches the worker.
+const TSX = require.resolve('tsx/cjs')
+
+/** Bounds every wait of a fleet test, in real ms: a wait that does not end is a failure, not a hang. */
+export const WAIT_LIMIT = 30_000
+
+export interface Child {
+  readonly process: ChildProcess
+  readonly pid: number
+  /** Every line printed so far, in order. */
+  readonly lines: ReadonlyArray<string>
+  /** Resolves with the first line (from the `from`-th on) that satisfies `test`, whenever it comes. */
+  readonly waitFor: (what: string, test: (line: string) => boolean, from?: number) => Promise<string>
+  /** Resolves once the process has exited and its output has been read. */
+  readonly exited: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
+  /** What it printed on stderr. */
+  readonly stderr: () => string
+}
+
+const running = new Set<ChildProcess>()
+
+/** Starts `test/fixtures/<name>` with `args`; stdin stays open (a fixture may stop when it closes). */
+export const startChild = (name: string, args: ReadonlyArray<string>): Child => {
+  const child = spawn(process.execPath, ['--require', TSX, path.join(__dirname, '..', 'fixtures', name), ...args], {
+    stdio: ['pipe', 'pipe', 'pipe']
+  })
+  running.add(child)
+  const lines: Array<string> = []
+  const waiters: Array<{ test: (line: string) => boolean; from: number; resolve: (line: string) => void }> = []
+  let partial = ''
+  let stderr = ''
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  child.stdout?.on('data', (chunk: Buffer) => {
+    const parts = (partial + chunk.toString()).split('\n')
+    partial = parts.pop() ?? ''
+    for (const line of parts) {
+      lines.push(line)
+      for (let i = waiters.length - 1; i >= 0; i--) {
+        const waiter = waiters[i]
+        if (lines.length > waiter.from && waiter.test(line)) {
+          waiters.splice(i, 1)
+          waiter.resolve(line)
+        }
+      }
+    }
+  })
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('close', (code, signal) => {
+      running.delete(child)
+      resolve({ code, signal })
+    })
+  )
+  const pid = child.pid
+  if (pid === undefined) throw new Error(`startChild: ${name} did not start`)
+  return {
+    process: child,
+    pid,
+    lines,
+    exited,
+    stderr: () => stderr,
+    waitFor: (what, test, from = 0) => {
+      const found = lines.slice(from).find(test)
+      if (found !== undefined) return Promise.resolve(found)
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`waited ${WAIT_LIMIT} ms for ${what}; stderr:\n${stderr}`)),
+          WAIT_LIMIT
+        )
+        const waiter = {
+          test,
+          from,
+          resolve: (line: string) => {
+            clearTimeout(timer)
+            resolve(line)
+          }
+        }
+        waiters.push(waiter)
+        void exited.then(() => {
+          const i = waiters.indexOf(waiter)
+          if (i >= 0) {
+            waiters.splice(i, 1)
+            clearTimeout(timer)
+            reject(new Error(`the process exited while waiting for ${what}; stderr:\n${stderr}`))
+          }
+        })
+      })
+    }
+  }
+}
+
+/** Kills every child still running (for `afterAll`), by its pid. */
+export const killChildren = async (): Promise<void> => {
+  const left = [...running]
+  for (const child of left) child.kill('SIGKILL')
+  await Promise.all(
+    left.map(
+      (child) =>
+        new Promise((resolve) =>
+          child.exitCode !== null || child.signalCode !== null ? resolve(undefined) : child.once('close', resolve)
+        )
+    )
+  )
+}
