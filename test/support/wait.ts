@@ -7,7 +7,7 @@
 import type { TestClock } from '../../src/TestClock'
 
 export interface WaitOptions {
-  /** What is awaited, named in the error of a wait that ends otherwise (see {@link drive}). */
+  /** What is awaited: it names the wait for a reader of the test, and in the error of {@link drive}. */
   readonly what?: string
 }
 
