@@ -213,7 +213,10 @@ class Call<E, A> {
     const task = this.action(controller.signal, index)()
     task.then(
       (result) => this.guarded(() => this.settle(index, result)),
-      (defect) => this.fail(defect)
+      (defect) => {
+        this.controllers[index] = undefined
+        this.fail(defect)
+      }
     )
   }
 
@@ -505,6 +508,10 @@ export function hedging<E = unknown, A = unknown>(
   schedule: Schedule<unknown>,
   options?: HedgingOptions<E, A> & { readonly errors?: 'last' | undefined }
 ): <E1 extends E, A1 extends A>(action: Attempt<E1, A1>) => TaskEither<E1, A1>
+export function hedging<E = unknown, A = unknown>(
+  schedule: Schedule<unknown>,
+  options?: HedgingOptions<E, A>
+): <E1 extends E, A1 extends A>(action: Attempt<E1, A1>) => TaskEither<E1 | ReadonlyArray<E1>, A1>
 export function hedging<E, A>(
   schedule: Schedule<unknown>,
   options: HedgingOptions<E, A> = {}
