@@ -60,7 +60,7 @@ export interface Clock {
  * @since 0.2.0
  */
 export interface ClockOptions {
-  readonly unref?: boolean
+  readonly unref?: boolean | undefined
 }
 
 // -------------------------------------------------------------------------------------

@@ -99,16 +99,16 @@ export interface SimulateOptions {
   /** The backoff: each client runs its own copy of it from its initial state. */
   readonly schedule: Schedule.Schedule<Conflict>
   /** Where the network delays and the schedules' jitter draw from. Default `Random.seeded(seed)`. */
-  readonly random?: Random.Random
+  readonly random?: Random.Random | undefined
   /** The seed of the default `random`: a whole number from 0 to 2^32 − 1. Default 0. Not with `random`. */
-  readonly seed?: number
+  readonly seed?: number | undefined
   /** The one-way message delay. Default {@link awsNetwork}: 10 ± 2 ms. */
-  readonly network?: Network
+  readonly network?: Network | undefined
   /**
    * A bound on the writes (default 10,000,000): past it `simulate` throws a `RangeError` rather than run on,
    * for a schedule that keeps every client colliding for ever (a constant 0 with a network of sd 0).
    */
-  readonly maxCalls?: number
+  readonly maxCalls?: number | undefined
 }
 
 /**
@@ -481,11 +481,11 @@ export interface CompareOptions {
   /** The client counts to run each schedule at. */
   readonly clients: ReadonlyArray<number>
   /** Runs per schedule and client count: a whole number `>= 2`. Default 100. */
-  readonly runs?: number
+  readonly runs?: number | undefined
   /** Run `i` draws from `Random.seeded(seed + i)`, for every schedule and client count. Default 0. */
-  readonly seed?: number
+  readonly seed?: number | undefined
   /** The one-way message delay. Default {@link awsNetwork}. */
-  readonly network?: Network
+  readonly network?: Network | undefined
 }
 
 /**

@@ -201,6 +201,8 @@ interface Run<In> {
   readonly onDone: ((result: Either<unknown, unknown>, status: RetryStatus.RetryStatus, reason: StopReason) => void) | undefined
   /** The side of the `Either` that asks the schedule for another run: `Left` to retry, `Right` to repeat. */
   readonly continueOn: 'Left' | 'Right'
+  /** The runner's name, for the errors found while running. */
+  readonly where: string
   readonly timeout: AttemptTimeout<unknown> | undefined
   /**
    * Whether anything looks at the run's time: a schedule that reads it, hooks (their statuses), a budget, a
@@ -246,10 +248,10 @@ const loop = async <In, R extends Either<unknown, unknown>>(run: Run<In>, attemp
       return result
     }
     const goOn = result._tag === run.continueOn
-    // An abort that came while the attempt ran: no decision, no hook, no sleep.
-    if (goOn && run.signal?.aborted) return finish('aborted', driver.statusAt(now))
+    // An abort that came while the attempt ran: no decision, no hook, no sleep (the budget is still told).
+    const aborted = goOn && run.signal?.aborted === true
     const input = (result._tag === 'Left' ? result.left : result.right) as In
-    const delay = goOn ? driver.advance(input, now) : -1
+    const delay = goOn && !aborted ? driver.advance(input, now) : -1
     let allowed = true
     if (budget !== undefined) {
       const retries = driver.iterNumber - (delay < 0 ? 0 : 1)
@@ -261,6 +263,7 @@ const loop = async <In, R extends Either<unknown, unknown>>(run: Run<In>, attemp
       if (result._tag === 'Left') lastError = input
     }
     if (!goOn) return finish(result._tag === 'Right' ? 'succeeded' : 'failed', driver.statusAt(now))
+    if (aborted) return finish('aborted', driver.statusAt(now))
     if (delay < 0) return finish('schedule', driver.status)
     if (!allowed) return finish('budget', driver.status)
     if (run.breaker !== undefined) {
@@ -303,7 +306,7 @@ const withTimeout =
     const now = run.clock.now()
     const status = driver.statusAt(now)
     let ms = typeof timeout.after === 'number' ? timeout.after : timeout.after(status)
-    validate.duration('retrying', 'options.attemptTimeout', ms)
+    validate.duration(run.where, 'options.attemptTimeout(status)', ms)
     for (const limit of run.schedule.timeLimits) {
       if (limit._tag === 'Elapsed') ms = Math.min(ms, Math.max(0, limit.ms - status.elapsed))
     }
@@ -354,6 +357,7 @@ const makeRun = <In, E, A>(
     // The run's error and value types are known to the caller: the loop only passes the result along.
     onDone: options.onDone as Run<In>['onDone'],
     continueOn,
+    where,
     timeout: attemptTimeout === undefined || onTimeout === undefined ? undefined : { after: attemptTimeout, onTimeout },
     readsClock:
       schedule.readsTime ||

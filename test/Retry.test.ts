@@ -736,7 +736,7 @@ describe('attemptTimeout', () => {
         )()
       )
       ok(error instanceof RangeError, `expected a RangeError, received ${String(error)}`)
-      ok(/options\.attemptTimeout must be a finite number >= 0, received NaN/.test(error.message), error.message)
+      ok(/options\.attemptTimeout\(status\) must be a finite number >= 0, received NaN/.test(error.message), error.message)
     })
   })
 })
