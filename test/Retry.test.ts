@@ -1676,3 +1676,34 @@ describe('regressions', () => {
     })
   })
 })
+
+describe('regression: an abort during an attempt', () => {
+  it('should still tell the budget of the failure, then end with the reason aborted and no decision', async () => {
+    const told: Array<BudgetAttempt> = []
+    const budget: RetryBudget = {
+      onSuccess: () => undefined,
+      onFailure: (_, __, attempt) => {
+        told.push(attempt)
+        return true
+      }
+    }
+    const controller = new AbortController()
+    const reasons: Array<StopReason> = []
+    const failsThenAborts: TE.TaskEither<string, never> = () => {
+      controller.abort()
+      return Promise.resolve(E.left('down'))
+    }
+    const result = await pipe(
+      failsThenAborts,
+      retrying(Schedule.recurs(3), {
+        clock: TestClock.make(),
+        signal: controller.signal,
+        budget,
+        onDone: (_, __, reason) => reasons.push(reason)
+      })
+    )()
+    deepStrictEqual(result, E.left('down'))
+    deepStrictEqual(reasons, ['aborted'])
+    deepStrictEqual(told, [{ retries: 0, error: 'down', retrying: false }])
+  })
+})
