@@ -193,7 +193,7 @@ class Call<E, A> {
     const now = c.clock.now()
     this.driver = Driver.make(c.schedule, { start: now, random: c.random })
     if (c.signal !== undefined) this.unsubscribe = onAbort(c.signal, () => this.abortedByCaller())
-    this.launch(now)
+    this.guarded(() => this.launch(now))
   }
 
   private launch(now: number): void {
@@ -526,7 +526,7 @@ export function hedging<E, A>(
         try {
           new Call(config, action, resolve, reject)
         } catch (error) {
-          reject(error)
+          reject(error) // the schedule's first step threw
         }
       })
     }

@@ -314,6 +314,17 @@ describe('Hedging', () => {
       deepStrictEqual(await won, E.right('ok 1'))
     })
 
+    it('should reject with the error of an action that throws instead of returning a task', async () => {
+      const boom = new Error('boom')
+      const throwing: Attempt<string, string> = () => {
+        throw boom
+      }
+      const controller = new AbortController()
+      await expect(
+        pipe(throwing, hedging(every(10, 1), { clock: TestClock.make(), signal: controller.signal }))()
+      ).rejects.toBe(boom)
+    })
+
     describe('budget (gRFC A6 throttling)', () => {
       it('should count non-fatal failures and the success, not fatal failures nor aborted attempts', async () => {
         const clock = TestClock.make()
