@@ -2,7 +2,7 @@
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
-  { ignores: ['lib/**', 'docs/**', 'coverage/**', 'node_modules/**', '.scratch*/**'] },
+  { ignores: ['lib/**', 'cli/lib/**', 'docs/**', 'coverage/**', 'node_modules/**', '.scratch*/**'] },
   ...tseslint.configs.recommended,
   {
     rules: {

@@ -4,9 +4,9 @@
  */
 import * as Contention from '../src/Contention'
 import * as Schedule from '../src/Schedule'
-import { DEFAULT_CONFIG, readConfig } from '../src/cli/config'
-import { compareReport } from '../src/cli/contention'
-import { sample, sampleReport } from '../src/cli/sample'
+import { DEFAULT_CONFIG, readConfig } from '../cli/src/config'
+import { compareReport } from '../cli/src/contention'
+import { sample, sampleReport } from '../cli/src/sample'
 import { heading } from './log'
 
 const indent = (text: string): string =>

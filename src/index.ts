@@ -5,7 +5,6 @@
  */
 import * as Breaker from './Breaker'
 import * as Budget from './Budget'
-import * as BullMQ from './BullMQ'
 import * as Clock from './Clock'
 import * as Contention from './Contention'
 import * as Driver from './Driver'
@@ -14,7 +13,6 @@ import * as FileStore from './FileStore'
 import * as Hedging from './Hedging'
 import * as Http from './Http'
 import * as Random from './Random'
-import * as RedisBudget from './RedisBudget'
 import * as Retry from './Retry'
 import * as RetryState from './RetryState'
 import * as RetryStatus from './RetryStatus'
@@ -38,14 +36,6 @@ export {
    * @since 0.1.0
    */
   Budget,
-  /**
-   * Durable retries on BullMQ for a fleet of workers: `engine`, `processor`, `backoffStrategy`. bullmq and ioredis
-   * are optional peers, loaded only when one of these is called.
-   *
-   * @category interpreters
-   * @since 0.2.0
-   */
-  BullMQ,
   /**
    * Time as a service: `Clock.live` and the `Clock` interface.
    *
@@ -103,13 +93,6 @@ export {
    * @since 0.1.0
    */
   Random,
-  /**
-   * A retry budget shared by a fleet: gRPC's token bucket in Redis, one atomic script per answer.
-   *
-   * @category constructors
-   * @since 0.2.0
-   */
-  RedisBudget,
   /**
    * The runners and their options, hooks and environment types (`RetryOptions`, `Hooks`, `RetryEnv`, ...).
    *

@@ -4,10 +4,12 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import * as fs from 'fs'
 import * as path from 'path'
-import * as Contention from '../Contention'
+import * as Contention from 'fp-ts-retry/Contention'
+import * as Random from 'fp-ts-retry/Random'
+import { Duration } from 'fp-ts-retry/ScheduleConfig'
 import { DEFAULT_CONFIG, readConfig, UsageError } from './config'
 import { compareReport } from './contention'
-import { contentionSpec, delayBandSpec, MissingDependency, writeSvg } from './plot'
+import { contentionSpec, delayBandSpec, writeSvg } from './plot'
 import { runCommand } from './run'
 import { sample, sampleReport } from './sample'
 
@@ -21,8 +23,9 @@ const processIo: Io = {
   stderr: (text) => process.stderr.write(text)
 }
 
+/** The version of fp-ts-retry-cli: its package.json is the parent of lib/ (and of src/). */
 const version = (): string => {
-  const file = path.join(__dirname, '..', '..', 'package.json')
+  const file = path.join(__dirname, '..', 'package.json')
   return (JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string }).version
 }
 
@@ -36,18 +39,28 @@ const wholeNumber =
     return n
   }
 
+// The seed and the durations are checked by the library's own rules (Random.seeded, ScheduleConfig.Duration), so
+// that the command accepts exactly what a config or a program may say.
 const seedNumber = (value: string): number => {
-  const n = Number(value)
-  if (value.trim() === '' || !Number.isInteger(n) || n < 0 || n > 0xffffffff) {
+  const n = value.trim() === '' ? NaN : Number(value)
+  try {
+    Random.seeded(n)
+  } catch {
     throw new InvalidArgumentError(`the seed must be a whole number from 0 to 4294967295, received ${JSON.stringify(value)}.`)
   }
   return n
 }
 
+/** A duration as a config writes it: a number of ms (`250`) or a string such as `"1.5s"`; undefined if invalid. */
+const duration = (value: string): number | undefined => {
+  const decoded = Duration.decode(value)
+  return decoded._tag === 'Right' ? decoded.right : undefined
+}
+
 const milliseconds = (value: string): number => {
-  const n = Number(value)
-  if (value.trim() === '' || !(n >= 0) || n === Infinity) {
-    throw new InvalidArgumentError(`expected a number of ms >= 0, received ${JSON.stringify(value)}.`)
+  const n = duration(value)
+  if (n === undefined) {
+    throw new InvalidArgumentError(`expected a duration >= 0 such as 250 (ms) or "1.5s", received ${JSON.stringify(value)}.`)
   }
   return n
 }
@@ -62,11 +75,12 @@ const clientList = (value: string): ReadonlyArray<number> => {
 }
 
 const network = (value: string): Contention.Network => {
-  const parts = value.split(',').map((s) => Number(s.trim()))
-  if (parts.length !== 2 || parts.some((n) => !(n >= 0) || n === Infinity)) {
+  const parts = value.split(',').map(duration)
+  const [mean, sd] = parts
+  if (parts.length !== 2 || mean === undefined || sd === undefined) {
     throw new InvalidArgumentError(`expected the network as mean,sd in ms, like 10,2, received ${JSON.stringify(value)}.`)
   }
-  return { mean: parts[0], sd: parts[1] }
+  return { mean, sd }
 }
 
 const errorCode = (value: string): string | number => (/^-?\d+$/.test(value.trim()) ? Number(value) : value)
@@ -97,7 +111,7 @@ export const program = (io: Io = processIo): Command => {
     .addOption(new Option('--runs <n>', 'how many runs to sample').default(1000).argParser(wholeNumber('--runs', 1)))
     .addOption(new Option('--retries <n>', 'the most retries to show, for schedules that never stop').default(10).argParser(wholeNumber('--retries', 1)))
     .addOption(new Option('--seed <n>', 'the seed of the jitter draws').default(0).argParser(seedNumber))
-    .addOption(new Option('--attempt-duration <ms>', 'how long each attempt takes (counted by maxElapsed)').default(0).argParser(milliseconds))
+    .addOption(new Option('--attempt-duration <duration>', 'how long each attempt takes, in ms or as "1.5s" (counted by maxElapsed)').default(0).argParser(milliseconds))
     .addOption(new Option('--error-code <code>', 'the error code each failure carries (matched by retryOn / neverRetryOn)').argParser(errorCode))
     .option('--svg <file>', 'also write a plot of the delay band over the retries to this SVG file')
     .addHelpText(
@@ -143,7 +157,7 @@ Examples:
     .addOption(new Option('--clients <list>', 'the client counts, comma-separated').default([10, 20, 50, 100], '10,20,50,100').argParser(clientList))
     .addOption(new Option('--runs <n>', 'runs per schedule and client count').default(100).argParser(wholeNumber('--runs', 2)))
     .addOption(new Option('--seed <n>', 'run i draws from Random.seeded(seed + i)').default(0).argParser(seedNumber))
-    .addOption(new Option('--network <mean,sd>', 'the one-way message delay |Normal(mean, sd)| in ms').default(Contention.awsNetwork, '10,2').argParser(network))
+    .addOption(new Option('--network <mean,sd>', 'the one-way message delay |Normal(mean, sd)|, each in ms or as "10ms"').default(Contention.awsNetwork, '10,2').argParser(network))
     .option('--svg <file>', 'also write a plot of calls and completion time against clients to this SVG file')
     .addHelpText(
       'after',
@@ -220,10 +234,6 @@ export const main = async (argv: ReadonlyArray<string>, io: Io = processIo): Pro
       if (error.code === 'fp-ts-retry.exit') return error.exitCode
       // commander has already printed the problem; usage errors exit with 2, --help and --version with 0
       return error.exitCode === 0 ? 0 : 2
-    }
-    if (error instanceof MissingDependency) {
-      io.stderr(`fp-ts-retry: ${error.message}\n`)
-      return 1
     }
     if (error instanceof UsageError) {
       io.stderr(`fp-ts-retry: ${error.message}\n`)

@@ -4,8 +4,8 @@
  */
 import * as fs from 'fs'
 import * as path from 'path'
-import type { Schedule } from '../Schedule'
-import * as ScheduleConfig from '../ScheduleConfig'
+import type { Schedule } from 'fp-ts-retry/Schedule'
+import * as ScheduleConfig from 'fp-ts-retry/ScheduleConfig'
 
 /** A config argument that could not be read, parsed or decoded: the CLI prints `message` and exits 2. */
 export class UsageError extends Error {

@@ -1,8 +1,8 @@
 /**
  * `fp-ts-retry simulate`: what a schedule does over many sampled runs of failures, retry by retry.
  */
-import * as Random from '../Random'
-import * as Schedule from '../Schedule'
+import * as Random from 'fp-ts-retry/Random'
+import * as Schedule from 'fp-ts-retry/Schedule'
 import { ms, table } from './format'
 
 export interface SampleOptions {

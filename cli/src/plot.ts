@@ -1,9 +1,9 @@
 /**
  * The plots, as Vega-Lite specifications rendered to SVG by vega in Node (no browser). vega and vega-lite are
- * optional dependencies, loaded only when a plot is asked for.
+ * loaded only when a plot is asked for: loading them takes longer than a whole `simulate` without `--svg`.
  */
 import * as fs from 'fs'
-import type * as Contention from '../Contention'
+import type * as Contention from 'fp-ts-retry/Contention'
 import type { RetryRow } from './sample'
 
 /** A Vega-Lite specification: plain JSON. */
@@ -80,11 +80,6 @@ export const contentionSpec = (rows: ReadonlyArray<Contention.Comparison>, runs:
   }
 }
 
-/** An optional dependency the command needs is not installed: the CLI prints how to install it and exits 1. */
-export class MissingDependency extends Error {
-  readonly _tag = 'MissingDependency'
-}
-
 interface VegaLite {
   readonly compile: (spec: never) => { readonly spec: unknown }
 }
@@ -94,15 +89,8 @@ interface Vega {
 }
 
 const load = async <M>(name: string): Promise<M> => {
-  try {
-    const module = (await import(name)) as { readonly default?: M }
-    return (module.default ?? module) as M
-  } catch {
-    throw new MissingDependency(
-      `writing an SVG needs the optional dependencies vega and vega-lite, which are not installed here:\n` +
-        `  npm install vega@5.33.1 vega-lite@5.23.0`
-    )
-  }
+  const module = (await import(name)) as { readonly default?: M }
+  return (module.default ?? module) as M
 }
 
 /** Renders a Vega-Lite specification to an SVG document. */

@@ -2,7 +2,7 @@
  * `fp-ts-retry compare`: the contention simulation (the AWS "Exponential Backoff and Jitter" model) for the
  * given schedules over a range of client counts.
  */
-import * as Contention from '../Contention'
+import * as Contention from 'fp-ts-retry/Contention'
 import { plusMinus, table } from './format'
 
 export interface CompareReportOptions {

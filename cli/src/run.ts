@@ -4,10 +4,11 @@
 import { spawn } from 'child_process'
 import * as os from 'os'
 import * as E from 'fp-ts/Either'
+import { pipe } from 'fp-ts/function'
 import type * as TE from 'fp-ts/TaskEither'
-import * as Random from '../Random'
-import { retrying } from '../Retry'
-import { type Schedule, whileInput } from '../Schedule'
+import * as Random from 'fp-ts-retry/Random'
+import { retrying } from 'fp-ts-retry/Retry'
+import * as Schedule from 'fp-ts-retry/Schedule'
 import { ms } from './format'
 
 /** How an attempt failed: what the schedule sees, so `retryOn` / `neverRetryOn` match exit codes. */
@@ -20,7 +21,8 @@ export interface Failure {
 export interface RunOptions {
   readonly command: string
   readonly args: ReadonlyArray<string>
-  readonly schedule: Schedule<Failure>
+  /** The schedule from the config: it sees each failure as a {@link Failure}. */
+  readonly schedule: Schedule.Schedule<unknown>
   readonly seed?: number
   /** Where progress lines go. */
   readonly log: (line: string) => void
@@ -88,9 +90,9 @@ export const runCommand = async (options: RunOptions): Promise<number> => {
     })
 
   // A command that cannot be started is not retried: the schedule only sees exit codes.
-  // (The inner schedule is stepped only with the failures the predicate lets through: exit codes.)
-  const schedule = whileInput((input: Failure | SpawnError) => !(input instanceof SpawnError))(
-    options.schedule as Schedule<Failure | SpawnError>
+  const schedule = pipe(
+    options.schedule,
+    Schedule.whileInput((failure: Failure | SpawnError) => !(failure instanceof SpawnError))
   )
 
   try {

@@ -1,0 +1,131 @@
+/**
+ * The packages as users get them: `npm pack` of the library and of the command (each built by its own
+ * prepare / prepack script), installed from the tarballs into an empty application, and measured. Used by
+ * test/package.test.ts and by `npm run size` (scripts/install-size.ts).
+ */
+import { execFile } from 'child_process'
+import * as fs from 'fs'
+import * as path from 'path'
+
+export const repo = path.join(__dirname, '..')
+
+export interface PackedFile {
+  readonly path: string
+  readonly size: number
+}
+
+/** One tarball, as `npm pack --json` describes it. */
+export interface Packed {
+  readonly name: string
+  readonly version: string
+  /** The tarball's absolute path. */
+  readonly tarball: string
+  /** Its size, compressed. */
+  readonly size: number
+  readonly unpackedSize: number
+  readonly files: ReadonlyArray<PackedFile>
+}
+
+export interface Run {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Runs a program to its end; never rejects (a failure is in `code` and `stderr`). */
+export const run = (file: string, args: ReadonlyArray<string>, cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<Run> =>
+  new Promise((resolve) => {
+    execFile(file, [...args], { cwd, env, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null
+      resolve({ code, stdout, stderr: error !== null && code === null ? `${stderr}\n${error.message}` : stderr })
+    })
+  })
+
+/**
+ * npm itself: the one running this process (`npm test`, `npm run size`) if any, else the one on the PATH. Without
+ * the `npm_config_*` and `npm_package_*` variables that a parent npm sets for its scripts (such as the
+ * repository's `local_prefix`): the child reads its configuration from the same files, for its own directory.
+ */
+export const npm = (args: ReadonlyArray<string>, cwd: string): Promise<Run> => {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_(config|package|lifecycle)_/i.test(key)))
+  const cli = process.env.npm_execpath
+  return cli !== undefined && cli.endsWith('.js') ? run(process.execPath, [cli, ...args], cwd, env) : run('npm', args, cwd, env)
+}
+
+const check = (what: string, result: Run): Run => {
+  if (result.code !== 0) throw new Error(`${what} failed with code ${result.code}:\n${result.stdout}\n${result.stderr}`)
+  return result
+}
+
+/**
+ * Packs the root (the library) and cli/ (the command) into `destination` with `npm pack --workspaces`, which runs
+ * the library's prepare (its build) and then the command's prepack (its build, against the library's
+ * declarations), as publishing would.
+ */
+export const pack = async (destination: string): Promise<{ readonly library: Packed; readonly command: Packed }> => {
+  const result = check('npm pack', await npm(['pack', '--workspaces', '--json', '--pack-destination', destination], repo))
+  const packed = (JSON.parse(result.stdout) as ReadonlyArray<Omit<Packed, 'tarball'> & { readonly filename: string }>).map(
+    (p): Packed => ({
+      name: p.name,
+      version: p.version,
+      tarball: path.join(destination, p.filename),
+      size: p.size,
+      unpackedSize: p.unpackedSize,
+      files: p.files.map((f) => ({ path: f.path, size: f.size }))
+    })
+  )
+  const find = (name: string): Packed => {
+    const found = packed.find((p) => p.name === name)
+    if (found === undefined) throw new Error(`npm pack made no tarball of ${name}: ${result.stdout}`)
+    return found
+  }
+  return { library: find('fp-ts-retry'), command: find('fp-ts-retry-cli') }
+}
+
+/**
+ * Makes `dir` an empty application and runs `npm install <specs>` in it, as a user would, but from npm's cache
+ * when it has the packages (`--prefer-offline`: `npm ci` in the repository put them there).
+ */
+export const install = async (dir: string, specs: ReadonlyArray<string>): Promise<void> => {
+  fs.mkdirSync(dir, { recursive: true })
+  fs.writeFileSync(path.join(dir, 'package.json'), `${JSON.stringify({ name: 'application', version: '1.0.0', private: true }, null, 2)}\n`)
+  check(`npm install ${specs.join(' ')}`, await npm(['install', '--no-audit', '--no-fund', '--prefer-offline', ...specs], dir))
+}
+
+export interface InstallSize {
+  /** The installed packages, by name, in node_modules and any nested node_modules. */
+  readonly packages: ReadonlyArray<string>
+  /** The bytes of their files (symbolic links such as node_modules/.bin are not followed). */
+  readonly bytes: number
+}
+
+/** What `npm install` put into `dir`/node_modules. */
+export const measure = (dir: string): InstallSize => {
+  const packages: Array<string> = []
+  let bytes = 0
+  const sizeOf = (p: string): void => {
+    const stat = fs.lstatSync(p)
+    if (stat.isDirectory()) for (const entry of fs.readdirSync(p)) sizeOf(path.join(p, entry))
+    else if (stat.isFile()) bytes += stat.size
+  }
+  const walk = (nodeModules: string): void => {
+    if (!fs.existsSync(nodeModules)) return
+    for (const entry of fs.readdirSync(nodeModules)) {
+      if (entry.startsWith('.')) continue // .bin (links) and .package-lock.json (npm's record)
+      const names = entry.startsWith('@') ? fs.readdirSync(path.join(nodeModules, entry)).map((n) => `${entry}/${n}`) : [entry]
+      for (const name of names) {
+        const dir = path.join(nodeModules, name)
+        packages.push(name)
+        for (const inner of fs.readdirSync(dir)) {
+          if (inner === 'node_modules') walk(path.join(dir, inner))
+          else sizeOf(path.join(dir, inner))
+        }
+      }
+    }
+  }
+  walk(path.join(dir, 'node_modules'))
+  return { packages: packages.sort(), bytes }
+}
+
+/** Bytes as MB (10^6, as npm reports sizes), to one decimal. */
+export const megabytes = (bytes: number): string => (bytes / 1e6).toFixed(1)

@@ -1,0 +1,329 @@
+/**
+ * The packages as users install them (issue 9): `npm pack` of the library and of the command, each tarball
+ * installed into an empty application, then what ships, what the install adds, whether the types resolve under
+ * every moduleResolution, and whether `require`, `import` and the command's bin run.
+ *
+ * Packing builds both packages (about 10 s); installing comes from npm's cache, which `npm ci` filled.
+ */
+import * as assert from 'assert'
+import * as fs from 'fs'
+import * as os from 'os'
+import * as path from 'path'
+import { install, measure, megabytes, npm, pack, repo, run, type InstallSize, type Packed, type Run } from '../scripts/package'
+import { deepStrictEqual } from './util'
+
+interface PackageJson {
+  readonly name: string
+  readonly version: string
+  readonly main: string
+  readonly types: string
+  readonly typesVersions: Record<string, Record<string, ReadonlyArray<string>>>
+  readonly exports: Record<string, string | { readonly types: string; readonly default: string }>
+  readonly bin?: Record<string, string>
+  readonly dependencies?: Record<string, string>
+  readonly devDependencies?: Record<string, string>
+  readonly peerDependencies?: Record<string, string>
+  readonly peerDependenciesMeta?: Record<string, { readonly optional?: boolean }>
+  readonly optionalDependencies?: Record<string, string>
+  readonly workspaces?: ReadonlyArray<string>
+}
+
+const readJson = (file: string): PackageJson => JSON.parse(fs.readFileSync(file, 'utf8')) as PackageJson
+
+const library = readJson(path.join(repo, 'package.json'))
+const command = readJson(path.join(repo, 'cli', 'package.json'))
+
+/** The modules a user may import by subpath: `fp-ts-retry/<name>`. */
+const subpaths = Object.keys(library.exports)
+  .filter((key) => key !== '.' && key !== './package.json')
+  .map((key) => key.slice('./'.length))
+
+jest.setTimeout(30_000)
+
+/** At most this much, fp-ts and io-ts included (issue 9). */
+const BUDGET = { packages: 6, bytes: 7e6 }
+
+// -------------------------------------------------------------------------------------
+// the consumer
+// -------------------------------------------------------------------------------------
+
+const COMMON = {
+  strict: true,
+  exactOptionalPropertyTypes: true,
+  noEmit: true,
+  target: 'ES2022',
+  lib: ['ES2022'],
+  types: ['node'],
+  skipDefaultLibCheck: true
+}
+
+/**
+ * One tsconfig per resolution, each over the files of the module formats it supports. The bundler one, for an
+ * application built for the browser (the DOM's types, not Node's), also checks the declarations of every package
+ * (`skipLibCheck: false`), ours included; the others skip that check, which costs seconds: the declarations are the
+ * same files under every resolution.
+ */
+const MODES: Record<string, { readonly compilerOptions: Record<string, unknown>; readonly files: ReadonlyArray<string> }> = {
+  // "module": "commonjs" and node10: typesVersions instead of "exports"
+  node10: {
+    compilerOptions: { module: 'commonjs', moduleResolution: 'node10', skipLibCheck: true },
+    files: ['consumer.ts', 'subpaths.ts']
+  },
+  node16: {
+    compilerOptions: { module: 'node16', moduleResolution: 'node16', skipLibCheck: true },
+    files: ['consumer.cts', 'consumer.mts', 'subpaths.cts', 'subpaths.mts']
+  },
+  nodenext: {
+    compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', skipLibCheck: true },
+    files: ['consumer.cts', 'consumer.mts', 'subpaths.cts', 'subpaths.mts']
+  },
+  bundler: {
+    compilerOptions: { module: 'esnext', moduleResolution: 'bundler', lib: ['ES2022', 'DOM'], types: [], skipLibCheck: false },
+    files: ['consumer.ts', 'subpaths.ts']
+  }
+}
+
+/** Writes the consumer (test/fixtures/consumer.ts, and an import of every subpath) and a tsconfig per mode. */
+const writeConsumer = (dir: string): void => {
+  const consumer = fs.readFileSync(path.join(__dirname, 'fixtures', 'consumer.ts'), 'utf8')
+  const imports = subpaths.map((name, i) => `import * as M${i} from 'fp-ts-retry/${name}'\n`).join('')
+  const everySubpath = `${imports}export const modules = [${subpaths.map((_, i) => `M${i}`).join(', ')}] as const\n`
+  for (const extension of ['ts', 'cts', 'mts']) {
+    fs.writeFileSync(path.join(dir, `consumer.${extension}`), consumer)
+    fs.writeFileSync(path.join(dir, `subpaths.${extension}`), everySubpath)
+  }
+  for (const [mode, { compilerOptions, files }] of Object.entries(MODES)) {
+    const tsconfig = { compilerOptions: { ...COMMON, ...compilerOptions }, files }
+    fs.writeFileSync(path.join(dir, `tsconfig.${mode}.json`), `${JSON.stringify(tsconfig, null, 2)}\n`)
+  }
+}
+
+/** Requires the root and every subpath, checks that the index's namespace is the subpath's module, prints delays. */
+const requireScript = `
+  const assert = require('assert')
+  const index = require('fp-ts-retry')
+  const Schedule = require('fp-ts-retry/Schedule')
+  for (const name of ${JSON.stringify(subpaths)}) assert.ok(Object.keys(require('fp-ts-retry/' + name)).length > 0, name)
+  assert.strictEqual(index.Schedule, Schedule)
+  assert.strictEqual(typeof index.retrying, 'function')
+  process.stdout.write(JSON.stringify(Schedule.delays(Schedule.intersect(Schedule.recurs(3))(Schedule.exponential(100)))))`
+
+/** The io-ts files that `require(specifier)` loads, in a fresh process. */
+const ioTsLoadedBy = async (cwd: string, specifier: string): Promise<ReadonlyArray<string>> => {
+  const script = `
+    require(${JSON.stringify(specifier)})
+    const ioTs = require('path').join('node_modules', 'io-ts') + require('path').sep
+    process.stdout.write(JSON.stringify(Object.keys(require.cache).filter((file) => file.includes(ioTs))))`
+  const result = await run(process.execPath, ['-e', script], cwd)
+  assert.strictEqual(result.code, 0, result.stderr)
+  return JSON.parse(result.stdout) as ReadonlyArray<string>
+}
+
+describe('package.json', () => {
+  it('should make the root a workspace of itself and cli/ the other, so that the command links to this library', () => {
+    deepStrictEqual(library.workspaces, ['.', 'cli'])
+    assert.strictEqual(command.name, 'fp-ts-retry-cli')
+    deepStrictEqual(command.bin, { 'fp-ts-retry': 'lib/main.js' })
+  })
+
+  it("should have the command depend on this very version of the library, and on the peers' versions the repository tests with", () => {
+    assert.strictEqual(command.dependencies?.['fp-ts-retry'], library.version)
+    // the optional peers (the engine adapters' bullmq and ioredis) are not the command's business
+    const optional = (peer: string): boolean => library.peerDependenciesMeta?.[peer]?.optional === true
+    for (const peer of Object.keys(library.peerDependencies ?? {}).filter((p) => !optional(p))) {
+      assert.strictEqual(command.dependencies?.[peer], library.devDependencies?.[peer], peer)
+    }
+  })
+
+  it("should give the library no bin and no optional dependencies (npm installs those by default): they are the command's", () => {
+    assert.strictEqual(library.bin, undefined)
+    assert.strictEqual(library.optionalDependencies, undefined)
+    for (const name of ['commander', 'vega', 'vega-lite']) assert.strictEqual(library.dependencies?.[name], undefined, name)
+  })
+
+  it('should map each subpath, and no other, to its declarations for TypeScript resolutions that ignore "exports" (node10)', () => {
+    // One entry per module rather than "*": ["lib/*"], which would also remap the root's "types" (to
+    // lib/lib/index.d.ts) and would let node10 type-check imports such as fp-ts-retry/lib/Schedule that Node refuses.
+    const expected: Record<string, ReadonlyArray<string>> = {}
+    for (const name of subpaths) {
+      const entry = library.exports[`./${name}`]
+      expected[name] = [typeof entry === 'string' ? entry : entry.types.replace(/^\.\//, '')]
+    }
+    deepStrictEqual(library.typesVersions, { '*': expected })
+    assert.strictEqual(library.types, 'lib/index.d.ts')
+    assert.strictEqual(library.main, 'lib/index.js')
+  })
+})
+
+describe('the packed packages', () => {
+  let dir = ''
+  let packed: { readonly library: Packed; readonly command: Packed }
+  /** The library installed with its peers into an empty application, as measured before anything else was added. */
+  let installed: InstallSize
+  let application = ''
+  let commandApplication = ''
+  /** One type-check of the consumer per moduleResolution, started together in `beforeAll`. */
+  const checks = new Map<string, Promise<Run>>()
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fp-ts-retry-package-'))
+    packed = await pack(dir)
+    application = path.join(dir, 'application')
+    commandApplication = path.join(dir, 'command')
+    const peers = Object.keys(library.peerDependencies ?? {})
+      .filter((name) => library.peerDependenciesMeta?.[name]?.optional !== true)
+      .map((name) => `${name}@${library.devDependencies?.[name]}`)
+    const libraryReady = install(application, [packed.library.tarball, ...peers]).then(() => {
+      installed = measure(application)
+      // The compiler and Node's types come from the repository, after the measure: an application has its own.
+      const modules = path.join(application, 'node_modules')
+      fs.symlinkSync(path.join(repo, 'node_modules', 'typescript'), path.join(modules, 'typescript'), 'dir')
+      fs.mkdirSync(path.join(modules, '@types'))
+      fs.symlinkSync(path.join(repo, 'node_modules', '@types', 'node'), path.join(modules, '@types', 'node'), 'dir')
+      writeConsumer(application)
+      const tsc = path.join(modules, 'typescript', 'bin', 'tsc')
+      for (const mode of Object.keys(MODES)) checks.set(mode, run(process.execPath, [tsc, '-p', `tsconfig.${mode}.json`], application))
+      return Promise.all(checks.values())
+    })
+    await Promise.all([libraryReady, install(commandApplication, [packed.library.tarball, packed.command.tarball])])
+  }, 180_000)
+
+  afterAll(() => {
+    if (dir !== '') fs.rmSync(dir, { recursive: true, force: true })
+  })
+
+  describe('the library', () => {
+    it('should ship lib/ (the public modules with their declarations, internal/ without), the guides, the changelog; no sources, maps or tests', () => {
+      const files = packed.library.files.map((f) => f.path)
+      const publicModules = ['index', ...subpaths]
+      const unexpected = files.filter((file) => {
+        if (['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md'].includes(file)) return false
+        if (/^docs\/(modules\/)?[^/]+\.md$/.test(file) || /^docs\/[^/]+\.svg$/.test(file)) return false
+        const module = /^lib\/(.+)\.(js|d\.ts)$/.exec(file)
+        if (module === null) return true
+        return !publicModules.includes(module[1]) && !(module[1].startsWith('internal/') && module[2] === 'js')
+      })
+      deepStrictEqual(unexpected, [])
+      for (const name of publicModules) {
+        assert.ok(files.includes(`lib/${name}.js`), `lib/${name}.js`)
+        assert.ok(files.includes(`lib/${name}.d.ts`), `lib/${name}.d.ts`)
+      }
+      for (const file of ['README.md', 'LICENSE', 'CHANGELOG.md', 'docs/README.md', 'docs/modules/Schedule.ts.md']) {
+        assert.ok(files.includes(file), file)
+      }
+    })
+
+    it('should ship every file that a link or an image of its Markdown files points to, and no image that none shows', () => {
+      const files = new Set(packed.library.files.map((f) => f.path))
+      const dead: Array<string> = []
+      const targets = new Set<string>()
+      for (const file of files) {
+        if (!file.endsWith('.md')) continue
+        const text = fs.readFileSync(path.join(repo, file), 'utf8').replace(/^```[\s\S]*?^```/gm, '')
+        for (const [, target] of text.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)) {
+          if (/^[a-z][a-z0-9+.-]*:/i.test(target) || target.startsWith('#')) continue
+          const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(file), target.replace(/#.*$/, '')))
+          targets.add(resolved)
+          if (!files.has(resolved)) dead.push(`${file}: ${target}`)
+        }
+      }
+      deepStrictEqual(dead, [])
+      deepStrictEqual(
+        [...files].filter((file) => file.endsWith('.svg') && !targets.has(file)),
+        []
+      )
+    })
+
+    it(`should add at most ${BUDGET.packages} packages and ${megabytes(BUDGET.bytes)} MB to an application, fp-ts and io-ts included`, () => {
+      const report = `${installed.packages.length} packages (${installed.packages.join(', ')}), ${megabytes(installed.bytes)} MB`
+      assert.ok(installed.packages.includes('fp-ts-retry'), report)
+      assert.ok(installed.packages.length <= BUDGET.packages, report)
+      assert.ok(installed.bytes <= BUDGET.bytes, report)
+    })
+
+    it('should not install an optional peer dependency', () => {
+      const optional = Object.entries(library.peerDependenciesMeta ?? {})
+        .filter(([, meta]) => meta.optional === true)
+        .map(([name]) => name)
+      deepStrictEqual(
+        optional.filter((name) => installed.packages.includes(name)),
+        []
+      )
+    })
+
+    describe('types, for a consumer of the root and of every subpath (strict, exactOptionalPropertyTypes)', () => {
+      for (const mode of Object.keys(MODES)) {
+        it(`should type-check under moduleResolution ${mode}${MODES[mode].compilerOptions.skipLibCheck === false ? ', declarations included' : ''}`, async () => {
+          const result = await checks.get(mode)
+          assert.ok(result !== undefined)
+          assert.strictEqual(result.code, 0, `tsc -p tsconfig.${mode}.json:\n${result.stdout}${result.stderr}`)
+        })
+      }
+    })
+
+    it('should load the root and every subpath with require', async () => {
+      const result = await run(process.execPath, ['-e', requireScript], application)
+      assert.strictEqual(result.code, 0, result.stderr)
+      assert.strictEqual(result.stdout, '[100,200,400]')
+    })
+
+    it('should load the root and a subpath with a native ESM import, named exports included', async () => {
+      const script = `
+        import * as assert from 'assert'
+        import * as index from 'fp-ts-retry'
+        import { retrying, Schedule as IndexSchedule } from 'fp-ts-retry'
+        import * as Schedule from 'fp-ts-retry/Schedule'
+        import { delays, exponential, intersect, recurs } from 'fp-ts-retry/Schedule'
+        assert.strictEqual(typeof retrying, 'function')
+        assert.strictEqual(index.retrying, retrying)
+        assert.strictEqual(IndexSchedule.exponential, exponential)
+        assert.strictEqual(Schedule.exponential, exponential)
+        process.stdout.write(JSON.stringify(delays(intersect(recurs(3))(exponential(100)))))`
+      const result = await run(process.execPath, ['--input-type=module', '-e', script], application)
+      assert.strictEqual(result.code, 0, result.stderr)
+      assert.strictEqual(result.stdout, '[100,200,400]')
+    })
+
+    describe('io-ts, which only the codecs need', () => {
+      it('should be loaded by require("fp-ts-retry/ScheduleConfig") (the check below sees it when it is)', async () => {
+        assert.notDeepStrictEqual(await ioTsLoadedBy(application, 'fp-ts-retry/ScheduleConfig'), [])
+      })
+
+      it('should not be loaded by require("fp-ts-retry/Schedule")', async () => {
+        deepStrictEqual(await ioTsLoadedBy(application, 'fp-ts-retry/Schedule'), [])
+      })
+
+      it('should not be loaded by require("fp-ts-retry/Retry")', async () => {
+        deepStrictEqual(await ioTsLoadedBy(application, 'fp-ts-retry/Retry'), [])
+      })
+    })
+  })
+
+  describe('the command', () => {
+    it('should ship its compiled modules, its README and its LICENSE; its bin a node script', () => {
+      const files = packed.command.files.map((f) => f.path).sort()
+      deepStrictEqual(
+        files.filter((file) => !/^lib\/[^/]+\.js$/.test(file)),
+        ['LICENSE', 'README.md', 'package.json']
+      )
+      const bin = command.bin?.['fp-ts-retry'] ?? ''
+      assert.ok(files.includes(bin), bin)
+      assert.match(fs.readFileSync(path.join(commandApplication, 'node_modules', 'fp-ts-retry-cli', bin), 'utf8'), /^#!\/usr\/bin\/env node\n/)
+    })
+
+    it('should run from its tarball: simulate prints the table and, with vega from its dependencies, writes an SVG', async () => {
+      const bin = path.join(commandApplication, 'node_modules', '.bin', 'fp-ts-retry')
+      const result = await run(bin, ['simulate', '{"constant": "100ms", "maxRetries": 2}', '--runs', '5', '--svg', 'plot.svg'], commandApplication)
+      assert.strictEqual(result.code, 0, result.stderr)
+      assert.match(result.stdout, /^\s+2\s+100%\s+100\s+100\s+100\s+100\s+200\s+200$/m)
+      assert.match(result.stdout, /Every run stops by itself within 2 retries \(3 attempts\)\./)
+      assert.match(fs.readFileSync(path.join(commandApplication, 'plot.svg'), 'utf8'), /^<svg /)
+    })
+
+    it('should run as npx fp-ts-retry-cli', async () => {
+      const result = await npm(['exec', '--offline', '--', 'fp-ts-retry-cli', '--version'], commandApplication)
+      assert.strictEqual(result.code, 0, result.stderr)
+      assert.strictEqual(result.stdout, `${command.version}\n`)
+    })
+  })
+})
