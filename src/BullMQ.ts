@@ -43,7 +43,7 @@ import {
   checkDefinition,
   checkId,
   durationAtLeast,
-  linkSignals,
+  attemptSignals,
   optionsObject,
   positiveCount,
   reportError
@@ -119,6 +119,7 @@ export interface EngineOptions {
 export interface JobLike {
   readonly id?: string | undefined
   readonly data: unknown
+  readonly opts?: { readonly backoff?: number | { readonly type: string } | undefined } | undefined
   updateData(data: Durable.StoredRun): Promise<void>
   moveToDelayed(timestamp: number, token?: string): Promise<void>
 }
@@ -140,14 +141,25 @@ export interface QueueLike {
 }
 
 /**
- * The options {@link submit} and the engine give each job: its id, how long it is kept once done, and a safety
- * net (a delivery that fails for a reason of its own, such as a lost connection, is delivered again a second
- * later instead of failing the job).
+ * The options {@link submit} and the engine give each job: its id, how long it is kept once done, and BullMQ's
+ * retry path with the backoff of {@link workerOptions}, unlimited: the schedule decides, not `attempts`.
+ *
+ * **Details**
+ *
+ * A failure that the schedule retries goes through BullMQ's own failure path, which delays the job and fetches
+ * the next one in one step, with the delay the stored state says. A delivery that fails for a reason of its own
+ * (a lost connection) is delivered again a second later instead of failing the job.
  *
  * @example
  * import type { JobOptions } from 'fp-ts-retry/BullMQ'
  *
- * const options: JobOptions = { jobId: 'a', removeOnComplete: { age: 86_400 }, attempts: 1, backoff: { type: 'fixed', delay: 1000 } }
+ * const options: JobOptions = {
+ *   jobId: 'a',
+ *   removeOnComplete: { age: 86_400 },
+ *   attempts: Number.MAX_SAFE_INTEGER,
+ *   backoff: { type: 'fp-ts-retry' },
+ *   stackTraceLimit: 1
+ * }
  *
  * @category model
  * @since 0.2.0
@@ -156,7 +168,8 @@ export interface JobOptions {
   readonly jobId: string
   readonly removeOnComplete: { readonly age: number }
   readonly attempts: number
-  readonly backoff: { readonly type: 'fixed'; readonly delay: number }
+  readonly backoff: { readonly type: 'fp-ts-retry' }
+  readonly stackTraceLimit: number
 }
 
 /**
@@ -215,9 +228,25 @@ export interface BackoffJob {
  */
 export const jobId = (id: string): string => toBullId(checkId('BullMQ.jobId', id))
 
+/** The backoff type of the jobs {@link submit} adds: delays each retry until the due time its error carries. */
+const BACKOFF_TYPE: JobOptions['backoff']['type'] = 'fp-ts-retry'
+
+/** What the processor throws to have BullMQ delay a job until `dueAt` (a retry, or a delivery before it was due). */
+class DueLater extends Error {
+  constructor(readonly dueAt: number) {
+    const at = Math.ceil(dueAt)
+    super(`fp-ts-retry: due at ${Number.isFinite(at) ? new Date(at).toISOString() : String(at)}`)
+    this.name = 'DueLater'
+    // BullMQ stores the stack with the job at each failure: keep it short.
+    this.stack = this.message
+  }
+}
+
 /**
  * The worker options {@link engine} uses, for teams with their own `Worker` running {@link processor}: no limit
- * on stalls, so that the schedule, not BullMQ, decides when a run gives up.
+ * on stalls, so that the schedule, not BullMQ, decides when a run gives up; and the backoff strategy the jobs of
+ * {@link submit} name, which delays a retry until its stored due time (rounded up to a whole ms), and a delivery
+ * that failed for a reason of its own (a lost connection) by a second.
  *
  * @example
  * import * as BullMQ from 'fp-ts-retry/BullMQ'
@@ -225,11 +254,21 @@ export const jobId = (id: string): string => toBullId(checkId('BullMQ.jobId', id
  *
  * // new Worker(queueName, BullMQ.processor(def, options), { connection, ...BullMQ.workerOptions })
  * assert.strictEqual(BullMQ.workerOptions.maxStalledCount, Number.MAX_SAFE_INTEGER)
+ * assert.strictEqual(typeof BullMQ.workerOptions.settings.backoffStrategy, 'function')
  *
  * @category utils
  * @since 0.2.0
  */
-export const workerOptions: { readonly maxStalledCount: number } = { maxStalledCount: Number.MAX_SAFE_INTEGER }
+export const workerOptions: {
+  readonly maxStalledCount: number
+  readonly settings: { readonly backoffStrategy: (attemptsMade: number, type?: string, err?: Error) => number }
+} = {
+  maxStalledCount: Number.MAX_SAFE_INTEGER,
+  settings: {
+    backoffStrategy: (_, __, err) =>
+      err instanceof DueLater ? Math.max(0, Math.ceil(err.dueAt) - Date.now()) : HOOK_RETRY_DELAY
+  }
+}
 
 // -------------------------------------------------------------------------------------
 // interpreters
@@ -255,7 +294,9 @@ const jobOptions = (id: string, keepDone: number): JobOptions => ({
   jobId: toBullId(id),
   removeOnComplete: { age: Math.ceil(keepDone / 1000) },
   attempts: Number.MAX_SAFE_INTEGER,
-  backoff: { type: 'fixed', delay: HOOK_RETRY_DELAY }
+  backoff: { type: BACKOFF_TYPE },
+  // BullMQ keeps a stack per failure: the latest is enough
+  stackTraceLimit: 1
 })
 
 /**
@@ -325,12 +366,18 @@ const notify = async (
  * Each delivery of a job goes through `Durable.deliver`, then:
  *
  * - delivered before its stored `dueAt`: delayed again until then (rounded up to a whole ms), no attempt;
- * - a failure the schedule retries: the new state is stored in the job's data (`updateData`), then the job is
- *   delayed until the new `dueAt` (`moveToDelayed`): state first, so that a crash between the two writes leaves a
- *   job that is delivered early and delayed again, never retried early;
+ * - a failure the schedule retries: the new state is stored in the job's data (`updateData`), `onRetry` is
+ *   called, then the job is delayed until the new `dueAt`: state first, so that a crash between the two writes
+ *   leaves a job that is delivered early and delayed again, never retried early;
  * - done: the outcome is stored (when `onDone` is set), `onDone` is called, and the job completes with the stored
  *   outcome as its return value. A worker killed after `onDone` and before completing calls it again, with the
  *   stored outcome.
+ *
+ * A job added by {@link submit} (or `engine`'s) is delayed through BullMQ's failure path: the processor throws,
+ * and the backoff strategy of {@link workerOptions} answers the wait until the due time, so BullMQ delays the job
+ * and fetches the next in one step (its `attemptsMade` counts the failed attempts; `failedReason` says when the
+ * job is due). So the `Worker` must have {@link workerOptions}. A job added otherwise is delayed with
+ * `moveToDelayed`.
  *
  * The function takes BullMQ's signal (its third parameter), so the attempt's signal also aborts when BullMQ
  * cancels the job.
@@ -349,8 +396,10 @@ const notify = async (
  *   // a job as BullMQ hands it over, in memory
  *   let data: unknown = { id: 'e-1', payload: 'hi', retry: null, outcome: null }
  *   const job: BullMQ.JobLike = { id: 'e-1', data, updateData: async (d) => void (data = d), moveToDelayed: async () => undefined }
- *   const returned = await process(job, 'token')
- *   assert.deepStrictEqual(returned, { result: { _tag: 'Right', right: { json: 'hi' } }, status: { iterNumber: 0, elapsed: 0, cumulativeDelay: 0, previousDelay: null }, reason: 'succeeded' })
+ *   // it completes with the stored outcome as its return value
+ *   const returned = (await process(job, 'token')) as { result: unknown; reason: string }
+ *   assert.deepStrictEqual([returned.result, returned.reason], [{ _tag: 'Right', right: { json: 'hi' } }, 'succeeded'])
+ *   assert.deepStrictEqual(data, { id: 'e-1', payload: 'hi', retry: null, outcome: returned })
  * }
  * main()
  *
@@ -364,37 +413,44 @@ export const processor = <P, E, A>(
   const where = 'BullMQ.processor'
   checkDefinition(where, def)
   const o = optionsObject(where, 'options', options)
-  const closing = o.signal ?? new AbortController().signal
+  const signals = attemptSignals(o.signal)
   return async (job, token, signal) => {
     const { DelayedError } = bull(where)
-    const link = linkSignals(closing, signal)
+    const attempt = signals(signal)
     const data = job.data as { readonly id?: unknown } | null
     const id =
       data !== null && typeof data === 'object' && typeof data.id === 'string' ? data.id : fromBullId(job.id ?? '')
+    // Jobs added by submit take BullMQ's failure path, which delays the job and fetches the next in one step;
+    // others (added by hand) are delayed with moveToDelayed.
+    const backoff = job.opts?.backoff
+    const viaFailure = typeof backoff === 'object' && backoff.type === BACKOFF_TYPE
+    const delay = async (dueAt: number): Promise<never> => {
+      if (viaFailure) throw new DueLater(dueAt)
+      await job.moveToDelayed(Math.ceil(dueAt), token)
+      throw new DelayedError()
+    }
     try {
-      const delivery = await Durable.deliver(def, id, job.data, { now: Date.now, signal: link.signal, options: o })
+      const delivery = await Durable.deliver(def, id, job.data, { now: Date.now, signal: attempt.signal, options: o })
       switch (delivery._tag) {
         case 'NotDue':
-          await job.moveToDelayed(Math.ceil(delivery.dueAt), token)
-          throw new DelayedError()
+          return await delay(delivery.dueAt)
         case 'Abandoned':
+          // The worker is closing, and BullMQ records no failure then: leave the job due at once, explicitly.
           await job.moveToDelayed(Date.now(), token)
           throw new DelayedError()
         case 'Retry':
+          // The state first, then the delay: a crash between the two leaves a job that is delivered early and
+          // delayed again, never retried early.
           await job.updateData(delivery.run)
-          await job.moveToDelayed(Math.ceil(delivery.dueAt), token)
           await notify(o.onError, id, delivery.notify)
-          throw new DelayedError()
+          return await delay(delivery.dueAt)
         case 'Done':
           if (delivery.run !== null) await job.updateData(delivery.run)
-          if (!(await notify(o.onError, id, delivery.notify))) {
-            await job.moveToDelayed(Date.now() + HOOK_RETRY_DELAY, token)
-            throw new DelayedError()
-          }
+          if (!(await notify(o.onError, id, delivery.notify))) return await delay(Date.now() + HOOK_RETRY_DELAY)
           return delivery.outcome
       }
     } finally {
-      link.unlink()
+      attempt.release()
     }
   }
 }

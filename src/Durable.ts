@@ -55,6 +55,7 @@ import type { RetryBudget } from './Budget'
 import * as Driver from './Driver'
 import * as FileStore from './FileStore'
 import {
+  attemptSignals,
   DEFAULT_KEEP_DONE,
   HOOK_RETRY_DELAY,
   checkDefinition,
@@ -169,8 +170,8 @@ export interface DefinitionOptions<P, E, A> {
  *   outcome (decoded from the store: an `Error` without a codec comes back as an `Error` of the same name and
  *   message). A `Left` is the last error, or a {@link RunError} when the run could not go on. When it throws, the
  *   error goes to `onError` and the hook is called again a second later.
- * - `onRetry(id, error, status, delay)`: after a retry is stored and the run delayed; `status` is the one the
- *   schedule decided with.
+ * - `onRetry(id, error, status, delay)`: once the retry's state is stored; `status` is the one the schedule
+ *   decided with. Its errors go to `onError`.
  * - `budget`: a shared {@link RetryBudget} (for a fleet: `RedisBudget.tokenBucket`), told of every attempt; a
  *   refusal ends the run with reason `'budget'`. Its answers may be promises.
  * - `concurrency`: how many attempts the worker makes at once (default 1).
@@ -1115,7 +1116,7 @@ const startFileWorker = <P, E, A>(
   const queued = new Set<string>()
   const inFlight = new Set<Promise<void>>()
   const controller = new AbortController()
-  const context: DeliveryContext<E, A> = { now: Date.now, signal: controller.signal, options }
+  const signals = attemptSignals(controller.signal)
   let active = 0
   let closed = false
 
@@ -1188,7 +1189,13 @@ const startFileWorker = <P, E, A>(
           outcome: await readJson(path.join(dir, OUTCOME_FILE))
         }
       : record
-    const delivery = await deliver(def, id, stored, context)
+    const attempt = signals()
+    let delivery: Delivery
+    try {
+      delivery = await deliver(def, id, stored, { now: Date.now, signal: attempt.signal, options })
+    } finally {
+      attempt.release()
+    }
     switch (delivery._tag) {
       case 'NotDue':
         return schedule(key, delivery.dueAt)

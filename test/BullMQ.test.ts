@@ -190,19 +190,27 @@ describeWithRedis('BullMQ on a real Redis', (server) => {
     assert.ok(starts[1] - ends[0] >= 300, `retried after ${starts[1] - ends[0]} ms`)
   })
 
-  it('should not retry early when the state was stored and the job not delayed (a crash between the two writes)', async () => {
+  // what a worker killed between updateData and the delay leaves: the new state, the job waiting
+  it.each([
+    ["added by submit (delayed through BullMQ's failure path)", true],
+    ['added by hand (delayed with moveToDelayed)', false]
+  ])('should not retry early a job whose state was stored and the job not delayed: %s', async (_, bySubmit) => {
     const p = prefix()
     const starts: Array<number> = []
     const def = slowRetry('crashed', starts, [])
-    // what a worker killed between updateData and moveToDelayed leaves: the new state, the job waiting
     const driver = Driver.make(def.schedule, { start: Date.now() })
     driver.advance('first fails', Date.now())
     const state = driver.snapshot()
-    await queue(p, 'crashed').add(
-      'crashed',
-      { id: 'c', payload: null, retry: RetryState.RetryStateCodec.encode(state), outcome: null },
-      { jobId: 'c' }
-    )
+    const data = { id: 'c', payload: null, retry: RetryState.RetryStateCodec.encode(state), outcome: null }
+    const q = queue(p, 'crashed')
+    if (bySubmit) {
+      // the options of submit, with the stored state in the data
+      let options: BullMQ.JobOptions | undefined
+      await BullMQ.submit({ add: async (_name, _data, o) => void (options = o) }, def, 'c', null)
+      await q.add('crashed', data, options)
+    } else {
+      await q.add('crashed', data, { jobId: 'c' })
+    }
     const done = deferred<void>()
     await engine(p).work(def, { onDone: () => done.resolve() })
     await done.promise

@@ -50,24 +50,28 @@ export const optionsObject = <O extends object>(where: string, name: string, val
   return value
 }
 
-/** A signal that aborts when either of two does; `unlink` forgets them both. */
-export const linkSignals = (
-  a: AbortSignal,
-  b: AbortSignal | undefined
-): { readonly signal: AbortSignal; readonly unlink: () => void } => {
-  if (b === undefined) return { signal: a, unlink: () => undefined }
-  const controller = new AbortController()
-  const abort = (): void => controller.abort()
-  if (a.aborted || b.aborted) controller.abort()
-  else {
-    a.addEventListener('abort', abort, { once: true })
-    b.addEventListener('abort', abort, { once: true })
-  }
-  return {
-    signal: controller.signal,
-    unlink: () => {
-      a.removeEventListener('abort', abort)
-      b.removeEventListener('abort', abort)
+/**
+ * A signal per attempt that aborts when the worker's does (or the attempt's own `extra`, such as BullMQ's for a
+ * job): one listener on the worker's signal for all the attempts in flight, so that a worker of concurrency 32
+ * does not trip Node's warning of more than 10 listeners on one signal.
+ */
+export const attemptSignals = (
+  worker: AbortSignal | undefined
+): ((extra?: AbortSignal) => { readonly signal: AbortSignal; readonly release: () => void }) => {
+  const inFlight = new Set<AbortController>()
+  worker?.addEventListener('abort', () => inFlight.forEach((c) => c.abort()), { once: true })
+  return (extra) => {
+    const controller = new AbortController()
+    const abort = (): void => controller.abort()
+    if (worker?.aborted === true || extra?.aborted === true) controller.abort()
+    inFlight.add(controller)
+    extra?.addEventListener('abort', abort, { once: true })
+    return {
+      signal: controller.signal,
+      release: () => {
+        inFlight.delete(controller)
+        extra?.removeEventListener('abort', abort)
+      }
     }
   }
 }

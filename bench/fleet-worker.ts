@@ -1,0 +1,50 @@
+/**
+ * A worker process of `npm run bench:fleet`: a BullMQ `Worker` on the Redis at 127.0.0.1:<port>, whose jobs fail
+ * their first attempt and succeed on the retry, with either
+ *
+ * - `ours`: `BullMQ.processor` of a `Durable` definition (the adapter; what `BullMQ.engine` runs), schedule
+ *   `exponential(10)` limited to 3 retries: the retry 10 ms after the failure, through `moveToDelayed`;
+ * - `bullmq`: a plain processor that throws, with BullMQ's own `{ attempts: 4, backoff: { type: 'exponential',
+ *   delay: 10 } }` on the jobs: the retry 10 ms after the failure.
+ *
+ * It prints `loaded` once connected (the worker made with `autorun: false`), starts on a line `go` on stdin, and
+ * closes when stdin ends.
+ *
+ * Usage: tsx bench/fleet-worker.ts <port> <prefix> <queue> <ours|bullmq> <concurrency>
+ */
+import { Worker, type Job } from 'bullmq'
+import * as readline from 'readline'
+import * as BullMQ from '../src/BullMQ'
+import { definition } from './fleet-definition'
+
+const main = async (): Promise<void> => {
+  const [port, prefix, queue, mode, concurrency] = process.argv.slice(2)
+  const connection = { host: '127.0.0.1', port: Number(port) }
+  const processor =
+    mode === 'ours'
+      ? BullMQ.processor(definition(queue))
+      : async (job: Job): Promise<string> => {
+          if (job.attemptsMade === 0) throw new Error('503')
+          return '200'
+        }
+  const worker = new Worker(queue, processor, {
+    connection,
+    prefix,
+    concurrency: Number(concurrency),
+    autorun: false,
+    ...(mode === 'ours' ? BullMQ.workerOptions : {})
+  })
+  await worker.waitUntilReady()
+  const input = readline.createInterface({ input: process.stdin })
+  const ended = new Promise((resolve) => input.once('close', resolve))
+  process.stdout.write('loaded\n')
+  await new Promise((resolve) => input.once('line', resolve))
+  void worker.run()
+  await ended
+  await worker.close()
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? error.stack ?? error.message : String(error)}\n`)
+  process.exitCode = 1
+})
