@@ -46,8 +46,7 @@ export interface RedisClient {
  * @example
  * import type { TokenBucketOptions, RedisClient } from 'fp-ts-retry/RedisBudget'
  *
- * declare const redis: RedisClient
- * const options: TokenBucketOptions = { redis, key: 'retry-budget:payments-api', maxTokens: 10, tokenRatio: 0.1 }
+ * const optionsFor = (redis: RedisClient): TokenBucketOptions => ({ redis, key: 'retry-budget:payments-api', maxTokens: 10, tokenRatio: 0.1 })
  *
  * @category model
  * @since 0.2.0
@@ -134,10 +133,10 @@ const MILLI = 1000
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import type { TaskEither } from 'fp-ts/TaskEither'
  * import { pipe } from 'fp-ts/function'
+ * import Redis from 'ioredis'
  *
  * // needs a Redis server: defined, not called here
  * export async function callWithFleetBudget(call: TaskEither<Error, string>) {
- *   const { default: Redis } = await import('ioredis')
  *   const redis = new Redis({ host: '127.0.0.1', port: 6379 })
  *   const budget = RedisBudget.tokenBucket({ redis, key: 'retry-budget:payments-api', maxTokens: 10, tokenRatio: 0.1 })
  *   return pipe(call, retrying(Schedule.exponential(100), { budget }))()
