@@ -237,8 +237,19 @@ class DueLater extends Error {
     const at = Math.ceil(dueAt)
     super(`fp-ts-retry: due at ${Number.isFinite(at) ? new Date(at).toISOString() : String(at)}`)
     this.name = 'DueLater'
-    // BullMQ stores the stack with the job at each failure: keep it short.
+    // BullMQ stores the stack with the job at each failure: the message is enough.
     this.stack = this.message
+  }
+}
+
+/** A {@link DueLater}, without the cost of capturing a stack that is thrown away (one per retry). */
+const dueLater = (dueAt: number): DueLater => {
+  const limit = Error.stackTraceLimit
+  Error.stackTraceLimit = 0
+  try {
+    return new DueLater(dueAt)
+  } finally {
+    Error.stackTraceLimit = limit
   }
 }
 
@@ -425,7 +436,7 @@ export const processor = <P, E, A>(
     const backoff = job.opts?.backoff
     const viaFailure = typeof backoff === 'object' && backoff.type === BACKOFF_TYPE
     const delay = async (dueAt: number): Promise<never> => {
-      if (viaFailure) throw new DueLater(dueAt)
+      if (viaFailure) throw dueLater(dueAt)
       await job.moveToDelayed(Math.ceil(dueAt), token)
       throw new DelayedError()
     }

@@ -72,6 +72,8 @@ export interface TokenBucketOptions {
 export interface RedisTokenBucket extends RetryBudget {
   readonly onSuccess: (latency: number, now: number) => Promise<void>
   readonly onFailure: (latency: number, now: number) => Promise<boolean>
+  /** Whether a retry (or a hedge) would be allowed now, recording nothing. */
+  readonly allows: (now: number) => Promise<boolean>
   /** The tokens left, in `[0, maxTokens]` (a missing key is a full bucket). */
   readonly tokens: () => Promise<number>
 }
@@ -82,14 +84,18 @@ export interface RedisTokenBucket extends RetryBudget {
 
 /**
  * The bucket, in thousandths of a token (a missing key is a full bucket). ARGV: the operation (`f` a failure,
- * `s` a success, `r` a read), the maximum and the ratio, in thousandths. A failure answers 1 when a retry may
- * follow. gRPC's `RetryThrottler` (grpc-java) does the same arithmetic in one compare-and-set.
+ * `s` a success, `r` a read of the count, `a` whether a retry would be allowed), the maximum and the ratio, in
+ * thousandths. A failure answers 1 when a retry may follow. gRPC's `RetryThrottler` (grpc-java) does the same
+ * arithmetic in one compare-and-set.
  */
 const SCRIPT = `
 local max = tonumber(ARGV[2])
 local tokens = tonumber(redis.call('GET', KEYS[1]) or max)
 if tokens > max then tokens = max end
 if ARGV[1] == 'r' then return tokens end
+if ARGV[1] == 'a' then
+  if tokens * 2 > max then return 1 else return 0 end
+end
 if ARGV[1] == 'f' then
   tokens = tokens - 1000
   if tokens < 0 then tokens = 0 end
@@ -123,6 +129,8 @@ const MILLI = 1000
  *   runs in any number of processes make exactly the retries the bucket allows.
  * - The key holds a plain integer (thousandths of a token), with no expiry; every process should use the same
  *   `maxTokens` and `tokenRatio` for a key. A bucket larger than a new `maxTokens` is cut down to it.
+ * - `allows(now)` answers whether a retry would be allowed, recording nothing (what `hedging` asks before a hedge
+ *   that no failure prompted); `tokens()` reads the count.
  * - When Redis does not answer, the promise rejects, and so does the run that awaits it: wrap the client's errors
  *   if a run should rather go on without the budget.
  * - Bad options are a `TypeError` or `RangeError` naming them.
@@ -167,7 +175,7 @@ export const tokenBucket = (options: TokenBucketOptions): RedisTokenBucket => {
   const max = Math.round(validate.atLeast(where, 'options.maxTokens', 0.001, options.maxTokens) * MILLI)
   const ratio = Math.round(validate.atLeast(where, 'options.tokenRatio', 0.001, options.tokenRatio) * MILLI)
 
-  const run = async (operation: 'f' | 's' | 'r'): Promise<number> => {
+  const run = async (operation: 'f' | 's' | 'r' | 'a'): Promise<number> => {
     let answer: unknown
     try {
       answer = await redis.evalsha(SHA, 1, key, operation, max, ratio)
@@ -181,6 +189,7 @@ export const tokenBucket = (options: TokenBucketOptions): RedisTokenBucket => {
   return {
     onFailure: async () => (await run('f')) === 1,
     onSuccess: async () => void (await run('s')),
+    allows: async () => (await run('a')) === 1,
     tokens: async () => (await run('r')) / MILLI
   }
 }

@@ -67,6 +67,7 @@ describeWithRedis('RedisBudget.tokenBucket on a real Redis', (server) => {
             } else {
               assert.strictEqual(await shared.onFailure(1, 0), local.onFailure(1, 0, attempt))
             }
+            assert.strictEqual(await shared.allows(0), local.allows?.(0))
           }
           assert.strictEqual(await shared.tokens(), local.tokens)
         }
