@@ -73,7 +73,7 @@ const push = <A>(map: Map<string, Array<A>>, id: string, a: A): void => {
 
 /** The definition of the scenario, named `name`, recording into `record`; each attempt takes `attemptMs`. */
 export const definition = (name: string, record: Record, attemptMs = 2): Durable.Definition<Payload, string, string> =>
-  define({
+  define<Payload, string, string>({
     name,
     schedule,
     payload: Payload,
