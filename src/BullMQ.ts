@@ -386,9 +386,9 @@ const notify = async (
  *
  * A job added by {@link submit} (or `engine`'s) is delayed through BullMQ's failure path: the processor throws,
  * and the backoff strategy of {@link workerOptions} answers the wait until the due time, so BullMQ delays the job
- * and fetches the next in one step (its `attemptsMade` counts the failed attempts; `failedReason` says when the
- * job is due). So the `Worker` must have {@link workerOptions}. A job added otherwise is delayed with
- * `moveToDelayed`.
+ * and fetches the next in one step (its `attemptsMade` counts the failed attempts and the deliveries that came
+ * early; `failedReason` says when the job is due). So the `Worker` must have {@link workerOptions}: without its
+ * backoff strategy, BullMQ cannot delay these jobs. A job added otherwise is delayed with `moveToDelayed`.
  *
  * The function takes BullMQ's signal (its third parameter), so the attempt's signal also aborts when BullMQ
  * cancels the job.
