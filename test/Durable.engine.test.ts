@@ -389,6 +389,13 @@ describe('Durable.fileEngine', () => {
       engine.work(def, { concurrency: 0 }),
       /Durable\.fileEngine: work: options\.concurrency must be a whole number >= 1, received 0/
     )
+    await engine.work(def)
+    await assert.rejects(
+      engine.work(def),
+      /Durable\.fileEngine: work: the runs of "checks" are already worked by this engine/
+    )
+    await engine.close()
+    await assert.rejects(engine.submit(def, 'a', { failures: 0 }), /Durable\.fileEngine: submit: the engine is closed/)
   })
 
   it('should run each job as its schedule says: the attempts, the exact delays, no gap shorter than a delay', async () => {
