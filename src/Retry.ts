@@ -218,12 +218,10 @@ type Attempt<R> = (
   signal: AbortSignal | undefined
 ) => Promise<R>
 
-const startDriver = async <In>(run: Run<In>): Promise<Driver.Driver<In>> => {
-  const { clock, signal, resume } = run
-  if (resume === undefined) {
-    return Driver.make(run.schedule, { start: run.readsClock ? clock.now() : 0, random: run.random })
-  }
-  const restored = Driver.restore(run.schedule, resume, run.random)
+/** Goes on with a stored run: restores its driver and waits until the attempt that was due is due. */
+const resumeDriver = async <In>(run: Run<In>, stored: RetryState): Promise<Driver.Driver<In>> => {
+  const { clock, signal } = run
+  const restored = Driver.restore(run.schedule, stored, run.random)
   if (restored._tag === 'Left') throw restored.left
   const wait = restored.right.dueAt - clock.now()
   if (wait > 0) await clock.sleep(wait, signal)
@@ -232,24 +230,39 @@ const startDriver = async <In>(run: Run<In>): Promise<Driver.Driver<In>> => {
   return restored.right
 }
 
-/** The one loop behind every runner: attempt, ask the driver, tell the budget, sleep, attempt again. */
+/** What the first attempt of a fresh run sees: no driver is made for a run that needs none (a first success). */
+const FIRST = { statusAt: (): RetryStatus.RetryStatus => RetryStatus.initial }
+
+const end = <R extends Either<unknown, unknown>>(
+  onDone: Run<unknown>['onDone'],
+  result: R,
+  status: RetryStatus.RetryStatus,
+  reason: StopReason
+): R => {
+  onDone?.(result, status, reason)
+  return result
+}
+
+/**
+ * The one loop behind every runner: attempt, ask the driver, tell the budget and the breaker, sleep, attempt
+ * again. The driver is made at the first outcome that needs one, so a first success allocates nothing of ours.
+ */
 const loop = async <In, R extends Either<unknown, unknown>>(run: Run<In>, attempt: Attempt<R>): Promise<R> => {
-  if (run.signal?.aborted) throw run.signal.reason
-  const driver = await startDriver(run)
-  const { clock, onRetry, onDone, budget } = run
+  const { clock, onRetry, onDone, budget, signal } = run
+  if (signal?.aborted) throw signal.reason
+  let driver = run.resume === undefined ? undefined : await resumeDriver(run, run.resume)
+  const start = driver?.start ?? (run.readsClock ? clock.now() : 0)
   let untimed = 0
   let lastError: unknown = undefined
   for (;;) {
     const started = budget === undefined ? 0 : clock.now()
-    const result = await attempt(driver, run.signal)
-    const now = run.readsClock ? clock.now() : driver.start
-    const finish = (reason: StopReason, status: RetryStatus.RetryStatus): R => {
-      onDone?.(result, status, reason)
-      return result
-    }
+    const result = await attempt(driver ?? FIRST, signal)
     const goOn = result._tag === run.continueOn
+    if (!goOn && driver === undefined && budget === undefined && onDone === undefined) return result
+    const now = run.readsClock ? clock.now() : start
+    driver ??= Driver.make(run.schedule, { start, random: run.random })
     // An abort that came while the attempt ran: no decision, no hook, no sleep (the budget is still told).
-    const aborted = goOn && run.signal?.aborted === true
+    const aborted = goOn && signal?.aborted === true
     const input = (result._tag === 'Left' ? result.left : result.right) as In
     const delay = goOn && !aborted ? driver.advance(input, now) : -1
     let allowed = true
@@ -262,13 +275,13 @@ const loop = async <In, R extends Either<unknown, unknown>>(run: Run<In>, attemp
       allowed = (isPromise(told) ? await told : told) !== false
       if (result._tag === 'Left') lastError = input
     }
-    if (!goOn) return finish(result._tag === 'Right' ? 'succeeded' : 'failed', driver.statusAt(now))
-    if (aborted) return finish('aborted', driver.statusAt(now))
-    if (delay < 0) return finish('schedule', driver.status)
-    if (!allowed) return finish('budget', driver.status)
+    if (!goOn) return end(onDone, result, driver.statusAt(now), result._tag === 'Right' ? 'succeeded' : 'failed')
+    if (aborted) return end(onDone, result, driver.statusAt(now), 'aborted')
+    if (delay < 0) return end(onDone, result, driver.status, 'schedule')
+    if (!allowed) return end(onDone, result, driver.status, 'budget')
     if (run.breaker !== undefined) {
       const admitted = run.breaker.admitsIn(delay)
-      if (!(isPromise(admitted) ? await admitted : admitted)) return finish('breaker', driver.status)
+      if (!(isPromise(admitted) ? await admitted : admitted)) return end(onDone, result, driver.status, 'breaker')
     }
     let wait = delay
     if (onRetry !== undefined) {
@@ -281,15 +294,15 @@ const loop = async <In, R extends Either<unknown, unknown>>(run: Run<In>, attemp
     }
     if (wait >= 1) {
       untimed = 0
-      await clock.sleep(wait, run.signal)
+      await clock.sleep(wait, signal)
     } else {
-      if (wait > 0) await clock.sleep(wait, run.signal)
+      if (wait > 0) await clock.sleep(wait, signal)
       if (++untimed === YIELD_EVERY) {
         untimed = 0
         await yieldToEventLoop()
       }
     }
-    if (run.signal?.aborted) return finish('aborted', driver.status)
+    if (signal?.aborted) return end(onDone, result, driver.status, 'aborted')
   }
 }
 
