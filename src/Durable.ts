@@ -72,6 +72,7 @@ import type { StopReason } from './Retry'
 import { RetryStateCodec, type RetryState } from './RetryState'
 import * as RetryStatus from './RetryStatus'
 import type { Json, Schedule } from './Schedule'
+import { syncDirectory, writeAtomically } from './internal/atomicFile'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -997,36 +998,9 @@ const exists = async (p: string): Promise<boolean> => {
 }
 
 /** Flushes a directory, so that a rename in it survives a power cut; not every platform can open one. */
-const syncDirectory = async (dir: string): Promise<void> => {
-  let handle: fs.FileHandle | undefined
-  try {
-    handle = await fs.open(dir, 'r')
-    await handle.sync()
-  } catch {
-    // Windows cannot open a directory, and some file systems refuse to fsync one: the rename is still atomic.
-  } finally {
-    await handle?.close()
-  }
-}
-
-/** Writes `file` whole or not at all: a temporary file beside it, flushed, then renamed over it. */
-const writeAtomically = async (file: string, text: string): Promise<void> => {
-  const temp = `${file}.${randomBytes(6).toString('hex')}.tmp`
-  try {
-    const handle = await fs.open(temp, 'wx')
-    try {
-      await handle.writeFile(text, 'utf8')
-      await handle.sync()
-    } finally {
-      await handle.close()
-    }
-    await fs.rename(temp, file)
-  } catch (e) {
-    await fs.rm(temp, { force: true })
-    throw e
-  }
-  await syncDirectory(path.dirname(file))
-}
+/** Writes `file` whole or not at all (internal/atomicFile), through a temporary file beside it. */
+const writeWhole = (file: string, text: string): Promise<void> =>
+  writeAtomically(file, text, `${file}.${randomBytes(6).toString('hex')}.tmp`)
 
 /** A JSON file: its value, its text when it is not JSON, `undefined` when there is none. */
 const readJson = async (file: string): Promise<unknown> => {
@@ -1207,7 +1181,7 @@ const startFileWorker = <P, E, A>(
         await notify(id, delivery.notify)
         return
       case 'Done': {
-        if (delivery.run !== null) await writeAtomically(path.join(dir, OUTCOME_FILE), JSON.stringify(delivery.outcome))
+        if (delivery.run !== null) await writeWhole(path.join(dir, OUTCOME_FILE), JSON.stringify(delivery.outcome))
         if (!(await notify(id, delivery.notify))) return schedule(key, Date.now() + HOOK_RETRY_DELAY)
         const target = path.join(folder.done, key)
         await fs.rm(target, { recursive: true, force: true })
@@ -1327,7 +1301,7 @@ export const fileEngine = (options: FileEngineOptions): Engine => {
       if ((await exists(path.join(folder.pending, key))) || (await exists(path.join(folder.done, key)))) return false
       const staging = await fs.mkdtemp(path.join(folder.root, STAGING))
       try {
-        await writeAtomically(path.join(staging, RUN_FILE), JSON.stringify({ id, payload: encoded }))
+        await writeWhole(path.join(staging, RUN_FILE), JSON.stringify({ id, payload: encoded }))
         await fs.rename(staging, path.join(folder.pending, key))
       } catch (e) {
         await fs.rm(staging, { recursive: true, force: true })

@@ -14,6 +14,7 @@ import * as path from 'path'
 import { showValue } from './internal/show'
 import type { RetryState } from './RetryState'
 import { RetryStateCodec } from './RetryState'
+import { writeAtomically } from './internal/atomicFile'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -121,17 +122,6 @@ export class CorruptState extends Error {
 const isNotFound = (e: unknown): boolean => (e as NodeJS.ErrnoException | null)?.code === 'ENOENT'
 
 /** Flushes a directory, so that a rename in it survives a power cut; not every platform can open one. */
-const syncDirectory = async (dir: string): Promise<void> => {
-  let handle: fs.FileHandle | undefined
-  try {
-    handle = await fs.open(dir, 'r')
-    await handle.sync()
-  } catch {
-    // Windows cannot open a directory, and some file systems refuse to fsync one: the rename is still atomic.
-  } finally {
-    await handle?.close()
-  }
-}
 
 const show = (value: unknown): string => showValue(value, 60)
 
@@ -240,21 +230,7 @@ export const make = (file: string): FileStore => {
     // Never write what load would refuse.
     if (!RetryStateCodec.is(state)) throw new TypeError(`FileStore.save: state must be a RetryState, received ${show(state)}`)
     const json = JSON.stringify(RetryStateCodec.encode(state))
-    const temp = path.join(dir, temps.name())
-    try {
-      const handle = await fs.open(temp, 'wx')
-      try {
-        await handle.writeFile(json, 'utf8')
-        await handle.sync()
-      } finally {
-        await handle.close()
-      }
-      await fs.rename(temp, file)
-    } catch (e) {
-      await fs.rm(temp, { force: true })
-      throw e
-    }
-    await syncDirectory(dir)
+    await writeAtomically(file, json, path.join(dir, temps.name()))
   }
 
   const clear = async (): Promise<void> => {
