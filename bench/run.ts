@@ -40,17 +40,17 @@ const options = (quick: boolean, full: ScenarioOptions, log: (line: string) => v
 const scenarios: ReadonlyArray<Scenario> = [
   {
     key: 'success',
-    target: '≤ 1.2× the bare loop',
+    target: '≤ 1.1× the bare loop',
     run: (peers, quick, log) => successPath(peers, options(quick, { rounds: 20, minCpuTimeMs: 20 }, log))
   },
   {
     key: 'zero-delay',
-    target: '≤ 1.5× the bare loop',
+    target: '≤ 1.2× the bare loop',
     run: (peers, quick, log) => zeroDelay(peers, options(quick, { rounds: 20, minCpuTimeMs: 20 }, log))
   },
   {
     key: 'stepping',
-    target: '`Schedule.delays` ≤ 1.5× the bare loop',
+    target: '`Schedule.delays` ≤ 2× the bare loop',
     run: (peers, quick, log) => scheduleStepping(peers, options(quick, { rounds: 20, minCpuTimeMs: 20 }, log))
   },
   {
@@ -60,7 +60,7 @@ const scenarios: ReadonlyArray<Scenario> = [
   },
   {
     key: 'fake-clock',
-    target: '≤ 0.5× the fake-timers floor',
+    target: '≤ 0.4× the fake-timers floor',
     run: (peers, quick, log) => fakeClock(peers, options(quick, { rounds: 6, minCpuTimeMs: 40 }, log))
   }
 ]

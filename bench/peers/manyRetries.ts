@@ -268,7 +268,7 @@ const report = (results: ReadonlyArray<Result>, skipped: ReadonlyArray<readonly 
       '',
       '"heap mid-run" is read after `gc()` at attempt 500,000, from inside the action; "heap after" after `gc()` ' +
         'once the run has returned; both relative to the heap after `gc()` just before the run. Our run keeps ' +
-        'no history: one `Progress` record, overwritten at each retry, and no promise chain (the loop awaits ' +
+        'no history: one `Driver` whose fields are overwritten at each retry, and no promise chain (the loop awaits ' +
         'each attempt in turn).',
       ...(ratioOk
         ? []
@@ -276,13 +276,10 @@ const report = (results: ReadonlyArray<Result>, skipped: ReadonlyArray<readonly 
             '',
             `**Per attempt: missed, ${fmtRatio(
               ours.ratio
-            )} against ${TARGET_RATIO}×.** A retry costs us a schedule step ` +
-              '(a `RetryStatus` and a `Continue` allocated, the delay checked), the bookkeeping of the run ' +
-              '(signal, budget, store and hooks checked) and, every 1,024 zero-delay retries, a turn of the event ' +
-              'loop; the bare loop only awaits. A loop stripped down to the schedule step and the await (an ' +
-              'experiment, bench/README.md) measured about what this one does: what remains is the step itself ' +
-              'and the allocations and garbage collection that come with it, so the target needs a cheaper step ' +
-              '(see "Schedule stepping"), not a shorter loop.'
+            )} against ${TARGET_RATIO}×.** A retry costs us a driver step ` +
+              '(`advance`: the stepper called in place, the delay checked, the retry counted; nothing allocated), the checks of the run (signal, ' +
+              'budget, breaker, `onRetry`) and, every 1,024 zero-delay retries, a turn of the event loop; the bare ' +
+              'loop only awaits. bench/README.md lists what was tried to narrow the difference.'
           ])
     ].join('\n')
   }

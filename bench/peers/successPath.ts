@@ -6,7 +6,7 @@ import { fmtRatio, type ScenarioOptions, type ScenarioReport } from './harness'
 import type { Peers } from './peers'
 import { runRetryScenario } from './retryEntries'
 
-const TARGET = 1.2
+const TARGET = 1.1
 
 export const successPath = (peers: Peers, options: ScenarioOptions): Promise<ScenarioReport> =>
   runRetryScenario(
@@ -18,8 +18,9 @@ export const successPath = (peers: Peers, options: ScenarioOptions): Promise<Sce
         'The first attempt succeeds; the policy would allow 5 retries of exponential(10 ms). ' +
         `Target: ≤ ${TARGET}× the bare loop.`,
       explain: (ours, timed, met) =>
-        `What a call costs us beyond the bare loop: the wrapper's call, a few checks (signal, stored run, budget, ` +
-        '`onDone`) and nothing of ours allocated. The clock is not read: `exponential ∩ recurs` never looks at the time ' +
+        `What a call costs us beyond the bare loop: the wrapper's call, the loop's checks (signal, resumed run, ` +
+        'budget, `onDone`) and nothing of ours allocated: a first success returns before a `Driver` is made. ' +
+        'The clock is not read: `exponential ∩ recurs` never looks at the time ' +
         'and no hook or budget is set, so the run has no use for it' +
         (timed === undefined
           ? '.'
