@@ -45,7 +45,8 @@ import type { Cursor, Schedule, StepContext, Stepper } from './Schedule'
  * - `status` is the {@link RetryStatus.RetryStatus} the latest decision was made with (what hooks report);
  *   `statusAt(now)` the status at `now`, as the next decision would see it.
  * - `snapshot()` is the run as a plain {@link RetryState}, due at `dueAt`, with the position of a seeded
- *   `random`; {@link restore} goes on from it.
+ *   `random`; {@link restore} goes on from it. It is meant for a run that will retry: a `RetryState` does not
+ *   record that a schedule stopped, so a snapshot taken after `done` restores a driver that steps again.
  * - A driver also serves as the {@link Cursor} its schedule's stepper reads (`input`, `now`, `elapsed`, ...).
  *
  * @example
