@@ -150,6 +150,11 @@ class Run<In> implements Driver<In> {
   private decidedCumulative = 0
   private decidedPrevious = NaN
   private readonly stepper: Stepper<In>
+  /**
+   * The stepper's `next`, read once: `this.stepper.next` would be read at each step through a property access that
+   * sees every stepper class of the process (megamorphic, a lookup each time); a call of a function held here is not.
+   */
+  private readonly step: Stepper<In>['next']
 
   constructor(
     readonly schedule: Schedule<In>,
@@ -158,6 +163,7 @@ class Run<In> implements Driver<In> {
     state: Schedule<In>['initial']
   ) {
     this.stepper = schedule.stepper(state)
+    this.step = this.stepper.next
     this.now = start
     this.dueAt = start
   }
@@ -201,7 +207,7 @@ class Run<In> implements Driver<In> {
     this.decided = true
     this.decidedCumulative = this.cumulativeDelay
     this.decidedPrevious = this.previous
-    const delay = this.stepper.next(this)
+    const delay = this.step.call(this.stepper, this)
     if (typeof delay !== 'number' || !(delay <= validate.MAX_DELAY)) {
       throw new RangeError(
         `Driver: the schedule ${this.schedule.description} answered the delay ${String(delay)}; ` +

@@ -376,23 +376,53 @@ const numeric = (
   delayOf: (state: number, cursor: Cursor<unknown>) => number,
   after: (state: number, delay: number) => number
 ): Schedule<unknown> =>
-  build(
-    description,
-    initial,
-    (state) => {
-      let current = state as number
-      return {
-        next: (cursor) => {
-          const delay = delayOf(current, cursor)
-          if (delay >= 0) current = after(current, delay)
-          return delay
-        },
-        state: () => current
-      }
-    },
-    false,
-    []
-  )
+  build(description, initial, (state) => new NumericStepper(state as number, delayOf, after), false, [])
+
+// Steppers are small classes rather than closures: a class's methods are its own functions, so the call sites
+// inside one (`this.inner.next`) see only the schedules built with that class, where the JIT can inline them; the
+// closures of a shared building block would share one call site between every schedule of the process.
+
+class NumericStepper implements Stepper<unknown> {
+  constructor(
+    private current: number,
+    private readonly delayOf: (state: number, cursor: Cursor<unknown>) => number,
+    private readonly after: (state: number, delay: number) => number
+  ) {}
+  next(cursor: Cursor<unknown>): number {
+    const delay = this.delayOf(this.current, cursor)
+    if (delay >= 0) this.current = this.after(this.current, delay)
+    return delay
+  }
+  state(): Json {
+    return this.current
+  }
+}
+
+/** `exponential`: the state is the next delay. */
+class ExponentialStepper implements Stepper<unknown> {
+  constructor(private current: number, private readonly factor: number) {}
+  next(): number {
+    const delay = this.current
+    this.current = validate.saturate(delay * this.factor)
+    return delay
+  }
+  state(): Json {
+    return this.current
+  }
+}
+
+/** `recurs`: the state is the number of retries made. */
+class RecursStepper implements Stepper<unknown> {
+  constructor(private made: number, private readonly n: number) {}
+  next(): number {
+    if (this.made >= this.n) return STOP
+    this.made++
+    return 0
+  }
+  state(): Json {
+    return this.made
+  }
+}
 
 /**
  * A schedule from an initial state and a pure step: how users write a schedule of their own.
@@ -562,7 +592,7 @@ export const exponential = (base: number, factor = 2): Schedule<unknown> => {
   const b = validate.saturate(validate.duration('Schedule.exponential', 'base', base))
   const f = validate.atLeast('Schedule.exponential', 'factor', 1, factor)
   // The state is the next delay: one multiplication a step, no Math.pow.
-  return numeric(`exponential(${b}, ${f})`, b, identity, (delay) => validate.saturate(delay * f))
+  return build(`exponential(${b}, ${f})`, b, (state) => new ExponentialStepper(state as number, f), false, [])
 }
 
 /**
@@ -762,12 +792,7 @@ export const randomBetween = (min: number, max: number): Schedule<unknown> => {
  */
 export const recurs = (n: number): Schedule<unknown> => {
   validate.count('Schedule.recurs', 'n', n)
-  return numeric(
-    `recurs(${n})`,
-    0,
-    (made) => (made < n ? 0 : STOP),
-    (made) => made + 1
-  )
+  return build(`recurs(${n})`, 0, (state) => new RecursStepper(state as number, n), false, [])
 }
 
 /**
@@ -905,7 +930,7 @@ const wrap =
       self.initial,
       (state) => {
         const inner = self.stepper(state)
-        return { next: next(inner), state: inner.state }
+        return { next: next(inner), state: () => inner.state() }
       },
       readsTime || self.readsTime,
       limit === undefined ? self.timeLimits : [...self.timeLimits, limit]
@@ -913,15 +938,46 @@ const wrap =
   }
 
 /** Rewrites the delay of each retry. */
-const mapDelay = <In>(name: string, f: (delay: number, cursor: Cursor<In>) => number) =>
-  wrap<In>(
-    `Schedule.${name.replace(/\(.*$/, '')}`,
-    (self) => `${name}(${self.description})`,
-    (inner) => (cursor) => {
-      const delay = inner.next(cursor)
-      return delay < 0 ? delay : f(delay, cursor)
-    }
-  )
+const mapDelay =
+  <In>(name: string, f: (delay: number, cursor: Cursor<In>) => number, start = mapDelayStepper(f)) =>
+  (self: Schedule<In>): Schedule<In> => {
+    checkSchedule(`Schedule.${name.replace(/\(.*$/, '')}`, 'self', self)
+    return build<In>(
+      `${name}(${self.description})`,
+      self.initial,
+      (state) => start(self.stepper(state)),
+      self.readsTime,
+      self.timeLimits
+    )
+  }
+
+const mapDelayStepper =
+  <In>(f: (delay: number, cursor: Cursor<In>) => number) =>
+  (inner: Stepper<In>): Stepper<In> =>
+    new MapDelayStepper(inner, f)
+
+class MapDelayStepper<In> implements Stepper<In> {
+  constructor(private readonly inner: Stepper<In>, private readonly f: (delay: number, cursor: Cursor<In>) => number) {}
+  next(cursor: Cursor<In>): number {
+    const delay = this.inner.next(cursor)
+    return delay < 0 ? delay : this.f(delay, cursor)
+  }
+  state(): Json {
+    return this.inner.state()
+  }
+}
+
+/** `capped`: its own class, so that its call of the inner stepper is not shared with every other `mapDelay`. */
+class CappedStepper<In> implements Stepper<In> {
+  constructor(private readonly inner: Stepper<In>, private readonly max: number) {}
+  next(cursor: Cursor<In>): number {
+    const delay = this.inner.next(cursor)
+    return delay > this.max ? this.max : delay
+  }
+  state(): Json {
+    return this.inner.state()
+  }
+}
 
 /**
  * Caps every delay at `max` ms: `min(delay, max)`.
@@ -942,7 +998,11 @@ const mapDelay = <In>(name: string, f: (delay: number, cursor: Cursor<In>) => nu
  */
 export const capped = (max: number): (<In>(self: Schedule<In>) => Schedule<In>) => {
   const m = validate.saturate(validate.duration('Schedule.capped', 'max', max))
-  return mapDelay(`capped(${m})`, (delay) => (delay > m ? m : delay))
+  return mapDelay(
+    `capped(${m})`,
+    (delay) => (delay > m ? m : delay),
+    <In>(inner: Stepper<In>) => new CappedStepper(inner, m)
+  )
 }
 
 /**
@@ -1199,7 +1259,7 @@ export const retryFreeWhen = <I>(predicate: Predicate<I>): (<In>(self: Schedule<
         return {
           // A free retry asks a copy started from the current state, so that the schedule itself does not move.
           next: (cursor) => (predicate(cursor.input) ? self.stepper(inner.state()).next(cursor) : inner.next(cursor)),
-          state: inner.state
+          state: () => inner.state()
         }
       },
       self.readsTime,
@@ -1507,20 +1567,23 @@ export const intersect = <In2>(that: Schedule<In2>): (<In1>(self: Schedule<In1>)
     (self) => [self.initial, that.initial],
     <In1>(self: Schedule<In1>, state: Json) => {
       const [s1, s2] = state as readonly [Json, Json]
-      const left: Stepper<In1 & In2> = self.stepper(s1)
-      const right: Stepper<In1 & In2> = that.stepper(s2)
-      return {
-        next: (cursor: Cursor<In1 & In2>) => {
-          const d1 = left.next(cursor)
-          if (d1 < 0) return STOP
-          const d2 = right.next(cursor)
-          if (d2 < 0) return STOP
-          return d1 >= d2 ? d1 : d2
-        },
-        state: () => [left.state(), right.state()]
-      }
+      return new IntersectStepper<In1 & In2>(self.stepper(s1), that.stepper(s2))
     }
   )
+
+class IntersectStepper<In> implements Stepper<In> {
+  constructor(private readonly left: Stepper<In>, private readonly right: Stepper<In>) {}
+  next(cursor: Cursor<In>): number {
+    const d1 = this.left.next(cursor)
+    if (d1 < 0) return STOP
+    const d2 = this.right.next(cursor)
+    if (d2 < 0) return STOP
+    return d1 >= d2 ? d1 : d2
+  }
+  state(): Json {
+    return [this.left.state(), this.right.state()]
+  }
+}
 
 // Which sides of a union are still running, as bits: a side that has stopped is not stepped again.
 const LEFT = 1
