@@ -133,6 +133,9 @@ export class ScheduleMismatch extends Error {
 // implementation
 // -------------------------------------------------------------------------------------
 
+/** Read once: a load from another module's exports at each step is measurable in a tight loop. */
+const MAX_DELAY = validate.MAX_DELAY
+
 const hasState = (random: Random.Random): random is Random.SeededRandom =>
   'getState' in random && typeof random.getState === 'function'
 
@@ -208,7 +211,7 @@ class Run<In> implements Driver<In> {
     this.decidedCumulative = this.cumulativeDelay
     this.decidedPrevious = this.previous
     const delay = this.step.call(this.stepper, this)
-    if (typeof delay !== 'number' || !(delay <= validate.MAX_DELAY)) {
+    if (typeof delay !== 'number' || !(delay <= MAX_DELAY)) {
       throw new RangeError(
         `Driver: the schedule ${this.schedule.description} answered the delay ${String(delay)}; ` +
           `a delay must be a finite number of ms in [0, ${validate.MAX_DELAY}]`

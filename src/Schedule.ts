@@ -1769,9 +1769,11 @@ export interface DelaysOptions<In> {
 }
 
 // Seeded on first use: most schedules draw nothing, and building a generator costs more than stepping them.
-const defaultRandom = (): Random.Random => {
-  let random: Random.Random | undefined
-  return { next: () => (random ??= Random.seeded(0)).next() }
+class DefaultRandom implements Random.Random {
+  private random: Random.Random | undefined = undefined
+  next(): number {
+    return (this.random ??= Random.seeded(0)).next()
+  }
 }
 
 /**
@@ -1801,7 +1803,7 @@ export const delays = <In>(schedule: Schedule<In>, options: DelaysOptions<In> = 
   const attemptDuration = validate.duration('Schedule.delays', 'attemptDuration', options.attemptDuration ?? 0)
   const driver = Driver.make(schedule, {
     start: 0,
-    random: options.random ?? defaultRandom()
+    random: options.random ?? new DefaultRandom()
   })
   const input = options.input as In
   const out: Array<number> = []
