@@ -27,7 +27,7 @@ import * as validate from './internal/validate'
 import * as Random from './Random'
 import type { RetryState } from './RetryState'
 import * as RetryStatus from './RetryStatus'
-import type { Cursor, Schedule, StepContext, Stepper } from './Schedule'
+import type { Cursor, Schedule, ScheduleEvent, StepContext, Stepper } from './Schedule'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -94,6 +94,8 @@ export interface Driver<In> extends Cursor<In> {
 export interface DriverOptions {
   readonly start?: number | undefined
   readonly random?: Random.Random | undefined
+  /** Told of what the schedule reports while deciding (see `Schedule.ScheduleEvent`). Default: nothing is told. */
+  readonly onEvent?: ((event: ScheduleEvent) => void) | undefined
 }
 
 /**
@@ -163,7 +165,8 @@ class Run<In> implements Driver<In> {
     readonly schedule: Schedule<In>,
     readonly start: number,
     readonly random: Random.Random,
-    state: Schedule<In>['initial']
+    state: Schedule<In>['initial'],
+    private readonly onEvent: DriverOptions['onEvent']
   ) {
     this.stepper = schedule.stepper(state)
     this.step = this.stepper.next
@@ -192,6 +195,10 @@ class Run<In> implements Driver<In> {
 
   statusAt(now: number): RetryStatus.RetryStatus {
     return statusOf(this.iterNumber, now - this.start, this.cumulativeDelay, this.previous)
+  }
+
+  report(event: ScheduleEvent): void {
+    this.onEvent?.(event)
   }
 
   context(): StepContext<In> {
@@ -297,7 +304,7 @@ const checkSchedule = <In>(where: string, schedule: Schedule<In>): Schedule<In> 
 export const make = <In>(schedule: Schedule<In>, options: DriverOptions = {}): Driver<In> => {
   checkSchedule('Driver.make', schedule)
   const start = validate.finite('Driver.make', 'options.start', options.start ?? 0) + 0 // -0 becomes 0
-  return new Run(schedule, start, options.random ?? Random.live, schedule.initial)
+  return new Run(schedule, start, options.random ?? Random.live, schedule.initial, options.onEvent)
 }
 
 /**
@@ -306,6 +313,7 @@ export const make = <In>(schedule: Schedule<In>, options: DriverOptions = {}): D
  * **Details**
  *
  * - The state must come from the same schedule (same `description`), else a `Left` of {@link ScheduleMismatch}.
+ * - `onEvent` is told of what the schedule reports, as with {@link make}.
  * - Draws come from `random` when given; else from the stored position of a seeded generator (so a resumed run
  *   draws what an uninterrupted one would); else from `Random.live`.
  * - A stored state with impossible bookkeeping (a negative count, a NaN time) is a `RangeError`: decode stored
@@ -332,11 +340,12 @@ export const make = <In>(schedule: Schedule<In>, options: DriverOptions = {}): D
 export const restore = <In>(
   schedule: Schedule<In>,
   state: RetryState,
-  random?: Random.Random
+  random?: Random.Random,
+  onEvent?: DriverOptions['onEvent']
 ): E.Either<ScheduleMismatch, Driver<In>> => {
   checkSchedule('Driver.restore', schedule)
   if (state.schedule !== schedule.description) return E.left(new ScheduleMismatch(schedule.description, state.schedule))
   const start = validate.finite('Driver.restore', 'state.startedAt', state.startedAt) + 0 // -0 becomes 0
   const draws = random ?? (state.random === null ? Random.live : Random.fromState(state.random))
-  return E.right(new Run(schedule, start, draws, state.scheduleState).resume(state))
+  return E.right(new Run(schedule, start, draws, state.scheduleState, onEvent).resume(state))
 }

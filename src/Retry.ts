@@ -21,7 +21,7 @@ import * as validate from './internal/validate'
 import type { Random } from './Random'
 import type { RetryState } from './RetryState'
 import * as RetryStatus from './RetryStatus'
-import type { Schedule } from './Schedule'
+import type { Schedule, ScheduleEvent } from './Schedule'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -56,6 +56,8 @@ export type StopReason = 'succeeded' | 'failed' | 'schedule' | 'budget' | 'break
  *   when the last attempt ended the run, the status at its end (`iterNumber` = retries made, so attempts =
  *   `iterNumber + 1`); when the schedule, the budget or the breaker stopped it or the signal aborted, the status
  *   of the last decision. It sees the run's error and value types: annotate its `result` to fix them.
+ * - `onScheduleEvent(event, input, status)` is told of what the schedule reports while deciding, such as a
+ *   `Schedule.withHint` hint that was ignored (`HintIgnored`): the decision is unchanged.
  * - A hook that throws (or whose promise rejects) makes the run reject with that error. An action that rejects
  *   is a defect, not a failure: the run rejects with it and `onDone` is not called.
  *
@@ -80,6 +82,9 @@ export interface Hooks<In, E = unknown, A = unknown> {
     | ((input: In, status: RetryStatus.RetryStatus, delay: number, driver: Driver.Driver<In>) => unknown)
     | undefined
   readonly onDone?: ((result: Either<E, A>, status: RetryStatus.RetryStatus, reason: StopReason) => void) | undefined
+  readonly onScheduleEvent?:
+    | ((event: ScheduleEvent, input: In, status: RetryStatus.RetryStatus) => void)
+    | undefined
 }
 
 /**
@@ -198,6 +203,7 @@ interface Run<In> {
   readonly breaker: Breaker | undefined
   readonly resume: RetryState | undefined
   readonly onRetry: Hooks<In>['onRetry']
+  readonly onScheduleEvent: Hooks<In>['onScheduleEvent']
   readonly onDone: ((result: Either<unknown, unknown>, status: RetryStatus.RetryStatus, reason: StopReason) => void) | undefined
   /** The side of the `Either` that asks the schedule for another run: `Left` to retry, `Right` to repeat. */
   readonly continueOn: 'Left' | 'Right'
@@ -221,13 +227,27 @@ type Attempt<R> = (
 /** Goes on with a stored run: restores its driver and waits until the attempt that was due is due. */
 const resumeDriver = async <In>(run: Run<In>, stored: RetryState): Promise<Driver.Driver<In>> => {
   const { clock, signal } = run
-  const restored = Driver.restore(run.schedule, stored, run.random)
+  let driver: Driver.Driver<In> | undefined
+  const restored = Driver.restore(run.schedule, stored, run.random, eventsOf(run, () => driver))
   if (restored._tag === 'Left') throw restored.left
   const wait = restored.right.dueAt - clock.now()
   if (wait > 0) await clock.sleep(wait, signal)
   // There is no error in hand to return (it was seen before the restart), so an abort rejects, as before a start.
   if (signal?.aborted) throw signal.reason
-  return restored.right
+  return (driver = restored.right)
+}
+
+/** The driver's `onEvent` for a run with an `onScheduleEvent` hook: the event, with the input and status it came with. */
+const eventsOf = <In>(
+  run: Run<In>,
+  driver: () => Driver.Driver<In> | undefined
+): ((event: ScheduleEvent) => void) | undefined => {
+  const hook = run.onScheduleEvent
+  if (hook === undefined) return undefined
+  return (event) => {
+    const d = driver()
+    if (d !== undefined) hook(event, d.input, d.statusAt(d.now))
+  }
 }
 
 /** What the first attempt of a fresh run sees: no driver is made for a run that needs none (a first success). */
@@ -260,7 +280,7 @@ const loop = async <In, R extends Either<unknown, unknown>>(run: Run<In>, attemp
     const goOn = result._tag === run.continueOn
     if (!goOn && driver === undefined && budget === undefined && onDone === undefined) return result
     const now = run.readsClock ? clock.now() : start
-    driver ??= Driver.make(run.schedule, { start, random: run.random })
+    driver ??= Driver.make(run.schedule, { start, random: run.random, onEvent: eventsOf(run, () => driver) })
     // An abort that came while the attempt ran: no decision, no hook, no sleep (the budget is still told).
     const aborted = goOn && signal?.aborted === true
     const input = (result._tag === 'Left' ? result.left : result.right) as In
@@ -354,6 +374,7 @@ const makeRun = <In, E, A>(
   }
   if (options.onRetry !== undefined) validate.callable(where, 'options.onRetry', options.onRetry)
   if (options.onDone !== undefined) validate.callable(where, 'options.onDone', options.onDone)
+  if (options.onScheduleEvent !== undefined) validate.callable(where, 'options.onScheduleEvent', options.onScheduleEvent)
   const { attemptTimeout, onTimeout } = options
   if (typeof attemptTimeout === 'number') validate.duration(where, 'options.attemptTimeout', attemptTimeout)
   else if (attemptTimeout !== undefined) validate.callable(where, 'options.attemptTimeout', attemptTimeout)
@@ -367,6 +388,7 @@ const makeRun = <In, E, A>(
     breaker: options.breaker,
     resume: options.resume,
     onRetry: options.onRetry,
+    onScheduleEvent: options.onScheduleEvent,
     // The run's error and value types are known to the caller: the loop only passes the result along.
     onDone: options.onDone as Run<In>['onDone'],
     continueOn,

@@ -154,12 +154,32 @@ export type TimeLimit =
   | { readonly _tag: 'Unknown' }
 
 /**
+ * Something a schedule tells its interpreter while deciding, without changing the decision: for now, a hint of
+ * {@link withHint} that was not a usable delay (negative, NaN, infinite or not a number) and was ignored.
+ *
+ * **Details**
+ *
+ * A schedule stays pure: it hands the event to its `Cursor`'s `report`, and the interpreter decides what to do
+ * with it. The runners pass it to the `onScheduleEvent` hook; `Schedule.delays` drops it.
+ *
+ * @example
+ * import type { ScheduleEvent } from 'fp-ts-retry/Schedule'
+ *
+ * const event: ScheduleEvent = { _tag: 'HintIgnored', hint: -5 }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export type ScheduleEvent = { readonly _tag: 'HintIgnored'; readonly hint: unknown }
+
+/**
  * What a {@link Stepper} reads at each step: the {@link Driver.Driver} running it exposes these fields in place,
  * so that stepping a schedule allocates nothing.
  *
  * **Details**
  *
- * `context()` builds the {@link StepContext} record for steps written with {@link make}.
+ * `context()` builds the {@link StepContext} record for steps written with {@link make}; `report` tells the
+ * interpreter of a {@link ScheduleEvent}.
  *
  * @example
  * import type { Cursor } from 'fp-ts-retry/Schedule'
@@ -177,6 +197,7 @@ export interface Cursor<In> {
   readonly elapsed: number
   readonly cumulativeDelay: number
   readonly context: () => StepContext<In>
+  readonly report: (event: ScheduleEvent) => void
 }
 
 /**
@@ -322,7 +343,9 @@ const cursorOf = <In>(context: StepContext<In>): Cursor<In> => ({
   iterNumber: context.status.iterNumber,
   elapsed: context.status.elapsed,
   cumulativeDelay: context.status.cumulativeDelay,
-  context: () => context
+  context: () => context,
+  // A pure step has no interpreter to tell.
+  report: () => undefined
 })
 
 /** Every schedule is built here: its pure `step` is its stepper run once from the given state. */
@@ -1127,7 +1150,8 @@ export interface HintOptions {
  * **Details**
  *
  * - `hintOf` answers `undefined` when the failure asks for nothing. A hint that is negative, NaN, infinite or not
- *   a number is ignored, never slept. The clamp at `options.max` is not optional: a server asking for a day
+ *   a number is ignored, never slept, and reported to the interpreter as a `HintIgnored` {@link ScheduleEvent}
+ *   (the runners' `onScheduleEvent` hook). The clamp at `options.max` is not optional: a server asking for a day
  *   would park the caller for a day.
  * - The schedule is still stepped, so its counts and its stops hold: `recurs(3)` still ends the run.
  * - Put it **before** `upTo` / `maxCumulativeDelay` in a `pipe`, so that the hinted delay counts toward the time
@@ -1181,7 +1205,10 @@ export const withHint = <I>(
         const delay = inner.next(cursor)
         if (delay < 0) return delay
         const hint: unknown = hintOf(cursor.input, cursor.now)
-        if (typeof hint !== 'number' || !(hint >= 0 && hint !== Infinity)) return delay
+        if (typeof hint !== 'number' || !(hint >= 0 && hint !== Infinity)) {
+          if (hint !== undefined) cursor.report({ _tag: 'HintIgnored', hint })
+          return delay
+        }
         const asked = hint > max ? max : hint
         return asked > delay ? asked : delay
       },

@@ -11,6 +11,7 @@ import type { AttemptContext, Hooks, RetryEnv, StopReason } from '../src/Retry'
 import { repeating, retrying, retryingReaderTaskEither, retryingWithContext, retryingWithStatus } from '../src/Retry'
 import * as RetryStatus from '../src/RetryStatus'
 import * as Schedule from '../src/Schedule'
+import type { ScheduleEvent } from '../src/Schedule'
 import * as ScheduleConfig from '../src/ScheduleConfig'
 import * as TestClock from '../src/TestClock'
 import * as v8 from 'v8'
@@ -62,7 +63,7 @@ interface DoneCall {
 
 /** Hooks that record every call. */
 const recorder = <In>(): {
-  readonly hooks: Required<Hooks<In>>
+  readonly hooks: Required<Pick<Hooks<In>, 'onRetry' | 'onDone'>>
   readonly retries: Array<RetryCall<In>>
   readonly dones: Array<DoneCall>
 } => {
@@ -1705,5 +1706,40 @@ describe('regression: an abort during an attempt', () => {
     deepStrictEqual(result, E.left('down'))
     deepStrictEqual(reasons, ['aborted'])
     deepStrictEqual(told, [{ retries: 0, error: 'down', retrying: false }])
+  })
+})
+
+describe('onScheduleEvent', () => {
+  it('should be told of a withHint hint that was ignored, with the input and status of the decision, the delay unchanged', async () => {
+    const events: Array<{ readonly event: ScheduleEvent; readonly input: number; readonly iterNumber: number }> = []
+    const clock = TestClock.make()
+    const hints = [-5, Number.NaN, 250]
+    let calls = 0
+    const failing: TE.TaskEither<number, never> = () => Promise.resolve(E.left(calls++))
+    const policy = pipe(
+      Schedule.constant(100),
+      Schedule.withHint((i: number) => hints[i], { max: 1_000 }),
+      Schedule.intersect(Schedule.recurs(3))
+    )
+    const run = pipe(
+      failing,
+      retrying(policy, {
+        clock,
+        onScheduleEvent: (event, input, status) => events.push({ event, input, iterNumber: status.iterNumber })
+      })
+    )()
+    await clock.runAll()
+    deepStrictEqual(await run, E.left(3))
+    // -5 and NaN are ignored (the backoff's 100 ms), 250 is honoured, the fourth failure has no hint (undefined)
+    deepStrictEqual(clock.sleeps, [100, 100, 250])
+    deepStrictEqual(events, [
+      { event: { _tag: 'HintIgnored', hint: -5 }, input: 0, iterNumber: 0 },
+      { event: { _tag: 'HintIgnored', hint: Number.NaN }, input: 1, iterNumber: 1 }
+    ])
+  })
+
+  it('should not be needed by Schedule.delays, which drops the events', () => {
+    const policy = pipe(Schedule.constant(100), Schedule.withHint(() => -1, { max: 1_000 }))
+    deepStrictEqual(Schedule.delays(policy, { limit: 2 }), [100, 100])
   })
 })

@@ -102,6 +102,7 @@ export const replayCursor = (step: Step): Schedule.Cursor<number> => {
     iterNumber: context.status.iterNumber,
     elapsed: context.status.elapsed,
     cumulativeDelay: context.status.cumulativeDelay,
+    report: () => undefined,
     context: () => context
   }
 }
