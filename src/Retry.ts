@@ -136,7 +136,7 @@ interface AttemptTimeout<E> {
 
 /**
  * The environment of {@link retryingReaderTaskEither}: where a Reader-based service layer keeps its clock, its
- * random source, its shared retry budget and, per request, an abort signal.
+ * random source, its shared retry budget and circuit breaker and, per request, an abort signal.
  *
  * @example
  * import type { RetryEnv } from 'fp-ts-retry/Retry'
@@ -153,6 +153,7 @@ export interface RetryEnv {
   readonly random: Random
   readonly signal?: AbortSignal | undefined
   readonly budget?: RetryBudget | undefined
+  readonly breaker?: Breaker | undefined
 }
 
 /**
@@ -635,6 +636,7 @@ export const retryingReaderTaskEither = <In, E extends In = In, A = unknown>(
         random: env.random,
         signal: env.signal,
         budget: env.budget,
+        breaker: env.breaker,
         readsClock: template.readsClock || env.budget !== undefined
       },
       () => action(env)()

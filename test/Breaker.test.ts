@@ -6,7 +6,7 @@ import * as Breaker from '../src/Breaker'
 import * as Budget from '../src/Budget'
 import type { Clock } from '../src/Clock'
 import * as Random from '../src/Random'
-import { retrying, type StopReason } from '../src/Retry'
+import { retrying, retryingReaderTaskEither, type StopReason } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
 import * as TestClock from '../src/TestClock'
 import { deepStrictEqual, settle, strictEqual, throwsRangeError, throwsTypeError } from './util'
@@ -532,6 +532,22 @@ describe('Breaker', () => {
       deepStrictEqual(clock.sleeps, [10, 100, 10])
       deepStrictEqual(reasons, ['breaker', 'breaker'])
       strictEqual(dep.calls(), 2)
+    })
+
+    it('should stop a retryingReaderTaskEither run with reason breaker, the breaker taken from the environment', async () => {
+      const clock = TestClock.make()
+      const breaker = Breaker.consecutive({ threshold: 2, halfOpenAfter: constant(30_000), clock })
+      const dep = dependency(clock, () => true)
+      const reasons: Array<StopReason> = []
+      const guarded = Breaker.guard(breaker, () => OPEN)(dep.action)
+      const run = pipe(
+        (_: { readonly service: string }) => guarded,
+        retryingReaderTaskEither(policy, { onDone: (_, __, reason) => void reasons.push(reason) })
+      )({ service: 'users', clock, random: Random.seeded(1), breaker })()
+      await clock.runAll()
+      deepStrictEqual(await run, E.left('503'))
+      deepStrictEqual(clock.sleeps, [10, 100, 10])
+      deepStrictEqual(reasons, ['breaker'])
     })
 
     it('should go on sleeping when the probe will be allowed by the time the retry is due', async () => {
