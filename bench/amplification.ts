@@ -6,8 +6,7 @@
  *
  * The counts are exact (requests go one at a time); the times are wall-clock and vary from run to run.
  */
-import * as fs from 'fs'
-import * as path from 'path'
+import { RESULTS, writeSection } from './results'
 import * as Budget from '../src/Budget'
 import { startChain, type Calls } from '../test/support/chain'
 
@@ -86,25 +85,6 @@ const report = (rows: ReadonlyArray<Row>): string => {
   return lines.join('\n')
 }
 
-const START = '<!-- amplification:start -->'
-const END = '<!-- amplification:end -->'
-
-/** Replaces the section between the markers, or appends it; creates the file only if it is absent. */
-const write = (file: string, section: string): void => {
-  const block = `${START}\n${section}\n${END}`
-  if (!fs.existsSync(file)) {
-    fs.writeFileSync(file, `# Benchmark results\n\n${block}\n`)
-    return
-  }
-  const text = fs.readFileSync(file, 'utf8')
-  const start = text.indexOf(START)
-  const end = text.indexOf(END)
-  const next =
-    start >= 0 && end > start
-      ? `${text.slice(0, start)}${block}${text.slice(end + END.length)}`
-      : `${text.replace(/\n*$/, '')}\n\n${block}\n`
-  fs.writeFileSync(file, next)
-}
 
 const main = async (): Promise<void> => {
   const rows: Array<Row> = []
@@ -114,7 +94,7 @@ const main = async (): Promise<void> => {
     rows.push(row)
   }
   const section = report(rows)
-  write(path.join(__dirname, 'RESULTS.md'), section)
+  writeSection(RESULTS, 'amplification', section)
   console.log(`\n${section}\n\nWritten to bench/RESULTS.md.`)
   if (rows.some((r) => !same(r.calls, r.scenario.expected))) process.exitCode = 1
 }

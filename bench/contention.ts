@@ -6,14 +6,11 @@
  *
  * Usage: `npm run bench:contention [-- --runs 400]` (default 200 runs per schedule and client count).
  */
-import * as fs from 'fs'
 import * as os from 'os'
-import * as path from 'path'
 import * as Contention from '../src/Contention'
 import * as Schedule from '../src/Schedule'
+import { RESULTS, writeSection } from './results'
 
-const START = '<!-- contention:start -->'
-const END = '<!-- contention:end -->'
 const CLIENTS = [10, 20, 50, 100]
 
 const runsArg = process.argv.indexOf('--runs')
@@ -134,14 +131,5 @@ out(
 const section = lines.join('\n')
 console.log(section)
 
-const file = path.join(__dirname, 'RESULTS.md')
-const existing = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '# Benchmark results\n'
-const block = `${START}\n${section}\n${END}`
-const begin = existing.indexOf(START)
-const end = existing.indexOf(END)
-const updated =
-  begin >= 0 && end > begin
-    ? `${existing.slice(0, begin)}${block}${existing.slice(end + END.length)}`
-    : `${existing.trimEnd()}\n\n${block}\n`
-fs.writeFileSync(file, updated)
-console.log(`\nWrote the contention section of ${path.relative(process.cwd(), file)}.`)
+writeSection(RESULTS, 'contention', section)
+console.log('\nWrote the contention section of bench/RESULTS.md.')

@@ -22,13 +22,13 @@
  */
 import { spawn, type ChildProcess } from 'child_process'
 import { Queue, QueueEvents } from 'bullmq'
-import * as fs from 'fs'
 import * as os from 'os'
 import * as path from 'path'
 import * as readline from 'readline'
 import * as BullMQ from '../src/BullMQ'
 import { startRedis, type RedisServer } from '../test/support/redis'
 import { definition } from './fleet-definition'
+import { RESULTS, writeSection } from './results'
 
 const arg = (name: string, fallback: number): number => {
   const i = process.argv.indexOf(`--${name}`)
@@ -50,8 +50,6 @@ const MODES = ['ours', 'bullmq'] as const
 type Mode = (typeof MODES)[number]
 type Load = 'burst' | 'steady'
 
-const START = '<!-- fleet:start -->'
-const END = '<!-- fleet:end -->'
 const TSX = require.resolve('tsx/cjs')
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
@@ -274,17 +272,8 @@ const main = async (): Promise<void> => {
       'in full; the worker CPU column measures the part spent in the worker processes.'
   )
   if (WRITE) {
-    const file = path.join(__dirname, 'RESULTS.md')
-    const text = fs.readFileSync(file, 'utf8')
-    const section = `${START}\n${lines.join('\n')}\n${END}`
-    const start = text.indexOf(START)
-    const end = text.indexOf(END)
-    const next =
-      start >= 0 && end > start
-        ? text.slice(0, start) + section + text.slice(end + END.length)
-        : `${text.trimEnd()}\n\n${section}\n`
-    fs.writeFileSync(file, next)
-    console.log(`\nwritten to ${path.relative(process.cwd(), file)}`)
+    writeSection(RESULTS, 'fleet', lines.join('\n'))
+    console.log('\nwritten to bench/RESULTS.md')
   }
 }
 

@@ -12,8 +12,7 @@
  *    same traffic with no retries, retries alone, with a token bucket, with a breaker, with both: calls that
  *    reach the dependency during the outage, and how long after it comes back calls keep failing.
  */
-import * as fs from 'fs'
-import * as path from 'path'
+import { RESULTS, writeSection } from './results'
 import * as E from 'fp-ts/Either'
 import { pipe } from 'fp-ts/function'
 import type { TaskEither } from 'fp-ts/TaskEither'
@@ -330,25 +329,6 @@ const outage = async (): Promise<{ readonly section: string; readonly rows: Read
 // main
 // -------------------------------------------------------------------------------------
 
-const START = '<!-- resilience:start -->'
-const END = '<!-- resilience:end -->'
-
-/** Replaces the section between the markers, or appends it; creates the file only if it is absent. */
-const write = (file: string, section: string): void => {
-  const block = `${START}\n${section}\n${END}`
-  if (!fs.existsSync(file)) {
-    fs.writeFileSync(file, `# Benchmark results\n\n${block}\n`)
-    return
-  }
-  const text = fs.readFileSync(file, 'utf8')
-  const start = text.indexOf(START)
-  const end = text.indexOf(END)
-  const next =
-    start >= 0 && end > start
-      ? `${text.slice(0, start)}${block}${text.slice(end + END.length)}`
-      : `${text.replace(/\n*$/, '')}\n\n${block}\n`
-  fs.writeFileSync(file, next)
-}
 
 const main = async (): Promise<void> => {
   const began = performance.now()
@@ -366,7 +346,7 @@ const main = async (): Promise<void> => {
     '',
     down.section
   ].join('\n')
-  write(path.join(__dirname, 'RESULTS.md'), section)
+  writeSection(RESULTS, 'resilience', section)
   console.log(`\n${section}\n\nWritten to bench/RESULTS.md.`)
 }
 
