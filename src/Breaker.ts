@@ -492,10 +492,7 @@ const checkOptions = (where: string, options: BreakerOptions): void => {
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`${where}: options must be an object, received ${showValue(options)}`)
   }
-  const s = options.halfOpenAfter as unknown as Record<string, unknown> | null | undefined
-  if (s === null || typeof s !== 'object' || typeof s.stepper !== 'function') {
-    throw new TypeError(`${where}: halfOpenAfter must be a Schedule, received ${showValue(options.halfOpenAfter)}`)
-  }
+  validate.schedule(where, 'halfOpenAfter', options.halfOpenAfter)
   if (options.onStateChange !== undefined) validate.callable(where, 'onStateChange', options.onStateChange)
   const store = options.store as unknown as Record<string, unknown> | null | undefined
   if (

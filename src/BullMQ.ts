@@ -50,6 +50,7 @@ import {
 } from './internal/durable'
 import { fromBullId, toBullId } from './internal/ids'
 import { showValue } from './internal/show'
+import * as validate from './internal/validate'
 import * as Random from './Random'
 import { RetryStateCodec } from './RetryState'
 import type { Json, Schedule } from './Schedule'
@@ -640,9 +641,7 @@ export const backoffStrategy = (
     )
   }
   for (const [type, schedule] of Object.entries(schedules)) {
-    if (schedule === null || typeof schedule !== 'object' || typeof schedule.stepper !== 'function') {
-      throw new TypeError(`${where}: schedules.${type} must be a Schedule, received ${String(schedule)}`)
-    }
+    validate.schedule(where, `schedules.${type}`, schedule)
   }
   const o = optionsObject(where, 'options', options)
   const random = o.random ?? (() => Random.seeded(Math.floor(Math.random() * 0x100000000)))

@@ -276,10 +276,6 @@ const statusOf = (
         previousDelay: Number.isNaN(previous) ? O.none : O.some(previous)
       }
 
-const checkSchedule = <In>(where: string, schedule: Schedule<In>): Schedule<In> => {
-  if (schedule !== null && typeof schedule === 'object' && typeof schedule.stepper === 'function') return schedule
-  throw new TypeError(`${where}: schedule must be a Schedule, received ${String(schedule)}`)
-}
 
 // -------------------------------------------------------------------------------------
 // constructors
@@ -302,7 +298,7 @@ const checkSchedule = <In>(where: string, schedule: Schedule<In>): Schedule<In> 
  * @since 0.2.0
  */
 export const make = <In>(schedule: Schedule<In>, options: DriverOptions = {}): Driver<In> => {
-  checkSchedule('Driver.make', schedule)
+  validate.schedule('Driver.make', 'schedule', schedule)
   const start = validate.finite('Driver.make', 'options.start', options.start ?? 0) + 0 // -0 becomes 0
   return new Run(schedule, start, options.random ?? Random.live, schedule.initial, options.onEvent)
 }
@@ -343,7 +339,7 @@ export const restore = <In>(
   random?: Random.Random,
   onEvent?: DriverOptions['onEvent']
 ): E.Either<ScheduleMismatch, Driver<In>> => {
-  checkSchedule('Driver.restore', schedule)
+  validate.schedule('Driver.restore', 'schedule', schedule)
   if (state.schedule !== schedule.description) return E.left(new ScheduleMismatch(schedule.description, state.schedule))
   const start = validate.finite('Driver.restore', 'state.startedAt', state.startedAt) + 0 // -0 becomes 0
   const draws = random ?? (state.random === null ? Random.live : Random.fromState(state.random))

@@ -67,6 +67,7 @@ import {
 } from './internal/durable'
 import { fromFileName, toFileName } from './internal/ids'
 import { showValue } from './internal/show'
+import * as validate from './internal/validate'
 import * as Random from './Random'
 import type { StopReason } from './Retry'
 import { RetryStateCodec, type RetryState } from './RetryState'
@@ -762,9 +763,7 @@ export const define = <P, E, A>(options: DefinitionOptions<P, E, A>): Definition
   if (typeof name !== 'string' || name === '') {
     throw new TypeError(`${where}: name must be a non-empty string, received ${showValue(name)}`)
   }
-  if (schedule === null || typeof schedule !== 'object' || typeof schedule.stepper !== 'function') {
-    throw new TypeError(`${where}: schedule must be a Schedule, received ${String(schedule)}`)
-  }
+  validate.schedule(where, 'schedule', schedule)
   if (!isCodec(payload)) throw new TypeError(`${where}: payload must be an io-ts codec, received ${String(payload)}`)
   if (typeof action !== 'function')
     throw new TypeError(`${where}: action must be a function, received ${String(action)}`)

@@ -400,15 +400,10 @@ class Call<E, A> {
   }
 }
 
-const checkSchedule = (where: string, schedule: Schedule<unknown>): Schedule<unknown> => {
-  const s = schedule as unknown as Record<string, unknown> | null
-  if (s !== null && typeof s === 'object' && typeof s.stepper === 'function') return schedule
-  throw new TypeError(`${where}: schedule must be a Schedule, received ${showValue(schedule)}`)
-}
 
 const configOf = <E, A>(schedule: Schedule<unknown>, options: HedgingOptions<E, A>): Config<E, A> => {
   const where = 'hedging'
-  checkSchedule(where, schedule)
+  validate.schedule(where, 'schedule', schedule)
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`${where}: options must be an object, received ${showValue(options)}`)
   }

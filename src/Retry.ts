@@ -367,9 +367,7 @@ const makeRun = <In, E, A>(
   continueOn: Run<In>['continueOn'],
   readsStatus: boolean
 ): Run<In> => {
-  if (schedule === null || typeof schedule !== 'object' || typeof schedule.stepper !== 'function') {
-    throw new TypeError(`${where}: schedule must be a Schedule, received ${String(schedule)}`)
-  }
+  validate.schedule(where, 'schedule', schedule)
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`${where}: options must be an object, received ${String(options)}`)
   }

@@ -378,10 +378,7 @@ const checkDelay = (where: string, delay: unknown): number => {
 }
 
 /** A schedule argument, checked when a combinator is built. */
-const checkSchedule = <In>(where: string, name: string, value: Schedule<In>): Schedule<In> => {
-  if (value !== null && typeof value === 'object' && typeof value.stepper === 'function') return value
-  throw new TypeError(`${where}: ${name} must be a Schedule, received ${showValue(value)}`)
-}
+const checkSchedule = validate.schedule
 
 /** A stepper without state, shared by every run: it allocates nothing, ever. */
 const stateless = <In>(next: (cursor: Cursor<In>) => number): (() => Stepper<In>) => {

@@ -8,6 +8,7 @@
  *
  * @internal
  */
+import { showValue } from './show'
 
 /** The largest delay, in ms, any schedule produces: arithmetic saturates here instead of reaching Infinity. */
 export const MAX_DELAY = Number.MAX_SAFE_INTEGER
@@ -90,6 +91,13 @@ const show = (value: unknown): string => {
 
 const fail = (where: string, name: string, expected: string, value: unknown): never => {
   throw new RangeError(`${where}: ${name} must be ${expected}, received ${show(value)}`)
+}
+
+/** A `Schedule` (anything with a `stepper` function), for arguments that JavaScript callers may get wrong: a `TypeError`. */
+export const schedule = <S>(where: string, name: string, value: S): S => {
+  const s = value as { readonly stepper?: unknown } | null
+  if (s !== null && typeof s === 'object' && typeof s.stepper === 'function') return value
+  throw new TypeError(`${where}: ${name} must be a Schedule, received ${showValue(value)}`)
 }
 
 /** Any other rule: `value` when `holds(value)`, else a `RangeError` saying it must be `expected`. */
