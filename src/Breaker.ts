@@ -484,10 +484,6 @@ class Circuit implements Breaker {
   }
 }
 
-const fail = (where: string, name: string, expected: string, value: unknown): never => {
-  throw new RangeError(`${where}: ${name} must be ${expected}, received ${showValue(value)}`)
-}
-
 const checkOptions = (where: string, options: BreakerOptions): void => {
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`${where}: options must be an object, received ${showValue(options)}`)
@@ -504,7 +500,7 @@ const checkOptions = (where: string, options: BreakerOptions): void => {
 }
 
 const wholeAtLeastOne = (where: string, name: string, value: number): number =>
-  Number.isSafeInteger(value) && value >= 1 ? value : fail(where, name, 'a whole number >= 1', value)
+  validate.that(where, name, 'a whole number >= 1', (n) => validate.isCount(n) && n >= 1, value)
 
 const build = (policy: Policy, options: BreakerOptions): Breaker =>
   new Circuit(
@@ -610,12 +606,9 @@ export const sampling = (options: SamplingOptions): Breaker => {
   const where = 'Breaker.sampling'
   checkOptions(where, options)
   const { window, failureRate } = options
-  if (!(typeof window === 'number' && window > 0 && window !== Infinity))
-    fail(where, 'window', 'a finite number > 0', window)
+  validate.that(where, 'window', 'a finite number > 0', (w) => validate.isDuration(w) && w > 0, window)
   const minThroughput = wholeAtLeastOne(where, 'minThroughput', options.minThroughput)
-  if (!(typeof failureRate === 'number' && failureRate > 0 && failureRate <= 1)) {
-    fail(where, 'failureRate', 'a number in (0, 1]', failureRate)
-  }
+  validate.that(where, 'failureRate', 'a number in (0, 1]', (r) => validate.isDuration(r) && r > 0 && r <= 1, failureRate)
   // The outcomes in the window, oldest first, from `head` on.
   let times: Array<number> = []
   let failed: Array<boolean> = []
