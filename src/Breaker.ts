@@ -608,7 +608,13 @@ export const sampling = (options: SamplingOptions): Breaker => {
   const { window, failureRate } = options
   validate.that(where, 'window', 'a finite number > 0', (w) => validate.isDuration(w) && w > 0, window)
   const minThroughput = wholeAtLeastOne(where, 'minThroughput', options.minThroughput)
-  validate.that(where, 'failureRate', 'a number in (0, 1]', (r) => validate.isDuration(r) && r > 0 && r <= 1, failureRate)
+  validate.that(
+    where,
+    'failureRate',
+    'a number in (0, 1]',
+    (r) => validate.isDuration(r) && r > 0 && r <= 1,
+    failureRate
+  )
   // The outcomes in the window, oldest first, from `head` on.
   let times: Array<number> = []
   let failed: Array<boolean> = []
