@@ -344,18 +344,20 @@ const withTimeout =
     for (const limit of run.schedule.timeLimits) {
       if (limit._tag === 'Elapsed') ms = Math.min(ms, Math.max(0, limit.ms - status.elapsed))
     }
+    // The attempt's signal aborts with the run's or at the timeout; the timer is ended only by the attempt settling,
+    // so that an attempt that cannot see its signal still times out after a run abort.
     const controller = new AbortController()
+    const timer = new AbortController()
     const unlink = signal === undefined ? undefined : onAbort(signal, () => controller.abort(signal.reason))
     try {
       const running = attempt(driver, controller.signal)
-      const first = await Promise.race([running, run.clock.sleep(ms, controller.signal).then((): typeof TIMED_OUT => TIMED_OUT)])
+      const first = await Promise.race([running, run.clock.sleep(ms, timer.signal).then((): typeof TIMED_OUT => TIMED_OUT)])
       if (first !== TIMED_OUT) return first
-      // The run's signal ended the sleep, not the time: the attempt sees that abort and settles by itself.
-      if (controller.signal.aborted) return await running
       controller.abort(new DOMException(`the attempt timed out after ${ms} ms`, 'TimeoutError'))
       return { _tag: 'Left', left: timeout.onTimeout() } as R
     } finally {
       unlink?.()
+      timer.abort()
       controller.abort()
     }
   }
@@ -399,6 +401,7 @@ const makeRun = <In, E, A>(
       attemptTimeout !== undefined ||
       options.onRetry !== undefined ||
       options.onDone !== undefined ||
+      options.onScheduleEvent !== undefined ||
       options.budget !== undefined ||
       options.resume !== undefined
   }

@@ -1743,3 +1743,44 @@ describe('onScheduleEvent', () => {
     deepStrictEqual(Schedule.delays(policy, { limit: 2 }), [100, 100])
   })
 })
+
+describe('regression: attemptTimeout after a run abort', () => {
+  it('should still time out an attempt that cannot see its signal (retrying), and end with reason aborted', async () => {
+    const clock = TestClock.make()
+    const controller = new AbortController()
+    const reasons: Array<StopReason> = []
+    const hangs: TE.TaskEither<string, never> = () => new Promise(() => undefined)
+    const run = pipe(
+      hangs,
+      retrying(Schedule.recurs(3), {
+        clock,
+        signal: controller.signal,
+        attemptTimeout: 1_000,
+        onTimeout: () => 'timeout',
+        onDone: (_, __, reason) => reasons.push(reason)
+      })
+    )()
+    await clock.advance(10)
+    controller.abort()
+    await clock.advance(2_000)
+    deepStrictEqual(await run, E.left('timeout'))
+    deepStrictEqual(reasons, ['aborted'])
+    strictEqual(clock.pending, 0)
+  })
+
+  it('onScheduleEvent alone should see the elapsed time (the clock is read for it)', async () => {
+    const clock = TestClock.make()
+    const elapsed: Array<number> = []
+    const run = pipe(
+      TE.left('down'),
+      retrying(pipe(Schedule.constant(100), Schedule.withHint(() => -1, { max: 1_000 }), Schedule.intersect(Schedule.recurs(2))), {
+        clock,
+        onScheduleEvent: (_, __, status) => elapsed.push(status.elapsed)
+      })
+    )()
+    await clock.runAll()
+    await run
+    // three decisions: the third, which recurs(2) ends, still asked the hint
+    deepStrictEqual(elapsed, [0, 100, 200])
+  })
+})
