@@ -214,7 +214,6 @@ class Run<In> implements Driver<In> {
     if (this.done) return -1
     this.input = input
     this.now = now
-    this.decided = true
     this.decidedCumulative = this.cumulativeDelay
     this.decidedPrevious = this.previous
     const delay = this.step.call(this.stepper, this)
@@ -224,6 +223,7 @@ class Run<In> implements Driver<In> {
           `a delay must be a finite number of ms in [0, ${validate.MAX_DELAY}]`
       )
     }
+    this.decided = true
     if (delay < 0) {
       this.done = true
       return -1

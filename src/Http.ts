@@ -796,7 +796,7 @@ export const retryAfter = (
     try {
       return hinted(self as Schedule.Schedule<In>)
     } catch (e) {
-      throw e instanceof TypeError ? new TypeError(e.message.replace('Schedule.withHint', 'Http.retryAfter')) : e
+      throw e instanceof TypeError ? new TypeError(e.message.replace('Schedule.withHint', 'Http.retryAfter').replace('put withHint', 'put Http.retryAfter')) : e
     }
   }
 }

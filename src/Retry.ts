@@ -286,24 +286,28 @@ const loop = async <In, R extends Either<unknown, unknown>>(run: Run<In>, attemp
     const aborted = goOn && signal?.aborted === true
     const input = (result._tag === 'Left' ? result.left : result.right) as In
     const delay = goOn && !aborted ? driver.advance(input, now) : -1
+    // The breaker first: a retry it refuses is no retry, and a budget must not pay for it.
+    let admitted = true
+    if (delay >= 0 && run.breaker !== undefined) {
+      const answer = run.breaker.admitsIn(delay)
+      admitted = isPromise(answer) ? await answer : answer
+    }
     let allowed = true
     if (budget !== undefined) {
       const retries = driver.iterNumber - (delay < 0 ? 0 : 1)
+      const retrying = delay >= 0 && admitted
       const told =
         result._tag === 'Right'
-          ? budget.onSuccess(now - started, now, { retries, error: lastError, retrying: delay >= 0 })
-          : budget.onFailure(now - started, now, { retries, error: input, retrying: delay >= 0 })
+          ? budget.onSuccess(now - started, now, { retries, error: lastError, retrying })
+          : budget.onFailure(now - started, now, { retries, error: input, retrying })
       allowed = (isPromise(told) ? await told : told) !== false
       if (result._tag === 'Left') lastError = input
     }
     if (!goOn) return end(onDone, result, driver.statusAt(now), result._tag === 'Right' ? 'succeeded' : 'failed')
     if (aborted) return end(onDone, result, driver.statusAt(now), 'aborted')
     if (delay < 0) return end(onDone, result, driver.status, 'schedule')
+    if (!admitted) return end(onDone, result, driver.status, 'breaker')
     if (!allowed) return end(onDone, result, driver.status, 'budget')
-    if (run.breaker !== undefined) {
-      const admitted = run.breaker.admitsIn(delay)
-      if (!(isPromise(admitted) ? await admitted : admitted)) return end(onDone, result, driver.status, 'breaker')
-    }
     let wait = delay
     if (onRetry !== undefined) {
       const pending = onRetry(input, driver.status, delay, driver)

@@ -1191,8 +1191,10 @@ export const withHint = <I>(
     checkSchedule('Schedule.withHint', 'self', self)
     if (self.timeLimits.length > 0) {
       throw new TypeError(
-        `Schedule.withHint: put it before Schedule.upTo / Schedule.maxCumulativeDelay in the pipe, so that the hinted ` +
-          `delay counts toward the time limit; received ${self.description}`
+        `Schedule.withHint: the schedule holds a time limit (Schedule.upTo, Schedule.maxCumulativeDelay, or a step ` +
+          `that may read the time: Schedule.make with readsTime true, Schedule.fromPolicy); put withHint before it in ` +
+          `the pipe, so that the hinted delay counts toward the limit, or give make readsTime: false when its step ` +
+          `reads no time; received ${self.description}`
       )
     }
     return wrap<In, In & I>(
@@ -1439,7 +1441,9 @@ const stopWhen = <In>(
  *
  * **Details**
  *
- * Stops when `status.elapsed + nextDelay > ms`, so it never sleeps past its deadline (Effect's `upTo` does).
+ * Stops when `status.elapsed + nextDelay > ms`, so it never sleeps past its deadline (Effect's `upTo` does) as
+ * long as it comes after every combinator that lengthens delays: `withHint` refuses to come after it, but
+ * `minDelay`, `modifyDelay`, a jitter or an `intersect` put after it can make a delay it did not judge.
  * Elapsed time includes the time the attempts took, read from the run's clock.
  *
  * @example
@@ -1555,10 +1559,18 @@ const pair = <In2>(
       initial(self),
       (state) => start(self, state),
       self.readsTime || that.readsTime,
-      [...self.timeLimits, ...that.timeLimits]
+      name === 'intersect' ? [...self.timeLimits, ...that.timeLimits] : unbound(self, that)
     )
   }
 }
+
+/**
+ * The limits of a `union` or an `andThen`: either side may go on when the other's limit is reached, so no limit
+ * bounds the whole; they are still there (a combinator that must come before a limit refuses to come after), as
+ * one `Unknown`.
+ */
+const unbound = (self: Schedule<never>, that: Schedule<never>): ReadonlyArray<TimeLimit> =>
+  self.timeLimits.length + that.timeLimits.length === 0 ? [] : [{ _tag: 'Unknown' }]
 
 /**
  * Both schedules must continue; the longer delay wins. The usual way to bound a schedule: `intersect(recurs(5))`.

@@ -406,7 +406,7 @@ describe('Http', () => {
     it('should refuse a schedule that already has a time limit, since the limit would be overslept', () => {
       throwsTypeError(
         () => pipe(Schedule.constant(100), Schedule.upTo(1000), Http.retryAfter(5000)),
-        /^Http\.retryAfter: put it before Schedule\.upTo/
+        /^Http\.retryAfter: the schedule holds a time limit \(Schedule\.upTo, .*put Http\.retryAfter before it/
       )
       throwsTypeError(
         () =>

@@ -1784,3 +1784,22 @@ describe('regression: attemptTimeout after a run abort', () => {
     deepStrictEqual(elapsed, [0, 100, 200])
   })
 })
+
+describe('regression: an upTo inside andThen or union', () => {
+  it('should not clamp the attempts of the phase it does not bound (they got 0 ms timeouts)', async () => {
+    const clock = TestClock.make()
+    let calls = 0
+    // each attempt takes 200 ms of the run's clock, then fails
+    const slow: TE.TaskEither<string, never> = () => clock.sleep(200).then(() => E.left(`down ${++calls}`))
+    const policy = pipe(
+      Schedule.constant(100),
+      Schedule.upTo(250),
+      Schedule.andThen(pipe(Schedule.constant(1_000), Schedule.intersect(Schedule.recurs(2))))
+    )
+    const run = pipe(slow, retrying(policy, { clock, attemptTimeout: 500, onTimeout: () => 'timeout' }))()
+    await clock.runAll()
+    // upTo stops the first phase at once (200 + 100 > 250); the second makes two retries with their full 500 ms:
+    // none timed out
+    deepStrictEqual(await run, E.left('down 3'))
+  })
+})

@@ -1431,17 +1431,27 @@ describe('Schedule', () => {
         ),
         [{ _tag: 'Elapsed', ms: 5000 }]
       ],
-      ...(['intersect', 'union', 'andThen'] as const).map(
+      [
+        "intersect: self's limits, then that's (both bound the whole)",
+        pipe(
+          Schedule.constant(10),
+          Schedule.upTo(5000),
+          Schedule.intersect(pipe(custom, Schedule.maxCumulativeDelay(700)))
+        ),
+        [{ _tag: 'Elapsed', ms: 5000 }, { _tag: 'Unknown' }, { _tag: 'CumulativeDelay', ms: 700 }]
+      ],
+      ...(['union', 'andThen'] as const).map(
         (name): readonly [string, Schedule.Schedule<never>, ReadonlyArray<Schedule.TimeLimit>] => [
-          `${name}: self's limits, then that's`,
+          `${name}: one Unknown limit, since one side may go on past the other's limit`,
           pipe(
             Schedule.constant(10),
             Schedule.upTo(5000),
             Schedule[name](pipe(custom, Schedule.maxCumulativeDelay(700)))
           ),
-          [{ _tag: 'Elapsed', ms: 5000 }, { _tag: 'Unknown' }, { _tag: 'CumulativeDelay', ms: 700 }]
+          [{ _tag: 'Unknown' }]
         ]
-      )
+      ),
+      ['union without limits: none', pipe(Schedule.constant(10), Schedule.union(Schedule.recurs(2))), []]
     ])('%s', (_, s, expected) => {
       deepStrictEqual(s.timeLimits, expected)
     })
@@ -1692,7 +1702,7 @@ describe('Schedule', () => {
     ])('regression: withHint after %s would let a hint oversleep the limit; it throws a TypeError', (_, self) => {
       throwsTypeError(
         () => Schedule.withHint(() => 100, { max: 1000 })(self),
-        /^Schedule\.withHint: put it before Schedule\.upTo/
+        /^Schedule\.withHint: the schedule holds a time limit \(Schedule\.upTo, .*put withHint before it/
       )
     })
   })
