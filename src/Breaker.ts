@@ -50,6 +50,7 @@ import { showValue } from './internal/show'
 import * as validate from './internal/validate'
 import type { Random } from './Random'
 import type { Schedule } from './Schedule'
+import { isPromise } from './internal/promise'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -349,8 +350,6 @@ interface Policy {
   readonly reset: () => void
 }
 
-const isPromise = (value: unknown): value is Promise<unknown> =>
-  value !== null && typeof value === 'object' && typeof (value as Promise<unknown>).then === 'function'
 
 /** Runs `then` on a value or on what its promise resolves to. */
 const andThen = <A, B>(value: A | Promise<A>, then: (a: A) => B | Promise<B>): B | Promise<B> =>

@@ -43,6 +43,7 @@ import { showValue } from './internal/show'
 import * as validate from './internal/validate'
 import type { Random } from './Random'
 import type { Schedule } from './Schedule'
+import { isPromise } from './internal/promise'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -162,8 +163,6 @@ interface Config<E, A> {
   readonly onDone: ((summary: Summary) => void) | undefined
 }
 
-const isPromise = (value: unknown): value is Promise<unknown> =>
-  value !== null && typeof value === 'object' && typeof (value as Promise<unknown>).then === 'function'
 
 const noop = (): void => undefined
 

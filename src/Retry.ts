@@ -22,6 +22,7 @@ import type { Random } from './Random'
 import type { RetryState } from './RetryState'
 import * as RetryStatus from './RetryStatus'
 import type { Schedule, ScheduleEvent } from './Schedule'
+import { isPromise } from './internal/promise'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -191,8 +192,6 @@ const YIELD_EVERY = 1024
 
 const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
 
-const isPromise = (value: unknown): value is Promise<unknown> =>
-  value !== null && typeof value === 'object' && typeof (value as Promise<unknown>).then === 'function'
 
 /** Everything a run needs, set up once per `retrying(...)`. */
 interface Run<In> {
