@@ -484,9 +484,7 @@ class Circuit implements Breaker {
 }
 
 const checkOptions = (where: string, options: BreakerOptions): void => {
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError(`${where}: options must be an object, received ${showValue(options)}`)
-  }
+  validate.object(where, 'options', options)
   validate.schedule(where, 'halfOpenAfter', options.halfOpenAfter)
   if (options.onStateChange !== undefined) validate.callable(where, 'onStateChange', options.onStateChange)
   const store = options.store as unknown as Record<string, unknown> | null | undefined

@@ -158,11 +158,6 @@ export interface AdaptiveOptions {
 // constructors
 // -------------------------------------------------------------------------------------
 
-const checkObject = (where: string, options: unknown): void => {
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError(`${where}: options must be an object, received ${String(options)}`)
-  }
-}
 
 /** gRPC keeps its token count in thousandths, so that `tokenRatio` additions never drift (0.1 · 10 is exactly 1). */
 const MILLI = 1000
@@ -200,7 +195,7 @@ const MILLI = 1000
  */
 export const tokenBucket = (options: TokenBucketOptions): TokenBucket => {
   const where = 'Budget.tokenBucket'
-  checkObject(where, options)
+  validate.object(where, 'options', options)
   const max = Math.round(validate.atLeast(where, 'maxTokens', 0.001, options.maxTokens) * MILLI)
   const ratio = Math.round(validate.atLeast(where, 'tokenRatio', 0.001, options.tokenRatio) * MILLI)
   let tokens = max
@@ -251,7 +246,7 @@ export const tokenBucket = (options: TokenBucketOptions): TokenBucket => {
  */
 export const adaptive = (options: AdaptiveOptions): LocalBudget => {
   const where = 'Budget.adaptive'
-  checkObject(where, options)
+  validate.object(where, 'options', options)
   const { window, minSuccessRate, maxLatencyPercentile, minSamples } = options
   validate.that(where, 'window', 'a finite number > 0', (w) => validate.isDuration(w) && w > 0, window)
   validate.that(where, 'minSuccessRate', 'a number in [0, 1]', (r) => validate.isDuration(r) && r <= 1, minSuccessRate)
@@ -404,7 +399,7 @@ const isTimeoutError = (error: unknown): boolean => {
  */
 export const retryQuota = (options: RetryQuotaOptions = {}): RetryQuota => {
   const where = 'Budget.retryQuota'
-  checkObject(where, options)
+  validate.object(where, 'options', options)
   const size = validate.duration(where, 'tokens', options.tokens ?? 500)
   const retryCost = validate.duration(where, 'retryCost', options.retryCost ?? 5)
   const timeoutCost = validate.duration(where, 'timeoutCost', options.timeoutCost ?? 10)

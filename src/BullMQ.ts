@@ -502,9 +502,7 @@ export const processor = <P, E, A>(
  */
 export const engine = (options: EngineOptions): Durable.Engine => {
   const where = 'BullMQ.engine'
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError(`${where}: options must be an object, received ${String(options)}`)
-  }
+  validate.object(where, 'options', options)
   const { connection, prefix } = options
   if (connection === null || typeof connection !== 'object') {
     throw new TypeError(

@@ -756,9 +756,7 @@ const isCodec = (value: unknown): boolean =>
  */
 export const define = <P, E, A>(options: DefinitionOptions<P, E, A>): Definition<P, E, A> => {
   const where = 'Durable.define'
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError(`${where}: options must be an object, received ${String(options)}`)
-  }
+  validate.object(where, 'options', options)
   const { name, schedule, payload, action, errorCodec, valueCodec } = options
   if (typeof name !== 'string' || name === '') {
     throw new TypeError(`${where}: name must be a non-empty string, received ${showValue(name)}`)
@@ -1259,9 +1257,7 @@ const startFileWorker = <P, E, A>(
  */
 export const fileEngine = (options: FileEngineOptions): Engine => {
   const where = 'Durable.fileEngine'
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError(`${where}: options must be an object, received ${String(options)}`)
-  }
+  validate.object(where, 'options', options)
   const { dir } = options
   if (typeof dir !== 'string' || dir === '')
     throw new TypeError(`${where}: options.dir must be a non-empty path, received ${showValue(dir)}`)

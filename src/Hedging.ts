@@ -403,9 +403,7 @@ class Call<E, A> {
 const configOf = <E, A>(schedule: Schedule<unknown>, options: HedgingOptions<E, A>): Config<E, A> => {
   const where = 'hedging'
   validate.schedule(where, 'schedule', schedule)
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError(`${where}: options must be an object, received ${showValue(options)}`)
-  }
+  validate.object(where, 'options', options)
   const maxConcurrent = options.maxConcurrent ?? Infinity
   if (!(maxConcurrent === Infinity || (Number.isSafeInteger(maxConcurrent) && maxConcurrent >= 1))) {
     throw new RangeError(

@@ -155,9 +155,7 @@ const MILLI = 1000
  */
 export const tokenBucket = (options: TokenBucketOptions): RedisTokenBucket => {
   const where = 'RedisBudget.tokenBucket'
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError(`${where}: options must be an object, received ${String(options)}`)
-  }
+  validate.object(where, 'options', options)
   const { redis, key } = options
   if (
     redis === null ||

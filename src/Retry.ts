@@ -373,9 +373,7 @@ const makeRun = <In, E, A>(
   readsStatus: boolean
 ): Run<In> => {
   validate.schedule(where, 'schedule', schedule)
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError(`${where}: options must be an object, received ${String(options)}`)
-  }
+  validate.object(where, 'options', options)
   if (options.onRetry !== undefined) validate.callable(where, 'options.onRetry', options.onRetry)
   if (options.onDone !== undefined) validate.callable(where, 'options.onDone', options.onDone)
   if (options.onScheduleEvent !== undefined) validate.callable(where, 'options.onScheduleEvent', options.onScheduleEvent)

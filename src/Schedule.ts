@@ -480,9 +480,7 @@ export const make = <S extends Json, In = unknown>(
   options: MakeOptions = {}
 ): Schedule<In> => {
   validate.callable('Schedule.make', 'step', step)
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError(`Schedule.make: options must be an object, received ${showValue(options)}`)
-  }
+  validate.object('Schedule.make', 'options', options)
   const description = options.description ?? 'custom'
   if (typeof description !== 'string') {
     throw new TypeError(`Schedule.make: options.description must be a string, received ${showValue(description)}`)
@@ -874,11 +872,7 @@ export const truncatedBinaryExponential = (options: {
   readonly maxDoublings: number
   readonly maxDelay: number
 }): Schedule<unknown> => {
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError(
-      `Schedule.truncatedBinaryExponential: options must be an object, received ${showValue(options)}`
-    )
-  }
+  validate.object('Schedule.truncatedBinaryExponential', 'options', options)
   const maxDoublings = validate.count('Schedule.truncatedBinaryExponential', 'maxDoublings', options.maxDoublings)
   const maxDelay = validate.saturate(
     validate.duration('Schedule.truncatedBinaryExponential', 'maxDelay', options.maxDelay)
@@ -1179,9 +1173,7 @@ export const withHint = <I>(
   options: HintOptions
 ): (<In>(self: Schedule<In>) => Schedule<In & I>) => {
   validate.callable('Schedule.withHint', 'hintOf', hintOf)
-  if (options === null || typeof options !== 'object') {
-    throw new TypeError(`Schedule.withHint: options must be an object, received ${showValue(options)}`)
-  }
+  validate.object('Schedule.withHint', 'options', options)
   const max = validate.saturate(validate.duration('Schedule.withHint', 'options.max', options.max))
   const readsTime = options.readsTime ?? false
   if (typeof readsTime !== 'boolean') {

@@ -43,11 +43,7 @@ export const durationAtLeast = (where: string, name: string, min: number, value:
 
 /** The options object itself, checked: an object or undefined. */
 export const optionsObject = <O extends object>(where: string, name: string, value: O | undefined): Partial<O> => {
-  if (value === undefined) return {}
-  if (value === null || typeof value !== 'object') {
-    throw new TypeError(`${where}: ${name} must be an object, received ${String(value)}`)
-  }
-  return value
+  return value === undefined ? {} : validate.object(where, name, value)
 }
 
 /**

@@ -100,6 +100,12 @@ export const schedule = <S>(where: string, name: string, value: S): S => {
   throw new TypeError(`${where}: ${name} must be a Schedule, received ${showValue(value)}`)
 }
 
+/** An options object (not `null`, not a primitive), for arguments that JavaScript callers may get wrong: a `TypeError`. */
+export const object = <O>(where: string, name: string, value: O): O => {
+  if (value !== null && typeof value === 'object') return value
+  throw new TypeError(`${where}: ${name} must be an object, received ${showValue(value)}`)
+}
+
 /** Any other rule: `value` when `holds(value)`, else a `RangeError` saying it must be `expected`. */
 export const that = <A>(where: string, name: string, expected: string, holds: (value: A) => boolean, value: A): A =>
   holds(value) ? value : fail(where, name, expected, value)
