@@ -83,9 +83,7 @@ export interface Hooks<In, E = unknown, A = unknown> {
     | ((input: In, status: RetryStatus.RetryStatus, delay: number, driver: Driver.Driver<In>) => unknown)
     | undefined
   readonly onDone?: ((result: Either<E, A>, status: RetryStatus.RetryStatus, reason: StopReason) => void) | undefined
-  readonly onScheduleEvent?:
-    | ((event: ScheduleEvent, input: In, status: RetryStatus.RetryStatus) => void)
-    | undefined
+  readonly onScheduleEvent?: ((event: ScheduleEvent, input: In, status: RetryStatus.RetryStatus) => void) | undefined
 }
 
 /**
@@ -192,7 +190,6 @@ const YIELD_EVERY = 1024
 
 const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
 
-
 /** Everything a run needs, set up once per `retrying(...)`. */
 interface Run<In> {
   readonly schedule: Schedule<In>
@@ -204,7 +201,9 @@ interface Run<In> {
   readonly resume: RetryState | undefined
   readonly onRetry: Hooks<In>['onRetry']
   readonly onScheduleEvent: Hooks<In>['onScheduleEvent']
-  readonly onDone: ((result: Either<unknown, unknown>, status: RetryStatus.RetryStatus, reason: StopReason) => void) | undefined
+  readonly onDone:
+    | ((result: Either<unknown, unknown>, status: RetryStatus.RetryStatus, reason: StopReason) => void)
+    | undefined
   /** The side of the `Either` that asks the schedule for another run: `Left` to retry, `Right` to repeat. */
   readonly continueOn: 'Left' | 'Right'
   /** The runner's name, for the errors found while running. */
@@ -228,7 +227,12 @@ type Attempt<R> = (
 const resumeDriver = async <In>(run: Run<In>, stored: RetryState): Promise<Driver.Driver<In>> => {
   const { clock, signal } = run
   let driver: Driver.Driver<In> | undefined
-  const restored = Driver.restore(run.schedule, stored, run.random, eventsOf(run, () => driver))
+  const restored = Driver.restore(
+    run.schedule,
+    stored,
+    run.random,
+    eventsOf(run, () => driver)
+  )
   if (restored._tag === 'Left') throw restored.left
   const wait = restored.right.dueAt - clock.now()
   if (wait > 0) await clock.sleep(wait, signal)
@@ -338,7 +342,11 @@ const TIMED_OUT: unique symbol = Symbol('timed out')
  * `upTo` limits, so that a hanging attempt cannot outlive the run's deadline.
  */
 const withTimeout =
-  <In, R extends Either<unknown, unknown>>(run: Run<In>, timeout: AttemptTimeout<unknown>, attempt: Attempt<R>): Attempt<R> =>
+  <In, R extends Either<unknown, unknown>>(
+    run: Run<In>,
+    timeout: AttemptTimeout<unknown>,
+    attempt: Attempt<R>
+  ): Attempt<R> =>
   async (driver, signal) => {
     const now = run.clock.now()
     const status = driver.statusAt(now)
@@ -354,7 +362,10 @@ const withTimeout =
     const unlink = signal === undefined ? undefined : onAbort(signal, () => controller.abort(signal.reason))
     try {
       const running = attempt(driver, controller.signal)
-      const first = await Promise.race([running, run.clock.sleep(ms, timer.signal).then((): typeof TIMED_OUT => TIMED_OUT)])
+      const first = await Promise.race([
+        running,
+        run.clock.sleep(ms, timer.signal).then((): typeof TIMED_OUT => TIMED_OUT)
+      ])
       if (first !== TIMED_OUT) return first
       controller.abort(new DOMException(`the attempt timed out after ${ms} ms`, 'TimeoutError'))
       return { _tag: 'Left', left: timeout.onTimeout() } as R
@@ -376,7 +387,8 @@ const makeRun = <In, E, A>(
   validate.object(where, 'options', options)
   if (options.onRetry !== undefined) validate.callable(where, 'options.onRetry', options.onRetry)
   if (options.onDone !== undefined) validate.callable(where, 'options.onDone', options.onDone)
-  if (options.onScheduleEvent !== undefined) validate.callable(where, 'options.onScheduleEvent', options.onScheduleEvent)
+  if (options.onScheduleEvent !== undefined)
+    validate.callable(where, 'options.onScheduleEvent', options.onScheduleEvent)
   const { attemptTimeout, onTimeout } = options
   if (typeof attemptTimeout === 'number') validate.duration(where, 'options.attemptTimeout', attemptTimeout)
   else if (attemptTimeout !== undefined) validate.callable(where, 'options.attemptTimeout', attemptTimeout)
