@@ -206,6 +206,7 @@ class Run<In> implements Driver<In> {
       input: this.input,
       status: this.statusAt(this.now),
       now: this.now,
+      dueAt: this.dueAt,
       random: this.random
     }
   }

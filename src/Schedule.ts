@@ -97,12 +97,13 @@ export type Decision<S = Json> = Continue<S> | Done
 
 /**
  * What a step sees when it decides: the input (for `retrying`, the error just seen), the run's status, the
- * current time in ms and the run's source of random draws.
+ * current time in ms, when the attempt that just failed was due (`dueAt`: the run's start for the first attempt,
+ * then the time the previous decision set), and the run's source of random draws.
  *
  * **Details**
  *
  * One record rather than positional arguments, so that a step reads `context.input` and a field added later
- * breaks nobody.
+ * breaks nobody. `now - dueAt` is how long the failed attempt ran (its wait included, if it started late).
  *
  * @example
  * import * as Schedule from 'fp-ts-retry/Schedule'
@@ -124,6 +125,7 @@ export interface StepContext<In> {
   readonly input: In
   readonly status: RetryStatus
   readonly now: number
+  readonly dueAt: number
   readonly random: Random.Random
 }
 
@@ -192,6 +194,7 @@ export type ScheduleEvent = { readonly _tag: 'HintIgnored'; readonly hint: unkno
 export interface Cursor<In> {
   readonly input: In
   readonly now: number
+  readonly dueAt: number
   readonly random: Random.Random
   readonly iterNumber: number
   readonly elapsed: number
@@ -339,6 +342,7 @@ export const continueAfter = <S extends Json>(delay: number, state: S): Continue
 const cursorOf = <In>(context: StepContext<In>): Cursor<In> => ({
   input: context.input,
   now: context.now,
+  dueAt: context.dueAt,
   random: context.random,
   iterNumber: context.status.iterNumber,
   elapsed: context.status.elapsed,
@@ -1286,29 +1290,27 @@ export const retryFreeWhen = <I>(predicate: Predicate<I>): (<In>(self: Schedule<
   }
 }
 
-/** A stepper that remembers when the attempt it decides after started: the run's start, then its own `dueAt`s. */
+/**
+ * A schedule that also looks at when the failed attempt was due (the cursor's `dueAt`, kept by the interpreter,
+ * so that a longer delay chosen around this schedule is counted): `restart` may start `self` over first.
+ */
 const timed = <In>(
   description: string,
   self: Schedule<In>,
-  next: (inner: Stepper<In>, cursor: Cursor<In>, attemptStart: number) => number,
-  restart?: (attemptStart: number, cursor: Cursor<In>) => boolean
+  next: (inner: Stepper<In>, cursor: Cursor<In>) => number,
+  restart?: (cursor: Cursor<In>) => boolean
 ): Schedule<In> =>
   build<In>(
     description,
-    [self.initial, null],
+    self.initial,
     (state) => {
-      const [s, due] = state as readonly [Json, number | null]
-      let inner = self.stepper(s)
-      let dueAt = due
+      let inner = self.stepper(state)
       return {
         next: (cursor) => {
-          const attemptStart = dueAt ?? cursor.now - cursor.elapsed
-          if (restart?.(attemptStart, cursor) === true) inner = self.stepper(self.initial)
-          const delay = next(inner, cursor, attemptStart)
-          if (delay >= 0) dueAt = cursor.now + delay
-          return delay
+          if (restart?.(cursor) === true) inner = self.stepper(self.initial)
+          return next(inner, cursor)
         },
-        state: () => [inner.state(), dueAt]
+        state: () => inner.state()
       }
     },
     true,
@@ -1345,7 +1347,7 @@ export const resetAfter = (ms: number): (<In>(self: Schedule<In>) => Schedule<In
       `resetAfter(${after})(${checkSchedule('Schedule.resetAfter', 'self', self).description})`,
       self,
       (inner, cursor) => inner.next(cursor),
-      (attemptStart, cursor) => cursor.now - attemptStart >= after
+      (cursor) => cursor.now - cursor.dueAt >= after
     )
 }
 
@@ -1373,8 +1375,8 @@ export const resetAfter = (ms: number): (<In>(self: Schedule<In>) => Schedule<In
 export const fixed = (ms: number): Schedule<unknown> => {
   const period = validate.saturate(validate.duration('Schedule.fixed', 'ms', ms))
   // Saturates: at a period near the largest delay, the sum rounds past it.
-  return timed(`fixed(${period})`, forever, (_, cursor, attemptStart) =>
-    validate.saturate(Math.max(0, attemptStart + period - cursor.now))
+  return timed(`fixed(${period})`, forever, (_, cursor) =>
+    validate.saturate(Math.max(0, cursor.dueAt + period - cursor.now))
   )
 }
 

@@ -37,8 +37,8 @@ const recording = (): {
 } => {
   const seen: Array<Omit<Schedule.StepContext<string>, 'random'>> = []
   return {
-    schedule: Schedule.make(0, (n: number, { input, status, now }: Schedule.StepContext<string>) => {
-      seen.push({ input, status, now })
+    schedule: Schedule.make(0, (n: number, { input, status, now, dueAt }: Schedule.StepContext<string>) => {
+      seen.push({ input, status, now, dueAt })
       return n < 3 ? Schedule.continueAfter(10, n + 1) : Schedule.done
     }),
     seen
@@ -148,8 +148,18 @@ describe('Driver', () => {
       driver.advance('a', 105)
       driver.advance('b', 125)
       deepStrictEqual(seen, [
-        { input: 'a', now: 105, status: { iterNumber: 0, elapsed: 5, cumulativeDelay: 0, previousDelay: O.none } },
-        { input: 'b', now: 125, status: { iterNumber: 1, elapsed: 25, cumulativeDelay: 10, previousDelay: O.some(10) } }
+        {
+          input: 'a',
+          now: 105,
+          dueAt: 100,
+          status: { iterNumber: 0, elapsed: 5, cumulativeDelay: 0, previousDelay: O.none }
+        },
+        {
+          input: 'b',
+          now: 125,
+          dueAt: 115,
+          status: { iterNumber: 1, elapsed: 25, cumulativeDelay: 10, previousDelay: O.some(10) }
+        }
       ])
     })
 

@@ -103,7 +103,7 @@ describe('Schedule.decorrelatedJitterV2', () => {
   it('should keep a plain JSON state that resumes to the same delays', () => {
     const schedule = Schedule.decorrelatedJitterV2(50, 10_000)
     // the schedule reads neither the status nor the time: one context serves every step
-    const context = { input: undefined, status: RS.initial, now: 0 }
+    const context = { input: undefined, status: RS.initial, now: 0, dueAt: 0 }
     const random = Random.seeded(9)
     let state = schedule.initial
     const straight: Array<number> = []

@@ -83,18 +83,21 @@ describe('Schedule', () => {
           input: 'boom',
           status: { iterNumber: 0, elapsed: 10, cumulativeDelay: 0, previousDelay: O.none },
           now: 10,
+          dueAt: 0,
           random
         },
         {
           input: 'boom',
           status: { iterNumber: 1, elapsed: 120, cumulativeDelay: 100, previousDelay: O.some(100) },
           now: 120,
+          dueAt: 110,
           random
         },
         {
           input: 'boom',
           status: { iterNumber: 2, elapsed: 230, cumulativeDelay: 200, previousDelay: O.some(100) },
           now: 230,
+          dueAt: 220,
           random
         }
       ])
@@ -1458,6 +1461,21 @@ describe('Schedule', () => {
   })
 
   describe('regressions', () => {
+    it('regression: resetAfter guessed when an attempt started from its own delay, so a longer delay chosen around it looked like a long attempt and reset it', () => {
+      const s = pipe(
+        Schedule.exponential(100),
+        Schedule.resetAfter(1000),
+        Schedule.intersect(Schedule.fromDelays([1500, 0, 0]))
+      )
+      deepStrictEqual(Schedule.delays(s), [1500, 200, 400])
+    })
+
+    it('regression: fixed counted its period from its own delay, not from when the attempt was due', () => {
+      const s = pipe(Schedule.fixed(1000), Schedule.intersect(Schedule.fromDelays([1500, 0])))
+      // the second attempt was due at 1800 (300 + 1500) and failed at 2100: the next is due at 2800
+      deepStrictEqual(Schedule.delays(s, { attemptDuration: 300 }), [1500, 700])
+    })
+
     // (a) bad delays are rejected where they are made, never clamped nor lost
     it('regression: a modifyDelay that makes a negative delay was clamped to 0; it throws a RangeError naming modifyDelay', () => {
       const s = pipe(
@@ -1521,7 +1539,7 @@ describe('Schedule', () => {
     it('regression: upTo stopped silently on an infinite delay from a step; the step is rejected before upTo sees it', () => {
       const endless = Schedule.make(null, () => Schedule.continueAfter(Infinity, null), { description: 'endless' })
       const s = pipe(endless, Schedule.upTo(1000))
-      const context = { input: undefined, status: RS.initial, now: 0, random: Random.fixed(0) }
+      const context = { input: undefined, status: RS.initial, now: 0, dueAt: 0, random: Random.fixed(0) }
       throwsRangeError(
         () => s.step(s.initial, context),
         /^Schedule\.make: the step of endless returned the delay Infinity;/
@@ -1660,7 +1678,7 @@ describe('Schedule', () => {
       const seen: Array<unknown> = [s.initial, driver.snapshot()]
       for (let i = 0; i < 3; i++) {
         seen.push(driver.advance(undefined, -0), driver.snapshot())
-        const context = { input: undefined, status: driver.statusAt(-0), now: -0, random: Random.fixed(0) }
+        const context = { input: undefined, status: driver.statusAt(-0), now: -0, dueAt: -0, random: Random.fixed(0) }
         seen.push(s.step(driver.snapshot().scheduleState, context))
       }
       deepStrictEqual(

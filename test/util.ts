@@ -141,11 +141,12 @@ export const trace = <In>(schedule: Schedule.Schedule<In>, options: TraceOptions
   let iterNumber = 0
   let cumulativeDelay = 0
   let previousDelay: O.Option<number> = O.none
+  let dueAt = 0
   while (iterNumber < limit) {
     now += attemptDuration
     const status: RetryStatus = { iterNumber, elapsed: now, cumulativeDelay, previousDelay }
     const randomState = random.getState()
-    const decision = schedule.step(state, { input: options.input, status, now, random })
+    const decision = schedule.step(state, { input: options.input, status, now, dueAt, random })
     steps.push({ state, status, now, randomState, decision })
     if (decision._tag === 'Done') break
     state = decision.state
@@ -153,6 +154,7 @@ export const trace = <In>(schedule: Schedule.Schedule<In>, options: TraceOptions
     cumulativeDelay += decision.delay
     previousDelay = O.some(decision.delay)
     now += decision.delay
+    dueAt = now
   }
   return steps
 }

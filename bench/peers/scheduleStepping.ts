@@ -111,7 +111,7 @@ export const scheduleStepping = async (peers: Peers, options: ScenarioOptions): 
         const out: Array<number> = []
         let state = schedule.initial
         for (let i = 0; i < N; i++) {
-          const decision = schedule.step(state, { input: undefined, status, now: 0, random })
+          const decision = schedule.step(state, { input: undefined, status, now: 0, dueAt: 0, random })
           if (decision._tag === 'Done') break
           out.push(decision.delay)
           state = decision.state

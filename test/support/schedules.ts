@@ -74,10 +74,12 @@ export const trace = (schedule: Schedule.Schedule<number>, plan: RunPlan): Reado
   let iterNumber = 0
   let cumulativeDelay = 0
   let previousDelay: O.Option<number> = O.none
+  // when the attempt about to fail was due: the run's start, then each decision's time plus its delay
+  let dueAt = plan.start
   while (iterNumber < plan.limit) {
     now += plan.attemptDuration
     const status: RetryStatus = { iterNumber, elapsed: now - plan.start, cumulativeDelay, previousDelay }
-    const context = { input: inputAt(plan, iterNumber), status, now }
+    const context = { input: inputAt(plan, iterNumber), status, now, dueAt }
     const randomState = random.getState()
     const decision = schedule.step(state, { ...context, random })
     steps.push({ state, context, randomState, decision })
@@ -87,6 +89,7 @@ export const trace = (schedule: Schedule.Schedule<number>, plan: RunPlan): Reado
     cumulativeDelay += decision.delay
     previousDelay = O.some(decision.delay)
     now += decision.delay
+    dueAt = now
   }
   return steps
 }
