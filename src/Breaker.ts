@@ -259,9 +259,10 @@ export interface Breaker {
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import { pipe } from 'fp-ts/function'
  *
+ * const changes: Array<string> = []
  * const options: BreakerOptions = {
  *   halfOpenAfter: pipe(Schedule.exponential(1_000), Schedule.capped(30_000), Schedule.jittered()),
- *   onStateChange: (change) => console.log(`${change.from._tag} -> ${change.to._tag}`)
+ *   onStateChange: (change) => void changes.push(`${change.from._tag} -> ${change.to._tag}`)
  * }
  *
  * @category model

@@ -6,6 +6,7 @@
  */
 import { showValue } from './show'
 import * as validate from './validate'
+import { onAbort } from './abort'
 
 /** How long a run waits before its `onDone` is called again, after the hook threw. */
 export const HOOK_RETRY_DELAY = 1_000
@@ -51,26 +52,23 @@ export const optionsObject = <O extends object>(where: string, name: string, val
  * job): one listener on the worker's signal for all the attempts in flight, so that a worker of concurrency 32
  * does not trip Node's warning of more than 10 listeners on one signal.
  */
-export const attemptSignals = (
-  worker: AbortSignal | undefined
-): ((extra?: AbortSignal) => { readonly signal: AbortSignal; readonly release: () => void }) => {
-  const inFlight = new Set<AbortController>()
-  worker?.addEventListener('abort', () => inFlight.forEach((c) => c.abort()), { once: true })
-  return (extra) => {
+export const attemptSignals =
+  (worker: AbortSignal | undefined) =>
+  (extra?: AbortSignal): { readonly signal: AbortSignal; readonly release: () => void } => {
     const controller = new AbortController()
     const abort = (): void => controller.abort()
     if (worker?.aborted === true || extra?.aborted === true) controller.abort()
-    inFlight.add(controller)
-    extra?.addEventListener('abort', abort, { once: true })
+    // internal/abort: one listener per signal, whatever the number of attempts in flight.
+    const unlinkWorker = worker === undefined ? undefined : onAbort(worker, abort)
+    const unlinkExtra = extra === undefined ? undefined : onAbort(extra, abort)
     return {
       signal: controller.signal,
       release: () => {
-        inFlight.delete(controller)
-        extra?.removeEventListener('abort', abort)
+        unlinkWorker?.()
+        unlinkExtra?.()
       }
     }
   }
-}
 
 /** The check every engine makes of a definition it is handed. */
 export const checkDefinition = (where: string, def: unknown): void => {
