@@ -218,12 +218,7 @@ class Run<In> implements Driver<In> {
     this.decidedCumulative = this.cumulativeDelay
     this.decidedPrevious = this.previous
     const delay = this.step.call(this.stepper, this)
-    if (typeof delay !== 'number' || !(delay <= MAX_DELAY)) {
-      throw new RangeError(
-        `Driver: the schedule ${this.schedule.description} answered the delay ${String(delay)}; ` +
-          `a delay must be a finite number of ms in [0, ${validate.MAX_DELAY}]`
-      )
-    }
+    if (typeof delay !== 'number' || !(delay <= MAX_DELAY)) badDelay(this.schedule, delay)
     this.decided = true
     if (delay < 0) {
       this.done = true
@@ -260,6 +255,14 @@ class Run<In> implements Driver<In> {
     this.dueAt = validate.finite('Driver.restore', 'state.dueAt', state.dueAt) + 0
     return this
   }
+}
+
+/** Out of `advance`, so that its message does not make `advance` too big to inline into a runner's loop. */
+const badDelay = (schedule: Schedule<never>, delay: unknown): never => {
+  throw new RangeError(
+    `Driver: the schedule ${schedule.description} answered the delay ${String(delay)}; ` +
+      `a delay must be a finite number of ms in [0, ${validate.MAX_DELAY}]`
+  )
 }
 
 const statusOf = (

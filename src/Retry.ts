@@ -183,10 +183,15 @@ export interface Program<S, E, A> {
 // -------------------------------------------------------------------------------------
 
 /**
- * Consecutive retries without a timer (delays under 1 ms: a zero delay, or a tiny one that `Clock.live` serves
- * at once) after which the loop lets the event loop run, so that timers, I/O and aborts get through.
+ * Retries in a row without a timer (delays under 1 ms: a zero delay, or a tiny one that `Clock.live` serves at
+ * once) never let the event loop run by themselves. Every `CHECK_EVERY` such retries the loop looks at the
+ * process's time (not the run's clock: this is about the event loop, and a test clock does not move), and once a
+ * streak has run `YIELD_AFTER_MS`, it lets the event loop turn, so that timers, I/O and aborts get through. A turn
+ * costs about as much as a thousand retries of an action that settles at once: by time, a fast action pays ~1%,
+ * and a slow one (a busy millisecond per attempt) still lets timers through within ~2 · `CHECK_EVERY` attempts.
  */
-const YIELD_EVERY = 1024
+const CHECK_EVERY = 64
+const YIELD_AFTER_MS = 1
 
 const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
 
@@ -217,28 +222,168 @@ interface Run<In> {
   readonly readsClock: boolean
 }
 
+/** Where an attempt reads the run's status. */
+interface Progress {
+  readonly statusAt: (now: number) => RetryStatus.RetryStatus
+}
+
 /** One attempt, given where to read the run's status and the signal the attempt may watch. */
-type Attempt<R> = (
-  progress: { readonly statusAt: (now: number) => RetryStatus.RetryStatus },
-  signal: AbortSignal | undefined
-) => Promise<R>
+type Attempt<R> = (progress: Progress, signal: AbortSignal | undefined) => Promise<R>
+
+/** What the first attempt of a fresh run sees: no driver is made for a run that needs none (a first success). */
+const FIRST: Progress = { statusAt: (): RetryStatus.RetryStatus => RetryStatus.initial }
+
+/** What `Going.decide` answers when the run ends (after `onDone`); any other answer is the time to wait, in ms. */
+const END = -1
+
+/**
+ * A run past its first outcome (or one that needs its state from the start: a budget, `onDone`, `resume`): its
+ * driver and what the loop carries from one attempt to the next. It lives outside the async loop so that an
+ * `await` there saves and restores little: the loop's cost per retry is mostly its awaits.
+ */
+class Going<In, R extends Either<unknown, unknown>> {
+  /** The run's driver, made at the first outcome (or restored): a first success makes none. */
+  private made: Driver.Driver<In> | undefined = undefined
+  /** When the attempt in flight started (read only for a budget, which is told each attempt's latency). */
+  started = 0
+  /** Retries in a row that went through no timer, and when the streak was first timed (see `CHECK_EVERY`). */
+  private untimed = 0
+  private since = 0
+  /** The previous attempt's error, for the budget's `onSuccess`. */
+  private lastError: unknown = undefined
+
+  constructor(readonly run: Run<In>, private readonly start: number, restored?: Driver.Driver<In>) {
+    this.made = restored
+  }
+
+  get driver(): Driver.Driver<In> {
+    const { run } = this
+    return (this.made ??= Driver.make(run.schedule, {
+      start: this.start,
+      random: run.random,
+      onEvent: eventsOf(run, () => this.made)
+    }))
+  }
+
+  /** Where the next attempt reads its status: the driver once there is one. */
+  get progress(): Progress {
+    return this.made ?? FIRST
+  }
+
+  /** Decides after an attempt: tells the driver, then the breaker, then the budget, then `onRetry`. */
+  decide(result: R): number | Promise<number> {
+    const { run } = this
+    const goOn = result._tag === run.continueOn
+    const now = run.readsClock ? run.clock.now() : this.start
+    const driver = this.driver
+    // An abort that came while the attempt ran: no decision, no hook, no sleep (the budget is still told).
+    const aborted = goOn && run.signal?.aborted === true
+    const input = (result._tag === 'Left' ? result.left : result.right) as In
+    const delay = goOn && !aborted ? driver.advance(input, now) : END
+    // The breaker first: a retry it refuses is no retry, and a budget must not pay for it.
+    const admitted = delay >= 0 && run.breaker !== undefined ? run.breaker.admitsIn(delay) : true
+    if (run.budget === undefined && typeof admitted === 'boolean')
+      return this.verdict(result, input, now, delay, admitted, true)
+    return this.guarded(result, input, now, delay, admitted)
+  }
+
+  /** The guards whose answers may be promises: awaited only when they are. */
+  private async guarded(
+    result: R,
+    input: In,
+    now: number,
+    delay: number,
+    answer: boolean | Promise<boolean>
+  ): Promise<number> {
+    const { budget } = this.run
+    const admitted = isPromise(answer) ? await answer : answer
+    let allowed = true
+    if (budget !== undefined) {
+      const retries = this.driver.iterNumber - (delay < 0 ? 0 : 1)
+      const retrying = delay >= 0 && admitted
+      const told =
+        result._tag === 'Right'
+          ? budget.onSuccess(now - this.started, now, { retries, error: this.lastError, retrying })
+          : budget.onFailure(now - this.started, now, { retries, error: input, retrying })
+      allowed = (isPromise(told) ? await told : told) !== false
+      if (result._tag === 'Left') this.lastError = input
+    }
+    return this.verdict(result, input, now, delay, admitted, allowed)
+  }
+
+  /** The wait before the next attempt (once `onRetry` has seen it), or the end of the run. */
+  private verdict(
+    result: R,
+    input: In,
+    now: number,
+    delay: number,
+    admitted: boolean,
+    allowed: boolean
+  ): number | Promise<number> {
+    if (delay < 0 || !admitted || !allowed) return this.stop(result, now, delay, admitted)
+    const { onRetry } = this.run
+    return onRetry === undefined ? delay : this.retried(onRetry, input, delay)
+  }
+
+  /** `onRetry`, and the wait after it: until the decided time, not a full delay after the hook's work. */
+  private retried(onRetry: NonNullable<Hooks<In>['onRetry']>, input: In, delay: number): number | Promise<number> {
+    const { clock } = this.run
+    const { driver } = this
+    const pending = onRetry(input, driver.status, delay, driver)
+    return isPromise(pending) ? pending.then(() => Math.max(0, driver.dueAt - clock.now())) : delay
+  }
+
+  /** Ends the run with its reason (kept out of the path of a retry, which stays small enough to inline). */
+  private stop(result: R, now: number, delay: number, admitted: boolean): typeof END {
+    const { driver } = this
+    if (result._tag !== this.run.continueOn)
+      return this.end(result, driver.statusAt(now), result._tag === 'Right' ? 'succeeded' : 'failed')
+    if (delay >= 0) return this.end(result, driver.status, admitted ? 'budget' : 'breaker')
+    return driver.done ? this.end(result, driver.status, 'schedule') : this.end(result, driver.statusAt(now), 'aborted')
+  }
+
+  /** What to await before the next attempt, if anything: the sleep, or a turn of the event loop now and then. */
+  pause(wait: number): Promise<void> | undefined {
+    const { clock, signal } = this.run
+    if (wait >= 1) {
+      this.untimed = 0
+      return clock.sleep(wait, signal)
+    }
+    const sleep = wait > 0 ? clock.sleep(wait, signal) : undefined
+    if (++this.untimed % CHECK_EVERY !== 0) return sleep
+    const now = performance.now()
+    if (this.untimed === CHECK_EVERY) this.since = now
+    if (now - this.since < YIELD_AFTER_MS) return sleep
+    this.untimed = 0
+    return sleep === undefined ? yieldToEventLoop() : sleep.then(yieldToEventLoop)
+  }
+
+  /** Ends the run: `onDone` is told why. */
+  end(result: R, status: RetryStatus.RetryStatus, reason: StopReason): typeof END {
+    this.run.onDone?.(result, status, reason)
+    return END
+  }
+}
 
 /** Goes on with a stored run: restores its driver and waits until the attempt that was due is due. */
-const resumeDriver = async <In>(run: Run<In>, stored: RetryState): Promise<Driver.Driver<In>> => {
+const resumed = async <In, R extends Either<unknown, unknown>>(
+  run: Run<In>,
+  stored: RetryState
+): Promise<Going<In, R>> => {
   const { clock, signal } = run
-  let driver: Driver.Driver<In> | undefined
-  const restored = Driver.restore(
+  const restored: Either<Driver.ScheduleMismatch, Driver.Driver<In>> = Driver.restore(
     run.schedule,
     stored,
     run.random,
-    eventsOf(run, () => driver)
+    eventsOf(run, () => (restored._tag === 'Right' ? restored.right : undefined))
   )
   if (restored._tag === 'Left') throw restored.left
-  const wait = restored.right.dueAt - clock.now()
+  const driver = restored.right
+  const wait = driver.dueAt - clock.now()
   if (wait > 0) await clock.sleep(wait, signal)
   // There is no error in hand to return (it was seen before the restart), so an abort rejects, as before a start.
   if (signal?.aborted) throw signal.reason
-  return (driver = restored.right)
+  return new Going(run, driver.start, driver)
 }
 
 /** The driver's `onEvent` for a run with an `onScheduleEvent` hook: the event, with the input and status it came with. */
@@ -254,83 +399,33 @@ const eventsOf = <In>(
   }
 }
 
-/** What the first attempt of a fresh run sees: no driver is made for a run that needs none (a first success). */
-const FIRST = { statusAt: (): RetryStatus.RetryStatus => RetryStatus.initial }
-
-const end = <R extends Either<unknown, unknown>>(
-  onDone: Run<unknown>['onDone'],
-  result: R,
-  status: RetryStatus.RetryStatus,
-  reason: StopReason
-): R => {
-  onDone?.(result, status, reason)
-  return result
-}
-
 /**
- * The one loop behind every runner: attempt, ask the driver, tell the budget and the breaker, sleep, attempt
- * again. The driver is made at the first outcome that needs one, so a first success allocates nothing of ours.
+ * The one loop behind every runner: attempt, let the run decide (driver, breaker, budget, `onRetry`), pause,
+ * attempt again. A first success of a run without a budget or `onDone` allocates nothing of ours.
  */
 const loop = async <In, R extends Either<unknown, unknown>>(run: Run<In>, attempt: Attempt<R>): Promise<R> => {
-  const { clock, onRetry, onDone, budget, signal } = run
+  const { signal } = run
   if (signal?.aborted) throw signal.reason
-  let driver = run.resume === undefined ? undefined : await resumeDriver(run, run.resume)
-  const start = driver?.start ?? (run.readsClock ? clock.now() : 0)
-  let untimed = 0
-  let lastError: unknown = undefined
+  const start = run.readsClock && run.resume === undefined ? run.clock.now() : 0
+  let going =
+    run.resume !== undefined
+      ? await resumed<In, R>(run, run.resume)
+      : run.budget === undefined && run.onDone === undefined
+      ? undefined // a first success needs nothing more: no budget to tell, no `onDone` to call
+      : new Going<In, R>(run, start)
   for (;;) {
-    const started = budget === undefined ? 0 : clock.now()
-    const result = await attempt(driver ?? FIRST, signal)
-    const goOn = result._tag === run.continueOn
-    if (!goOn && driver === undefined && budget === undefined && onDone === undefined) return result
-    const now = run.readsClock ? clock.now() : start
-    driver ??= Driver.make(run.schedule, { start, random: run.random, onEvent: eventsOf(run, () => driver) })
-    // An abort that came while the attempt ran: no decision, no hook, no sleep (the budget is still told).
-    const aborted = goOn && signal?.aborted === true
-    const input = (result._tag === 'Left' ? result.left : result.right) as In
-    const delay = goOn && !aborted ? driver.advance(input, now) : -1
-    // The breaker first: a retry it refuses is no retry, and a budget must not pay for it.
-    let admitted = true
-    if (delay >= 0 && run.breaker !== undefined) {
-      const answer = run.breaker.admitsIn(delay)
-      admitted = isPromise(answer) ? await answer : answer
+    if (run.budget !== undefined && going !== undefined) going.started = run.clock.now()
+    const result = await attempt(going === undefined ? FIRST : going.progress, signal)
+    if (going === undefined) {
+      if (result._tag !== run.continueOn) return result
+      going = new Going(run, start)
     }
-    let allowed = true
-    if (budget !== undefined) {
-      const retries = driver.iterNumber - (delay < 0 ? 0 : 1)
-      const retrying = delay >= 0 && admitted
-      const told =
-        result._tag === 'Right'
-          ? budget.onSuccess(now - started, now, { retries, error: lastError, retrying })
-          : budget.onFailure(now - started, now, { retries, error: input, retrying })
-      allowed = (isPromise(told) ? await told : told) !== false
-      if (result._tag === 'Left') lastError = input
-    }
-    if (!goOn) return end(onDone, result, driver.statusAt(now), result._tag === 'Right' ? 'succeeded' : 'failed')
-    if (aborted) return end(onDone, result, driver.statusAt(now), 'aborted')
-    if (delay < 0) return end(onDone, result, driver.status, 'schedule')
-    if (!admitted) return end(onDone, result, driver.status, 'breaker')
-    if (!allowed) return end(onDone, result, driver.status, 'budget')
-    let wait = delay
-    if (onRetry !== undefined) {
-      const pending = onRetry(input, driver.status, delay, driver)
-      // Sleep until the decided time, not a full delay after the hook's work.
-      if (isPromise(pending)) {
-        await pending
-        wait = Math.max(0, driver.dueAt - clock.now())
-      }
-    }
-    if (wait >= 1) {
-      untimed = 0
-      await clock.sleep(wait, signal)
-    } else {
-      if (wait > 0) await clock.sleep(wait, signal)
-      if (++untimed === YIELD_EVERY) {
-        untimed = 0
-        await yieldToEventLoop()
-      }
-    }
-    if (signal?.aborted) return end(onDone, result, driver.status, 'aborted')
+    const decided = going.decide(result)
+    const wait = typeof decided === 'number' ? decided : await decided
+    if (wait < 0) return result
+    const pause = going.pause(wait)
+    if (pause !== undefined) await pause
+    if (signal?.aborted) return going.end(result, going.driver.status, 'aborted'), result
   }
 }
 
@@ -435,8 +530,8 @@ const attemptOf = <In, R extends Either<unknown, unknown>>(run: Run<In>, base: A
  * **Details**
  *
  * - When the schedule stops, the run returns that last `Left`. The sleeps requested from the clock are exactly
- *   the schedule's delays; a zero delay does not go through a timer, and after 1024 retries in a row without a
- *   timer the run lets the event loop turn, so timers and aborts always get through.
+ *   the schedule's delays; a zero delay does not go through a timer, and once retries without a timer have run
+ *   for a millisecond in a row, the run lets the event loop turn, so timers and aborts always get through.
  * - An action that rejects or throws is a defect, not a failure: it is not retried, and the rejection
  *   propagates unchanged.
  * - All set-up happens once, in `retrying(schedule, options)`: wrapping a `TaskEither` and running it adds

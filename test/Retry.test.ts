@@ -1361,6 +1361,28 @@ describe('regressions', () => {
     )
   })
 
+  it('regression: an action that keeps the CPU busy should still let a timer through within a few hundred attempts', async () => {
+    // Each attempt is half a millisecond of synchronous work and settles at once, so no retry goes through a
+    // timer. The loop lets the event loop turn once such a streak has run a millisecond (checked every 64
+    // retries): the timer fires after the first turn past 5 ms, at attempt 128. Counting retries instead (a turn
+    // every 1024) let this run go on for half a second past its abort.
+    let calls = 0
+    const busy: TE.TaskEither<string, never> = () => {
+      calls++
+      const until = performance.now() + 0.5
+      while (performance.now() < until) {
+        // busy
+      }
+      return Promise.resolve(E.left(`error ${calls}`))
+    }
+    const controller = new AbortController()
+    const timer = setTimeout(() => controller.abort(), 5)
+    const result = await pipe(busy, retrying(Schedule.forever, { signal: controller.signal }))()
+    clearTimeout(timer)
+    deepStrictEqual(result, E.left(`error ${calls}`))
+    ok(calls >= 10 && calls <= 256, `${calls} calls`)
+  })
+
   describe('regression: the runner should read the clock as often for a schedule built from a config as for the same schedule built in code', () => {
     /** A clock that counts its reads; each sleep moves its time. */
     const countingClock = (): { readonly clock: Clock.Clock; readonly reads: () => number } => {
