@@ -247,7 +247,7 @@ class Going<In, R extends Either<unknown, unknown>> {
   /** When the attempt in flight started (read only for a budget, which is told each attempt's latency). */
   started = 0
   /** Retries in a row that went through no timer, and when the streak was first timed (see `CHECK_EVERY`). */
-  private untimed = 0
+  untimed = 0
   private since = 0
   /** The previous attempt's error, for the budget's `onSuccess`. */
   private lastError: unknown = undefined
@@ -342,20 +342,13 @@ class Going<In, R extends Either<unknown, unknown>> {
     return driver.done ? this.end(result, driver.status, 'schedule') : this.end(result, driver.statusAt(now), 'aborted')
   }
 
-  /** What to await before the next attempt, if anything: the sleep, or a turn of the event loop now and then. */
-  pause(wait: number): Promise<void> | undefined {
-    const { clock, signal } = this.run
-    if (wait >= 1) {
-      this.untimed = 0
-      return clock.sleep(wait, signal)
-    }
-    const sleep = wait > 0 ? clock.sleep(wait, signal) : undefined
-    if (++this.untimed % CHECK_EVERY !== 0) return sleep
+  /** Whether a streak of retries without a timer has run long enough that the event loop must turn. */
+  longStreak(): boolean {
     const now = performance.now()
     if (this.untimed === CHECK_EVERY) this.since = now
-    if (now - this.since < YIELD_AFTER_MS) return sleep
+    if (now - this.since < YIELD_AFTER_MS) return false
     this.untimed = 0
-    return sleep === undefined ? yieldToEventLoop() : sleep.then(yieldToEventLoop)
+    return true
   }
 
   /** Ends the run: `onDone` is told why. */
@@ -423,9 +416,17 @@ const loop = async <In, R extends Either<unknown, unknown>>(run: Run<In>, attemp
     const decided = going.decide(result)
     const wait = typeof decided === 'number' ? decided : await decided
     if (wait < 0) return result
-    const pause = going.pause(wait)
-    if (pause !== undefined) await pause
-    if (signal?.aborted) return going.end(result, going.driver.status, 'aborted'), result
+    if (wait >= 1) {
+      going.untimed = 0
+      await run.clock.sleep(wait, signal)
+    } else {
+      if (wait > 0) await run.clock.sleep(wait, signal)
+      if (++going.untimed % CHECK_EVERY === 0 && going.longStreak()) await yieldToEventLoop()
+    }
+    if (signal?.aborted) {
+      going.end(result, going.driver.status, 'aborted')
+      return result
+    }
   }
 }
 
