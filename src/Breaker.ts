@@ -351,7 +351,6 @@ interface Policy {
   readonly reset: () => void
 }
 
-
 /** Runs `then` on a value or on what its promise resolves to. */
 const andThen = <A, B>(value: A | Promise<A>, then: (a: A) => B | Promise<B>): B | Promise<B> =>
   isPromise(value) ? value.then(then) : then(value)
@@ -736,9 +735,7 @@ export const guard = <E2, E = unknown>(
   options: GuardOptions<E> = {}
 ): (<E1 extends E, A>(action: TaskEither<E1, A>) => TaskEither<E1 | E2, A>) => {
   const where = 'Breaker.guard'
-  if (breaker === null || typeof breaker !== 'object' || typeof breaker.enter !== 'function') {
-    throw new TypeError(`${where}: breaker must be a Breaker, received ${showValue(breaker)}`)
-  }
+  validate.implementing(where, 'breaker', 'a Breaker', ['enter', 'admitsIn'], breaker)
   validate.callable(where, 'onOpen', onOpen)
   const isFailure =
     options.isFailure === undefined ? undefined : validate.callable(where, 'options.isFailure', options.isFailure)

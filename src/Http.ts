@@ -28,6 +28,8 @@ import * as O from 'fp-ts/Option'
 import type { Predicate } from 'fp-ts/Predicate'
 import type { Show as ShowT } from 'fp-ts/Show'
 import type { TaskEither } from 'fp-ts/TaskEither'
+import type { Breaker, State as BreakerState } from './Breaker'
+import { guard } from './Breaker'
 import type { RetryBudget } from './Budget'
 import type { Clock } from './Clock'
 import * as LiveClock from './Clock'
@@ -256,6 +258,31 @@ export interface TlsError {
 }
 
 /**
+ * The circuit breaker given to {@link retryingFetch} (`options.breaker`) refused the attempt: no request was
+ * sent. `state` is the breaker's state then. Never retried, and not told to a budget: it says nothing new about
+ * the server's health.
+ *
+ * @example
+ * import * as Http from 'fp-ts-retry/Http'
+ * import * as assert from 'assert'
+ *
+ * const error: Http.CircuitOpenError = {
+ *   _tag: 'CircuitOpenError',
+ *   request: { method: 'GET', url: 'http://127.0.0.1:8080/users/1', idempotent: true },
+ *   state: { _tag: 'Open', since: 0, halfOpenAt: 30_000 }
+ * }
+ * assert.strictEqual(Http.isRetryable(error), false)
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface CircuitOpenError {
+  readonly _tag: 'CircuitOpenError'
+  readonly request: RequestSummary
+  readonly state: BreakerState
+}
+
+/**
  * Every way an HTTP attempt can fail, classified so that a schedule can tell a transient failure from one that
  * would fail again.
  *
@@ -271,6 +298,7 @@ export interface TlsError {
  * | `InvalidRequestError` | invalid URL or scheme, bad header, blocked port | no |
  * | `RedirectError` | too many redirects, `redirect: 'error'` | no |
  * | `TlsError` | certificate refused | no |
+ * | `CircuitOpenError` | `retryingFetch`'s breaker refused the attempt: nothing sent | no |
  *
  * "Retried by default" also needs an idempotent request: see {@link isRetryable}.
  *
@@ -290,6 +318,7 @@ export type HttpError =
   | InvalidRequestError
   | RedirectError
   | TlsError
+  | CircuitOpenError
 
 /**
  * Options of {@link request}.
@@ -328,6 +357,9 @@ export interface RequestOptions {
  * - `budget`: a shared `RetryBudget`. As in gRPC's retry throttling, only transient failures ({@link isTransient})
  *   count as failures: a 404 or an abort says nothing about the server's health, and is not recorded.
  * - `clock` serves both the runner's sleeps and the attempts' timeouts.
+ * - `breaker`: a `Breaker.Breaker`, asked before each attempt (a refused attempt sends nothing and is a
+ *   {@link CircuitOpenError}) and before each sleep (the run ends at once, reason `'breaker'`, rather than sleep
+ *   toward a circuit that will still be open). As with the budget, only transient failures count as failures.
  *
  * @example
  * import type { RetryingFetchOptions } from 'fp-ts-retry/Http'
@@ -341,6 +373,7 @@ export interface RequestOptions {
 export interface RetryingFetchOptions extends RequestOptions, Hooks<HttpError, HttpError, Response> {
   readonly random?: Random | undefined
   readonly budget?: RetryBudget | undefined
+  readonly breaker?: Breaker | undefined
   readonly retryOn?: Predicate<HttpError> | undefined
 }
 
@@ -478,12 +511,14 @@ const classify = (error: unknown, request: RequestSummary): HttpError => {
   if (cause !== undefined) {
     const reason = messageOf(cause)
     if (REDIRECT_REASONS.has(reason)) return { _tag: 'RedirectError', request, message: reason, cause: error }
-    if (INVALID_REQUEST_REASONS.has(reason)) return { _tag: 'InvalidRequestError', request, message: reason, cause: error }
+    if (INVALID_REQUEST_REASONS.has(reason))
+      return { _tag: 'InvalidRequestError', request, message: reason, cause: error }
     return { _tag: 'NetworkError', request, code: undefined, message: reason, cause: error }
   }
   // A TypeError without a cause comes from building the Request (a bad header, a body on a GET, a used body).
   // Compared by name: fetch's TypeError may come from another realm (a vm context, a test runner).
-  if (isObject(error) && error.name === 'TypeError') return { _tag: 'InvalidRequestError', request, message: messageOf(error), cause: error }
+  if (isObject(error) && error.name === 'TypeError')
+    return { _tag: 'InvalidRequestError', request, message: messageOf(error), cause: error }
   return { _tag: 'NetworkError', request, code: undefined, message: messageOf(error), cause: error }
 }
 
@@ -523,7 +558,7 @@ export const isIdempotent = (method: string, headers?: RequestInit['headers']): 
  * **Details**
  *
  * Never transient: another 4xx (the request is wrong, retrying repeats it), 501 (the server does not implement
- * it), an abort, an invalid request, a redirect error or a TLS certificate error.
+ * it), an abort, an invalid request, a redirect error, a TLS certificate error or an open circuit.
  *
  * @example
  * import * as Http from 'fp-ts-retry/Http'
@@ -542,7 +577,11 @@ export const isTransient = (error: HttpError): boolean => {
     case 'TimeoutError':
       return true
     case 'StatusError':
-      return error.status === 408 || error.status === 429 || (error.status >= 500 && error.status <= 599 && error.status !== 501)
+      return (
+        error.status === 408 ||
+        error.status === 429 ||
+        (error.status >= 500 && error.status <= 599 && error.status !== 501)
+      )
     default:
       return false
   }
@@ -706,6 +745,8 @@ export const Show: ShowT<HttpError> = {
         return `redirect error: ${error.message}`
       case 'TlsError':
         return `TLS certificate error ${error.code}: ${error.message}`
+      case 'CircuitOpenError':
+        return `circuit ${error.state._tag === 'Open' ? 'open' : 'half-open, probe in flight'}: not sent`
     }
   }
 }
@@ -796,7 +837,11 @@ export const retryAfter = (
     try {
       return hinted(self as Schedule.Schedule<In>)
     } catch (e) {
-      throw e instanceof TypeError ? new TypeError(e.message.replace('Schedule.withHint', 'Http.retryAfter').replace('put withHint', 'put Http.retryAfter')) : e
+      throw e instanceof TypeError
+        ? new TypeError(
+            e.message.replace('Schedule.withHint', 'Http.retryAfter').replace('put withHint', 'put Http.retryAfter')
+          )
+        : e
     }
   }
 }
@@ -871,7 +916,9 @@ const attempt = async (
   request: RequestSummary,
   timeout: number | undefined,
   clock: Clock
-): Promise<{ readonly _tag: 'Left'; readonly left: HttpError } | { readonly _tag: 'Right'; readonly right: Response }> => {
+): Promise<
+  { readonly _tag: 'Left'; readonly left: HttpError } | { readonly _tag: 'Right'; readonly right: Response }
+> => {
   const invalid = checkUrl(request)
   if (invalid !== undefined) return { _tag: 'Left', left: invalid }
   const signal = init.signal ?? undefined
@@ -1012,17 +1059,20 @@ export const retryingFetch = (
 ): ((input: string | URL, init?: RequestInit) => TaskEither<HttpError, Response>) => {
   const where = 'Http.retryingFetch'
   validateRequestOptions(where, options)
+  validate.services(where, 'options', options)
   const retryOn = validate.callable(where, 'options.retryOn', options.retryOn ?? isRetryable)
-  const onRetry = options.onRetry === undefined ? undefined : validate.callable(where, 'options.onRetry', options.onRetry)
+  const onRetry =
+    options.onRetry === undefined ? undefined : validate.callable(where, 'options.onRetry', options.onRetry)
   if (options.onDone !== undefined) validate.callable(where, 'options.onDone', options.onDone)
   const policy = Schedule.whileInput(retryOn)(schedule)
   const clock = options.clock ?? LiveClock.live
-  const { random, budget, onDone, timeout } = options
+  const { random, budget, breaker, onDone, timeout } = options
   return (input, init = {}) => {
     const requestSummary = summarize(input, init, options)
     const signal = init.signal ?? undefined
     return async () => {
-      if (signal?.aborted) return { _tag: 'Left', left: { _tag: 'AbortError', request: requestSummary, reason: signal.reason } }
+      if (signal?.aborted)
+        return { _tag: 'Left', left: { _tag: 'AbortError', request: requestSummary, reason: signal.reason } }
       // What the budget is told: as in gRPC's retry throttling, only transient failures count as failures.
       let lastCounts = true
       const counted: RetryBudget | undefined =
@@ -1032,8 +1082,15 @@ export const retryingFetch = (
               onSuccess: budget.onSuccess,
               onFailure: (latency, now, attempt) => (lastCounts ? budget.onFailure(latency, now, attempt) : true)
             }
+      const fetchOnce: TaskEither<HttpError, Response> = () => attempt(input, init, requestSummary, timeout, clock)
+      const guarded =
+        breaker === undefined
+          ? fetchOnce
+          : guard(breaker, (state): HttpError => ({ _tag: 'CircuitOpenError', request: requestSummary, state }), {
+              isFailure: isTransient
+            })(fetchOnce)
       const once: TaskEither<HttpError, Response> = () =>
-        attempt(input, init, requestSummary, timeout, clock).then((result) => {
+        guarded().then((result) => {
           lastCounts = result._tag === 'Right' || isTransient(result.left)
           return result
         })
@@ -1042,6 +1099,7 @@ export const retryingFetch = (
         random,
         signal,
         budget: counted,
+        breaker,
         onRetry: (error, status, delay, driver) => {
           void discardBody(error)
           return onRetry?.(error, status, delay, driver)
@@ -1130,7 +1188,12 @@ export const hedgingFetch = (
     return async () => {
       const refuse = (message: string): { readonly _tag: 'Left'; readonly left: HttpError } => ({
         _tag: 'Left',
-        left: { _tag: 'InvalidRequestError', request: requestSummary, message: `${where}: ${message}`, cause: undefined }
+        left: {
+          _tag: 'InvalidRequestError',
+          request: requestSummary,
+          message: `${where}: ${message}`,
+          cause: undefined
+        }
       })
       if (!requestSummary.idempotent) {
         return refuse(
@@ -1144,8 +1207,10 @@ export const hedgingFetch = (
       if (signal?.aborted) {
         return { _tag: 'Left', left: { _tag: 'AbortError', request: requestSummary, reason: signal.reason } }
       }
-      const once = (attemptSignal: AbortSignal): TaskEither<HttpError, Response> => () =>
-        attempt(input, { ...init, signal: attemptSignal }, requestSummary, timeout, clock)
+      const once =
+        (attemptSignal: AbortSignal): TaskEither<HttpError, Response> =>
+        () =>
+          attempt(input, { ...init, signal: attemptSignal }, requestSummary, timeout, clock)
       return hedged(once)()
     }
   }

@@ -481,6 +481,7 @@ const makeRun = <In, E, A>(
 ): Run<In> => {
   validate.schedule(where, 'schedule', schedule)
   validate.object(where, 'options', options)
+  validate.services(where, 'options', options)
   if (options.onRetry !== undefined) validate.callable(where, 'options.onRetry', options.onRetry)
   if (options.onDone !== undefined) validate.callable(where, 'options.onDone', options.onDone)
   if (options.onScheduleEvent !== undefined)
@@ -737,20 +738,24 @@ export const retryingReaderTaskEither = <In, E extends In = In, A = unknown>(
   schedule: Schedule<In>,
   options: Hooks<In, E, A> = {}
 ): (<R, E2 extends E, A2 extends A>(action: ReaderTaskEither<R, E2, A2>) => ReaderTaskEither<R & RetryEnv, E2, A2>) => {
-  const template = makeRun('retryingReaderTaskEither', schedule, options, 'Left', false)
-  return (action) => (env) => () =>
-    loop(
-      {
-        ...template,
-        clock: env.clock,
-        random: env.random,
-        signal: env.signal,
-        budget: env.budget,
-        breaker: env.breaker,
-        readsClock: template.readsClock || env.budget !== undefined
-      },
-      () => action(env)()
-    )
+  const where = 'retryingReaderTaskEither'
+  const template = makeRun(where, schedule, options, 'Left', false)
+  return (action) => (env) => {
+    validate.services(where, 'env', validate.object(where, 'env', env), true)
+    return () =>
+      loop(
+        {
+          ...template,
+          clock: env.clock,
+          random: env.random,
+          signal: env.signal,
+          budget: env.budget,
+          breaker: env.breaker,
+          readsClock: template.readsClock || env.budget !== undefined
+        },
+        () => action(env)()
+      )
+  }
 }
 
 /**

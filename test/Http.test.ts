@@ -3,6 +3,7 @@ import * as fc from 'fast-check'
 import { pipe } from 'fp-ts/function'
 import * as O from 'fp-ts/Option'
 import type { ServerResponse } from 'http'
+import * as Breaker from '../src/Breaker'
 import * as Budget from '../src/Budget'
 import * as Http from '../src/Http'
 import type { StopReason } from '../src/Retry'
@@ -670,6 +671,62 @@ describe('Http', () => {
     })
   })
 
+  describe('retryingFetch with a breaker', () => {
+    const breakerOn = (clock: TestClock.TestClock, threshold: number): Breaker.Breaker =>
+      Breaker.consecutive({ threshold, halfOpenAfter: Schedule.constant(30_000), clock })
+
+    it('should end the run when the circuit opens, then refuse without sending while it is open', async () => {
+      const s = await serve((_, res) => answer(res, 503))
+      const clock = TestClock.make()
+      const breaker = breakerOn(clock, 2)
+      const log = logged()
+      const get = Http.retryingFetch(threeRetries(100), { clock, breaker, ...log })
+      const first = await drive(clock, get(`${s.url}/`)())
+      // the second 503 opened the circuit: the run ends at once rather than sleep toward it
+      ok(first._tag === 'Left' && first.left._tag === 'StatusError' && first.left.status === 503)
+      deepStrictEqual([s.received.length, clock.sleeps, log.done], [2, [100], ['breaker']])
+      strictEqual(breaker.state._tag, 'Open')
+      const second = await drive(clock, get(`${s.url}/`)())
+      ok(second._tag === 'Left' && second.left._tag === 'CircuitOpenError', tagOf(second))
+      deepStrictEqual([second.left.request.url, second.left.state._tag], [`${s.url}/`, 'Open'])
+      // nothing was sent, and an open circuit is not retried
+      deepStrictEqual([s.received.length, clock.sleeps, log.done], [2, [100], ['breaker', 'schedule']])
+    })
+
+    it('should count only transient failures: a 404 leaves the circuit closed', async () => {
+      const s = await serve((_, res, n) => answer(res, n === 1 ? 404 : 200))
+      const clock = TestClock.make()
+      const breaker = breakerOn(clock, 1)
+      const get = Http.retryingFetch(threeRetries(100), { clock, breaker })
+      strictEqual(tagOf(await drive(clock, get(`${s.url}/`)())), 'StatusError')
+      strictEqual(breaker.state._tag, 'Closed')
+      strictEqual(tagOf(await drive(clock, get(`${s.url}/`)())), 'Right')
+      strictEqual(s.received.length, 2)
+    })
+
+    it('should not tell the budget of an open circuit', async () => {
+      const s = await serve((_, res) => answer(res, 503))
+      const clock = TestClock.make()
+      const breaker = breakerOn(clock, 1)
+      const failures: Array<number> = []
+      const budget: Budget.RetryBudget = {
+        onSuccess: () => undefined,
+        onFailure: (_, now) => (failures.push(now), true)
+      }
+      const get = Http.retryingFetch(threeRetries(100), { clock, breaker, budget })
+      await drive(clock, get(`${s.url}/`)())
+      await drive(clock, get(`${s.url}/`)())
+      deepStrictEqual([s.received.length, failures.length], [1, 1])
+    })
+
+    it('should reject a breaker that is not one when built', () => {
+      throwsTypeError(
+        () => Http.retryingFetch(Schedule.stop, { breaker: {} as Breaker.Breaker }),
+        /^Http\.retryingFetch: options\.breaker must be a Breaker, received/
+      )
+    })
+  })
+
   describe('bad arguments', () => {
     itThrowsRangeErrors([
       ...[['0', 0] as const, ...notDurations].flatMap(
@@ -729,7 +786,13 @@ describe('Http', () => {
             code: 'CERT_HAS_EXPIRED',
             message: 'certificate has expired',
             cause
-          })
+          }),
+          Http.Show.show({
+            _tag: 'CircuitOpenError',
+            request: GET,
+            state: { _tag: 'Open', since: 0, halfOpenAt: 30_000 }
+          }),
+          Http.Show.show({ _tag: 'CircuitOpenError', request: GET, state: { _tag: 'HalfOpen', since: 30_000 } })
         ],
         [
           'network error ECONNRESET: read ECONNRESET',
@@ -739,7 +802,9 @@ describe('Http', () => {
           'aborted: bye',
           'invalid request: invalid URL: x',
           'redirect error: redirect count exceeded',
-          'TLS certificate error CERT_HAS_EXPIRED: certificate has expired'
+          'TLS certificate error CERT_HAS_EXPIRED: certificate has expired',
+          'circuit open: not sent',
+          'circuit half-open, probe in flight: not sent'
         ]
       )
     })

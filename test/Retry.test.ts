@@ -737,7 +737,10 @@ describe('attemptTimeout', () => {
         )()
       )
       ok(error instanceof RangeError, `expected a RangeError, received ${String(error)}`)
-      ok(/options\.attemptTimeout\(status\) must be a finite number >= 0, received NaN/.test(error.message), error.message)
+      ok(
+        /options\.attemptTimeout\(status\) must be a finite number >= 0, received NaN/.test(error.message),
+        error.message
+      )
     })
   })
 })
@@ -1293,6 +1296,31 @@ describe('bad input', () => {
     throwsTypeError(() => retrying(null as unknown as Schedule.Schedule<unknown>), /received null$/)
   })
 
+  it('a clock, random, budget or breaker that is not one should be a TypeError naming it, where it is given', () => {
+    const cases: ReadonlyArray<readonly [string, Record<string, unknown>, string]> = [
+      ['clock', { now: () => 0 }, 'a Clock'],
+      ['random', { next: 0.5 }, 'a Random'],
+      ['budget', { onSuccess: () => undefined }, 'a RetryBudget'],
+      ['breaker', { enter: () => undefined }, 'a Breaker']
+    ]
+    for (const [name, bad, what] of cases) {
+      throwsTypeError(
+        () => retrying(Schedule.recurs(1), { [name]: bad }),
+        new RegExp(`^retrying: options\\.${name} must be ${what}, received`)
+      )
+      // in an environment, the clock and random are required, and checked when the environment is given
+      const env = { clock: Clock.live, random: Random.live, [name]: bad } as unknown as RetryEnv
+      throwsTypeError(
+        () => retryingReaderTaskEither(Schedule.recurs(1))(RTE.right(1))(env),
+        new RegExp(`^retryingReaderTaskEither: env\\.${name} must be ${what}, received`)
+      )
+    }
+    throwsTypeError(
+      () => retryingReaderTaskEither(Schedule.recurs(1))(RTE.right(1))({ random: Random.live } as unknown as RetryEnv),
+      /^retryingReaderTaskEither: env\.clock must be a Clock, received undefined$/
+    )
+  })
+
   describe('hooks that are not functions', () => {
     const notAFunction = 'log' as unknown as () => void
     itThrowsRangeErrors([
@@ -1761,7 +1789,10 @@ describe('onScheduleEvent', () => {
   })
 
   it('should not be needed by Schedule.delays, which drops the events', () => {
-    const policy = pipe(Schedule.constant(100), Schedule.withHint(() => -1, { max: 1_000 }))
+    const policy = pipe(
+      Schedule.constant(100),
+      Schedule.withHint(() => -1, { max: 1_000 })
+    )
     deepStrictEqual(Schedule.delays(policy, { limit: 2 }), [100, 100])
   })
 })
@@ -1795,10 +1826,17 @@ describe('regression: attemptTimeout after a run abort', () => {
     const elapsed: Array<number> = []
     const run = pipe(
       TE.left('down'),
-      retrying(pipe(Schedule.constant(100), Schedule.withHint(() => -1, { max: 1_000 }), Schedule.intersect(Schedule.recurs(2))), {
-        clock,
-        onScheduleEvent: (_, __, status) => elapsed.push(status.elapsed)
-      })
+      retrying(
+        pipe(
+          Schedule.constant(100),
+          Schedule.withHint(() => -1, { max: 1_000 }),
+          Schedule.intersect(Schedule.recurs(2))
+        ),
+        {
+          clock,
+          onScheduleEvent: (_, __, status) => elapsed.push(status.elapsed)
+        }
+      )
     )()
     await clock.runAll()
     await run

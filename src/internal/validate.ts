@@ -93,12 +93,42 @@ const fail = (where: string, name: string, expected: string, value: unknown): ne
   throw new RangeError(`${where}: ${name} must be ${expected}, received ${show(value)}`)
 }
 
-/** A `Schedule` (anything with a `stepper` function), for arguments that JavaScript callers may get wrong: a `TypeError`. */
-export const schedule = <S>(where: string, name: string, value: S): S => {
-  const s = value as { readonly stepper?: unknown } | null
-  if (s !== null && typeof s === 'object' && typeof s.stepper === 'function') return value
-  throw new TypeError(`${where}: ${name} must be a Schedule, received ${showValue(value)}`)
+/**
+ * A value of ours or a service given as an object (a `Schedule`, a `Clock`, a `Breaker`, ...), for arguments that
+ * JavaScript callers may get wrong: an object whose `methods` are functions, else a `TypeError` naming `what`.
+ */
+export const implementing = <S>(
+  where: string,
+  name: string,
+  what: string,
+  methods: ReadonlyArray<string>,
+  value: S
+): S => {
+  const o = value as Record<string, unknown> | null
+  if (o !== null && typeof o === 'object' && methods.every((m) => typeof o[m] === 'function')) return value
+  throw new TypeError(`${where}: ${name} must be ${what}, received ${showValue(value)}`)
 }
+
+/**
+ * The services a run is given (in its options, or in its environment, where the clock and random are required),
+ * checked where they are given: a `TypeError` naming the bad one, not a failure deep in a run.
+ */
+export const services = (
+  where: string,
+  name: string,
+  given: { readonly clock?: unknown; readonly random?: unknown; readonly budget?: unknown; readonly breaker?: unknown },
+  required = false
+): void => {
+  const { clock, random, budget, breaker } = given
+  if (required || clock !== undefined) implementing(where, `${name}.clock`, 'a Clock', ['now', 'sleep'], clock)
+  if (required || random !== undefined) implementing(where, `${name}.random`, 'a Random', ['next'], random)
+  if (budget !== undefined) implementing(where, `${name}.budget`, 'a RetryBudget', ['onSuccess', 'onFailure'], budget)
+  if (breaker !== undefined) implementing(where, `${name}.breaker`, 'a Breaker', ['enter', 'admitsIn'], breaker)
+}
+
+/** A `Schedule` (anything with a `stepper` function). */
+export const schedule = <S>(where: string, name: string, value: S): S =>
+  implementing(where, name, 'a Schedule', ['stepper'], value)
 
 /** An options object (not `null`, not a primitive), for arguments that JavaScript callers may get wrong: a `TypeError`. */
 export const object = <O>(where: string, name: string, value: O): O => {
