@@ -52,6 +52,8 @@ import * as fs from 'fs/promises'
 import * as path from 'path'
 import * as t from 'io-ts'
 import type { RetryBudget } from './Budget'
+import type { Clock } from './Clock'
+import * as LiveClock from './Clock'
 import * as Driver from './Driver'
 import * as FileStore from './FileStore'
 import {
@@ -479,6 +481,9 @@ export interface DeliveryContext<E, A> {
  * - `dir`: the folder of the store; created if missing.
  * - `keepDone`: how long a done run's id is remembered, in ms, so that submitting it again starts nothing
  *   (default 24 hours). Pruned when a worker starts and then at most once a minute.
+ * - `clock` (default `Clock.live`): the time runs are decided and stored in (epoch ms with `Clock.live`), their
+ *   timers, and the times a done run is pruned by. A `TestClock` drives the engine without waiting (the files
+ *   are still real).
  *
  * @example
  * import type { FileEngineOptions } from 'fp-ts-retry/Durable'
@@ -491,6 +496,7 @@ export interface DeliveryContext<E, A> {
 export interface FileEngineOptions {
   readonly dir: string
   readonly keepDone?: number | undefined
+  readonly clock?: Clock | undefined
 }
 
 // -------------------------------------------------------------------------------------
@@ -1020,8 +1026,6 @@ const STATE_FILE = 'state.json'
 const OUTCOME_FILE = 'outcome.json'
 const STAGING = '.staging-'
 const PRUNE_EVERY = 60_000
-/** setTimeout's longest wait; a longer one is re-armed when it fires (the run is then `NotDue`). */
-const MAX_TIMER = 0x7fffffff
 
 /** The store of one definition name: `<dir>/<name>/pending/<id>/` and `<dir>/<name>/done/<id>/`. */
 interface Folder {
@@ -1031,6 +1035,7 @@ interface Folder {
   readonly ready: Promise<void>
   /** Per run: the tail of its chain of operations, so that a submit and a delivery of one run never overlap. */
   readonly locks: Map<string, Promise<void>>
+  readonly clock: Clock
   worker: FileWorker | undefined
   lastPrune: number
 }
@@ -1050,8 +1055,8 @@ const withLock = <R>(folder: Folder, key: string, f: () => Promise<R>): Promise<
 }
 
 const prune = async (folder: Folder, keepDone: number): Promise<void> => {
-  folder.lastPrune = Date.now()
-  const cutoff = Date.now() - keepDone
+  folder.lastPrune = folder.clock.now()
+  const cutoff = folder.lastPrune - keepDone
   let names: ReadonlyArray<string>
   try {
     names = await fs.readdir(folder.done)
@@ -1082,7 +1087,9 @@ const startFileWorker = <P, E, A>(
   concurrency: number,
   keepDone: number
 ): FileWorker => {
-  const timers = new Map<string, ReturnType<typeof setTimeout>>()
+  const { clock } = folder
+  /** Per run waiting for its time: what ends its sleep. */
+  const timers = new Map<string, AbortController>()
   const due: Array<string> = []
   const queued = new Set<string>()
   const inFlight = new Set<Promise<void>>()
@@ -1093,19 +1100,18 @@ const startFileWorker = <P, E, A>(
 
   const schedule = (key: string, at: number): void => {
     if (closed) return
-    const timer = timers.get(key)
-    if (timer !== undefined) clearTimeout(timer)
+    timers.get(key)?.abort()
     timers.delete(key)
     // A retry is due at a fraction of a ms: wait to the next whole one, as a queue does.
-    const wait = Math.ceil(at) - Date.now()
+    const wait = Math.ceil(at) - clock.now()
     if (wait <= 0) return enqueue(key)
-    timers.set(
-      key,
-      setTimeout(() => {
-        timers.delete(key)
-        enqueue(key)
-      }, Math.min(wait, MAX_TIMER))
-    )
+    const timer = new AbortController()
+    timers.set(key, timer)
+    void clock.sleep(wait, timer.signal).then(() => {
+      if (timer.signal.aborted) return
+      timers.delete(key)
+      enqueue(key)
+    })
   }
 
   const enqueue = (key: string): void => {
@@ -1124,7 +1130,7 @@ const startFileWorker = <P, E, A>(
         .catch((e: unknown) => {
           reportError(options.onError, e, fromFileName(key) ?? key)
           // An I/O error: try the run again later rather than lose it.
-          schedule(key, Date.now() + HOOK_RETRY_DELAY)
+          schedule(key, clock.now() + HOOK_RETRY_DELAY)
         })
         .finally(() => {
           active--
@@ -1163,7 +1169,7 @@ const startFileWorker = <P, E, A>(
     const attempt = signals()
     let delivery: Delivery
     try {
-      delivery = await deliver(def, id, stored, { now: Date.now, signal: attempt.signal, options })
+      delivery = await deliver(def, id, stored, { now: clock.now, signal: attempt.signal, options })
     } finally {
       attempt.release()
     }
@@ -1179,14 +1185,15 @@ const startFileWorker = <P, E, A>(
         return
       case 'Done': {
         if (delivery.run !== null) await writeWhole(path.join(dir, OUTCOME_FILE), JSON.stringify(delivery.outcome))
-        if (!(await notify(id, delivery.notify))) return schedule(key, Date.now() + HOOK_RETRY_DELAY)
+        if (!(await notify(id, delivery.notify))) return schedule(key, clock.now() + HOOK_RETRY_DELAY)
         const target = path.join(folder.done, key)
         await fs.rm(target, { recursive: true, force: true })
         await fs.rename(dir, target)
-        const now = new Date()
+        // Its time of death, on the engine's clock: what `keepDone` counts from.
+        const now = new Date(clock.now())
         await fs.utimes(target, now, now)
         await syncDirectory(folder.pending)
-        if (Date.now() - folder.lastPrune >= PRUNE_EVERY) void prune(folder, keepDone).catch(() => undefined)
+        if (clock.now() - folder.lastPrune >= PRUNE_EVERY) void prune(folder, keepDone).catch(() => undefined)
         return
       }
     }
@@ -1196,7 +1203,7 @@ const startFileWorker = <P, E, A>(
     schedule,
     close: async () => {
       closed = true
-      for (const timer of timers.values()) clearTimeout(timer)
+      for (const timer of timers.values()) timer.abort()
       timers.clear()
       due.length = 0
       queued.clear()
@@ -1262,6 +1269,8 @@ export const fileEngine = (options: FileEngineOptions): Engine => {
   if (typeof dir !== 'string' || dir === '')
     throw new TypeError(`${where}: options.dir must be a non-empty path, received ${showValue(dir)}`)
   const keepDone = durationAtLeast(where, 'options.keepDone', 0, options.keepDone ?? DEFAULT_KEEP_DONE)
+  validate.services(where, 'options', options)
+  const clock = options.clock ?? LiveClock.live
   const folders = new Map<string, Folder>()
   let closed = false
 
@@ -1274,7 +1283,7 @@ export const fileEngine = (options: FileEngineOptions): Engine => {
       const ready = Promise.all([fs.mkdir(pending, { recursive: true }), fs.mkdir(done, { recursive: true })]).then(
         () => undefined
       )
-      folder = { root, pending, done, ready, locks: new Map(), worker: undefined, lastPrune: 0 }
+      folder = { root, pending, done, ready, locks: new Map(), clock, worker: undefined, lastPrune: 0 }
       folders.set(name, folder)
     }
     await folder.ready
@@ -1306,7 +1315,7 @@ export const fileEngine = (options: FileEngineOptions): Engine => {
       await syncDirectory(folder.pending)
       return true
     })
-    if (added) folder.worker?.schedule(key, Date.now())
+    if (added) folder.worker?.schedule(key, clock.now())
   }
 
   const work = async <P, E, A>(def: Definition<P, E, A>, workOptions?: WorkOptions<E, A>): Promise<Worker> => {

@@ -1,5 +1,6 @@
 import * as assert from 'assert'
 import * as E from 'fp-ts/Either'
+import { pipe } from 'fp-ts/function'
 import * as O from 'fp-ts/Option'
 import * as TE from 'fp-ts/TaskEither'
 import * as fs from 'fs'
@@ -14,8 +15,10 @@ import * as Random from '../src/Random'
 import * as RetryState from '../src/RetryState'
 import * as RetryStatus from '../src/RetryStatus'
 import * as Schedule from '../src/Schedule'
+import * as TestClock from '../src/TestClock'
 import { runFixture } from './support/child'
 import * as S from './support/durable'
+import { drive } from './support/wait'
 import { deepStrictEqual } from './util'
 
 const dirs: Array<string> = []
@@ -25,8 +28,8 @@ const tempDir = (): string => {
   return dir
 }
 const engines: Array<Durable.Engine> = []
-const fileEngine = (dir: string, keepDone?: number): Durable.Engine => {
-  const engine = Durable.fileEngine({ dir, keepDone })
+const fileEngine = (dir: string, keepDone?: number, clock?: TestClock.TestClock): Durable.Engine => {
+  const engine = Durable.fileEngine({ dir, keepDone, clock })
   engines.push(engine)
   return engine
 }
@@ -424,6 +427,52 @@ describe('Durable.fileEngine', () => {
       }
       deepStrictEqual(record.done.get(id), [done])
     }
+  })
+
+  it('should run on its clock: an hour-long backoff on a TestClock takes no time, and is stored in its time', async () => {
+    const clock = TestClock.make(1_000_000)
+    const dir = tempDir()
+    const engine = fileEngine(dir, 3_600_000, clock)
+    const times: Array<number> = []
+    const def = Durable.define({
+      name: 'hourly',
+      schedule: pipe(Schedule.exponential(3_600_000), Schedule.intersect(Schedule.recurs(3))),
+      payload: t.null,
+      action: () => () => {
+        times.push(clock.now())
+        return Promise.resolve(times.length < 3 ? E.left(`failure ${times.length}`) : E.right('ok'))
+      }
+    })
+    const dueAts: Array<number> = []
+    const done = deferred<string>()
+    await engine.work(def, {
+      onRetry: () => {
+        const state = JSON.parse(fs.readFileSync(path.join(dir, 'hourly', 'pending', 'once', 'state.json'), 'utf8'))
+        dueAts.push(state.dueAt)
+      },
+      onDone: (_, result) => done.resolve(E.isRight(result) ? result.right : 'failed')
+    })
+    await engine.submit(def, 'once', null)
+    deepStrictEqual(await drive(clock, done.promise), 'ok')
+    // the attempts at their due times on the clock, the stored dueAt in the clock's time
+    deepStrictEqual(times, [1_000_000, 4_600_000, 11_800_000])
+    deepStrictEqual(dueAts, [4_600_000, 11_800_000])
+    deepStrictEqual(clock.sleeps, [3_600_000, 7_200_000])
+    // a done run is remembered for keepDone on the same clock: pruned once it has passed
+    await engine.submit(def, 'once', null)
+    deepStrictEqual(times.length, 3)
+    deepStrictEqual([...fs.readdirSync(path.join(dir, 'hourly', 'done'))], ['once'])
+    await engine.close()
+    const doneAfterRestart = async (): Promise<ReadonlyArray<string>> => {
+      const restarted = fileEngine(dir, 3_600_000, clock)
+      await (await restarted.work(def, {})).close() // a worker prunes when it starts
+      await restarted.close()
+      return [...fs.readdirSync(path.join(dir, 'hourly', 'done'))]
+    }
+    await clock.advance(3_599_999)
+    deepStrictEqual(await doneAfterRestart(), ['once'])
+    await clock.advance(1)
+    deepStrictEqual(await doneAfterRestart(), [])
   })
 
   it('should start no second run for an id that is pending or done', async () => {
