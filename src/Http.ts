@@ -780,8 +780,10 @@ export const Show: ShowT<HttpError> = {
  * @category combinators
  * @since 0.1.0
  */
-export const retryable: <In>(self: Schedule.Schedule<In>) => Schedule.Schedule<In & HttpError> =
-  Schedule.whileInput(isRetryable)
+export const retryable: <In>(self: Schedule.Schedule<In>) => Schedule.Schedule<In & HttpError> = Schedule.whileInput(
+  isRetryable,
+  { description: 'Http.isRetryable' }
+)
 
 /**
  * Waits as the server's `Retry-After` asks, never more than `max` ms and never less than the schedule says: after a
@@ -1064,7 +1066,9 @@ export const retryingFetch = (
   const onRetry =
     options.onRetry === undefined ? undefined : validate.callable(where, 'options.onRetry', options.onRetry)
   if (options.onDone !== undefined) validate.callable(where, 'options.onDone', options.onDone)
-  const policy = Schedule.whileInput(retryOn)(schedule)
+  const policy = Schedule.whileInput(retryOn, {
+    description: retryOn === isRetryable ? 'Http.isRetryable' : undefined
+  })(schedule)
   const clock = options.clock ?? LiveClock.live
   const { random, budget, breaker, onDone, timeout } = options
   return (input, init = {}) => {

@@ -297,6 +297,22 @@ export interface MakeOptions {
   readonly readsTime?: boolean | undefined
 }
 
+/**
+ * Options of {@link whileInput} and {@link untilInput}: `description` names the predicate in the schedule's
+ * description (default `<predicate>`), so that a stored run notices a change of it.
+ *
+ * @example
+ * import type { PredicateOptions } from 'fp-ts-retry/Schedule'
+ *
+ * const options: PredicateOptions = { description: 'status in [502, 503]' }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface PredicateOptions {
+  readonly description?: string | undefined
+}
+
 // -------------------------------------------------------------------------------------
 // building blocks
 // -------------------------------------------------------------------------------------
@@ -1484,11 +1500,16 @@ export const maxCumulativeDelay = (ms: number): (<In>(self: Schedule<In>) => Sch
   )
 }
 
-const retryWhile = <I>(name: string, retry: Predicate<I>) => {
+const retryWhile = <I>(name: string, retry: Predicate<I>, options: PredicateOptions | undefined) => {
+  const where = `Schedule.${name}`
+  const label =
+    validate.object(where, 'options', options ?? {}).description === undefined
+      ? '<predicate>'
+      : validate.that(where, 'options.description', 'a string', (d) => typeof d === 'string', options?.description)
   const go = <In>(self: Schedule<In>): Schedule<In & I> =>
     wrap<In, In & I>(
-      `Schedule.${name}`,
-      (s) => `${name}(<predicate>)(${s.description})`,
+      where,
+      (s) => `${name}(${label})(${s.description})`,
       (inner) => (cursor) => retry(cursor.input) ? inner.next(cursor) : STOP
     )(self)
   return go
@@ -1499,28 +1520,36 @@ const retryWhile = <I>(name: string, retry: Predicate<I>) => {
  *
  * **Details**
  *
- * When the predicate fails the schedule stops without stepping the inner schedule. The result's input type is
- * the intersection of both, so a predicate on `HttpError` makes a `Schedule<HttpError>`.
+ * - When the predicate fails the schedule stops without stepping the inner schedule. The result's input type is
+ *   the intersection of both, so a predicate on `HttpError` makes a `Schedule<HttpError>`.
+ * - A function cannot be described: the schedule's description says `whileInput(<predicate>)`, unless
+ *   `options.description` names the predicate. Name it when runs are stored, and change the name when the
+ *   predicate changes, so that a run stored under the old predicate is not resumed under the new one.
  *
  * @example
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import { pipe } from 'fp-ts/function'
  * import * as assert from 'assert'
  *
- * const s = pipe(Schedule.constant(10), Schedule.whileInput((status: number) => status >= 500))
+ * const s = pipe(Schedule.constant(10), Schedule.whileInput((status: number) => status >= 500, { description: '5xx' }))
  * assert.deepStrictEqual(Schedule.delays(s, { input: 503, limit: 2 }), [10, 10])
  * assert.deepStrictEqual(Schedule.delays(s, { input: 404 }), [])
+ * assert.strictEqual(s.description, 'whileInput(5xx)(constant(10))')
  *
  * @category combinators
  * @since 0.1.0
  */
-export const whileInput = <I>(predicate: Predicate<I>): (<In>(self: Schedule<In>) => Schedule<In & I>) => {
+export const whileInput = <I>(
+  predicate: Predicate<I>,
+  options?: PredicateOptions
+): (<In>(self: Schedule<In>) => Schedule<In & I>) => {
   validate.callable('Schedule.whileInput', 'predicate', predicate)
-  return retryWhile('whileInput', predicate)
+  return retryWhile('whileInput', predicate, options)
 }
 
 /**
- * Retries until `predicate(input)` holds: the opposite of {@link whileInput}.
+ * Retries until `predicate(input)` holds: the opposite of {@link whileInput}; `options.description` names the
+ * predicate in the schedule's description, as there.
  *
  * @example
  * import * as Schedule from 'fp-ts-retry/Schedule'
@@ -1533,9 +1562,12 @@ export const whileInput = <I>(predicate: Predicate<I>): (<In>(self: Schedule<In>
  * @category combinators
  * @since 0.1.0
  */
-export const untilInput = <I>(predicate: Predicate<I>): (<In>(self: Schedule<In>) => Schedule<In & I>) => {
+export const untilInput = <I>(
+  predicate: Predicate<I>,
+  options?: PredicateOptions
+): (<In>(self: Schedule<In>) => Schedule<In & I>) => {
   validate.callable('Schedule.untilInput', 'predicate', predicate)
-  return retryWhile('untilInput', (input: I) => !predicate(input))
+  return retryWhile('untilInput', (input: I) => !predicate(input), options)
 }
 
 /** Two schedules stepped side by side; `combine` makes the decision from both steppers. */

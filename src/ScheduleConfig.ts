@@ -731,11 +731,11 @@ const MODIFIERS = {
   }),
   retryOn: modifier(codesField, {
     doc: '`whileInput`: retry only errors with one of these codes',
-    build: (codes, { codeOf }) => Schedule.whileInput(listed(codes, codeOf))
+    build: (codes, { codeOf }) => Schedule.whileInput(listed(codes, codeOf), { description: codesLabel(codes) })
   }),
   neverRetryOn: modifier(codesField, {
     doc: '`untilInput`: never retry errors with one of these codes',
-    build: (codes, { codeOf }) => Schedule.untilInput(listed(codes, codeOf))
+    build: (codes, { codeOf }) => Schedule.untilInput(listed(codes, codeOf), { description: codesLabel(codes) })
   })
 } as const
 
@@ -1214,6 +1214,9 @@ export const defaultCodeOf = (error: unknown): Code | undefined => {
 }
 
 /** Whether the error's code is listed; codes compare as strings, so 503 and "503" are one code. */
+/** How a list of codes names its predicate in a description: a change of the list changes the description. */
+const codesLabel = (codes: ReadonlyArray<Code>): string => `code in ${JSON.stringify(codes)}`
+
 const listed = (codes: ReadonlyArray<Code>, codeOf: (error: unknown) => Code | undefined) => {
   const set = new Set(codes.map(String))
   return (error: unknown): boolean => {

@@ -10,6 +10,7 @@ import ms from 'ms'
 import * as path from 'path'
 import type * as Clock from '../src/Clock'
 import { isCount, isDuration } from '../src/internal/validate'
+import * as Driver from '../src/Driver'
 import * as Random from '../src/Random'
 import { retrying } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
@@ -25,7 +26,7 @@ import {
   toSchedule
 } from '../src/ScheduleConfig'
 import * as TestClock from '../src/TestClock'
-import { deepStrictEqual, seedArbitrary } from './util'
+import { deepStrictEqual, ok, seedArbitrary } from './util'
 
 // -------------------------------------------------------------------------------------
 // helpers
@@ -306,13 +307,18 @@ const reference = (
   if (allow !== undefined)
     s = pipe(
       s,
-      Schedule.whileInput((e: unknown) => allow.includes(String(codeOf(e))))
+      // the codes name the predicate, so that a run stored under other codes is not resumed under these
+      Schedule.whileInput((e: unknown) => allow.includes(String(codeOf(e))), {
+        description: `code in ${JSON.stringify(c.retryOn)}`
+      })
     )
   const deny = c.neverRetryOn?.map(String)
   if (deny !== undefined)
     s = pipe(
       s,
-      Schedule.untilInput((e: unknown) => deny.includes(String(codeOf(e))))
+      Schedule.untilInput((e: unknown) => deny.includes(String(codeOf(e))), {
+        description: `code in ${JSON.stringify(c.neverRetryOn)}`
+      })
     )
   return s
 }
@@ -632,6 +638,18 @@ describe('ScheduleConfig', () => {
           Schedule.untilInput((e: unknown) => defaultCodeOf(e) === 'ECONNRESET')
         ),
         { inputs: [reset, timeout, http503, noCode] }
+      )
+    })
+
+    it('should name the codes in the description, so that a run stored under other codes is not resumed', () => {
+      const stored = Driver.make(fromConfig({ constant: 10, retryOn: ['ECONNRESET', 503] })).snapshot()
+      deepStrictEqual(stored.schedule, 'whileInput(code in ["ECONNRESET",503])(constant(10))')
+      const resumed = Driver.restore(fromConfig({ constant: 10, retryOn: ['ECONNRESET'] }), stored)
+      ok(E.isLeft(resumed) && resumed.left instanceof Driver.ScheduleMismatch)
+      ok(E.isRight(Driver.restore(fromConfig({ constant: 10, retryOn: ['ECONNRESET', 503] }), stored)))
+      deepStrictEqual(
+        fromConfig({ constant: 10, neverRetryOn: [404] }).description,
+        'untilInput(code in [404])(constant(10))'
       )
     })
 
