@@ -32,8 +32,10 @@ describe('RedisBudget.tokenBucket (no server needed)', () => {
   })
 
   it('should type an ioredis client as a RedisClient', () => {
-    const client: RedisBudget.RedisClient = new Redis({ lazyConnect: true })
+    const ioredis = new Redis({ lazyConnect: true })
+    const client: RedisBudget.RedisClient = ioredis
     client satisfies RedisBudget.RedisClient
+    ioredis.disconnect()
   })
 })
 

@@ -59,11 +59,8 @@ const ping = (port: number): Promise<boolean> =>
     })
   })
 
-const exited = (child: ChildProcess): Promise<void> =>
-  new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve()
-    else child.once('exit', () => resolve())
-  })
+/** Resolves once the child has exited and its pipes are closed (so that no handle of it outlives the tests). */
+const exited = (child: ChildProcess): Promise<void> => new Promise((resolve) => child.once('close', () => resolve()))
 
 /**
  * Starts `redis-server --port <free port> --bind 127.0.0.1 --save '' --appendonly no` (plus `extraArgs`), and
@@ -133,12 +130,14 @@ export const describeWithRedis = (
     beforeAll(async () => {
       running = await startRedis(extraArgs)
     }, 20_000)
-    afterAll(async () => {
-      await running?.stop()
-    })
     body(() => {
       if (running === undefined) throw new Error('describeWithRedis: the server is not running')
       return running
+    })
+    // After the body's own afterAll (jest runs them in the order they are declared): its clients quit while the
+    // server still answers, rather than reconnect to a dead one and keep the process alive.
+    afterAll(async () => {
+      await running?.stop()
     })
   })
 }
