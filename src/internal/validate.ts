@@ -128,7 +128,10 @@ export const services = (
 
 /** A `Schedule` (anything with a `stepper` function). */
 export const schedule = <S>(where: string, name: string, value: S): S =>
-  implementing(where, name, 'a Schedule', ['stepper'], value)
+  // checked by name first: this runs each time a schedule is built or driven, and a load by a computed key is slow
+  value !== null && typeof value === 'object' && typeof (value as { stepper?: unknown }).stepper === 'function'
+    ? value
+    : implementing(where, name, 'a Schedule', ['stepper'], value)
 
 /** An options object (not `null`, not a primitive), for arguments that JavaScript callers may get wrong: a `TypeError`. */
 export const object = <O>(where: string, name: string, value: O): O => {
