@@ -19,15 +19,12 @@ import {
   ok,
   rejectsWith,
   rightOf,
-  runContextArbitrary,
-  scheduleArbitrary,
   seedArbitrary,
   settle,
   strictEqual,
-  trace,
-  type RangeErrorCase,
-  type RunContext
+  type RangeErrorCase
 } from './util'
+import { type RunContext, planOf, runContextArbitrary, scheduleArbitrary, trace } from './support/schedules'
 
 // -------------------------------------------------------------------------------------
 // helpers
@@ -242,8 +239,8 @@ describe('RetryState', () => {
           // and each decision was made with the status of the uninterrupted run
           deepStrictEqual(
             stepped.statuses,
-            trace(schedule, { ...context, limit: 30 })
-              .map((s) => s.status)
+            trace(schedule, planOf(context))
+              .map((s) => s.context.status)
               .slice(0, stepped.statuses.length)
           )
         }),

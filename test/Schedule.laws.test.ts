@@ -4,24 +4,21 @@ import type { Monoid } from 'fp-ts/Monoid'
 import * as Random from '../src/Random'
 import * as Schedule from '../src/Schedule'
 import {
-  type RunPlan,
+  type RunContext,
   advanceRun,
+  delaysIn,
   driverFor,
+  durationArbitrary,
+  inputArbitrary,
+  planOf,
   replayCursor,
+  runContextArbitrary,
   scheduleArbitrary,
   trace,
   traceDecisions,
   traceDelays
 } from './support/schedules'
-import {
-  type RunContext,
-  delaysIn,
-  deepStrictEqual,
-  durationArbitrary,
-  inputArbitrary,
-  ok,
-  runContextArbitrary
-} from './util'
+import { deepStrictEqual, ok } from './util'
 
 const MAX = Number.MAX_SAFE_INTEGER
 
@@ -37,15 +34,6 @@ const wide = scheduleArbitrary({ maxMs: Number.MAX_VALUE })
 const ms = durationArbitrary()
 /** A draw for `Random.fixed`. */
 const draw = fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true })
-
-/** The run `Schedule.delays` makes in a run context, as a plan for the reference interpreter and a `Driver`. */
-const planOf = (context: RunContext, limit = 30): RunPlan => ({
-  seed: context.seed,
-  inputs: [context.input],
-  attemptDuration: context.attemptDuration,
-  start: 0,
-  limit
-})
 
 /** The same delays from both schedules, for every generated run context. */
 const equivalent = (x: Schedule.Schedule<number>, y: Schedule.Schedule<number>, context: RunContext): void => {

@@ -10,6 +10,7 @@ import * as Driver from '../../src/Driver'
 import * as Random from '../../src/Random'
 import type { RetryStatus } from '../../src/RetryStatus'
 import * as Schedule from '../../src/Schedule'
+import { seedArbitrary } from '../util'
 
 // -------------------------------------------------------------------------------------
 // values
@@ -144,18 +145,53 @@ export const driverFor = (schedule: Schedule.Schedule<number>, plan: RunPlan): D
 /** A plan's inputs: the numeric input that generated predicates and hints look at. */
 export const inputArbitrary: fc.Arbitrary<number> = fc.integer({ min: 0, max: 10 })
 
+/** How long each attempt takes, in ms: often 0, sometimes whole, sometimes fractional. */
+const attemptDurationArbitrary: fc.Arbitrary<number> = fc.oneof(
+  fc.constant(0),
+  fc.integer({ min: 0, max: 200 }),
+  fc.double({ min: 0, max: 200, noNaN: true })
+)
+
 /** Generated run plans: any seed, a few inputs, attempts of 0 to 200 ms, a start anywhere in the epoch. */
 export const runPlanArbitrary = (limit = 25): fc.Arbitrary<RunPlan> =>
   fc.record({
-    seed: fc.integer({ min: 0, max: 0xffffffff }),
+    seed: seedArbitrary,
     inputs: fc.array(inputArbitrary, { minLength: 1, maxLength: 4 }),
-    attemptDuration: fc.oneof(
-      fc.constant(0),
-      fc.integer({ min: 0, max: 200 }),
-      fc.double({ min: 0, max: 200, noNaN: true })
-    ),
+    attemptDuration: attemptDurationArbitrary,
     start: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 2e12 })),
     limit: fc.constant(limit)
+  })
+
+/** The run `Schedule.delays` makes: one seed, one input for every failure, attempts of one length, from time 0. */
+export interface RunContext {
+  readonly seed: number
+  readonly input: number
+  readonly attemptDuration: number
+}
+
+/** Generated run contexts. */
+export const runContextArbitrary: fc.Arbitrary<RunContext> = fc.record({
+  seed: seedArbitrary,
+  input: inputArbitrary,
+  attemptDuration: attemptDurationArbitrary
+})
+
+/** A run context as a plan, for the reference interpreter and a `Driver`. */
+export const planOf = (context: RunContext, limit = 30): RunPlan => ({
+  seed: context.seed,
+  inputs: [context.input],
+  attemptDuration: context.attemptDuration,
+  start: 0,
+  limit
+})
+
+/** `Schedule.delays` in a run context, with a fresh `Random.seeded(seed)` each call. */
+export const delaysIn = (schedule: Schedule.Schedule<number>, context: RunContext, limit = 30): ReadonlyArray<number> =>
+  Schedule.delays(schedule, {
+    random: Random.seeded(context.seed),
+    input: context.input,
+    attemptDuration: context.attemptDuration,
+    limit
   })
 
 // -------------------------------------------------------------------------------------
