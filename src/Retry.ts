@@ -183,12 +183,14 @@ export interface Program<S, E, A> {
 // -------------------------------------------------------------------------------------
 
 /**
- * Retries in a row without a timer (delays under 1 ms: a zero delay, or a tiny one that `Clock.live` serves at
- * once) never let the event loop run by themselves. Every `CHECK_EVERY` such retries the loop looks at the
- * process's time (not the run's clock: this is about the event loop, and a test clock does not move), and once a
- * streak has run `YIELD_AFTER_MS`, it lets the event loop turn, so that timers, I/O and aborts get through. A turn
- * costs about as much as a thousand retries of an action that settles at once: by time, a fast action pays ~1%,
- * and a slow one (a busy millisecond per attempt) still lets timers through within ~2 · `CHECK_EVERY` attempts.
+ * Retries whose waits go through no timer (a zero delay, a tiny one that `Clock.live` serves at once, or a clock
+ * whose `sleep` settles by promise jobs alone) never let the event loop run by themselves, and the loop cannot
+ * tell which sleeps did. So every `CHECK_EVERY` retries it looks at the process's time (not the run's clock: this
+ * is about the event loop, and a test clock does not move), and once `YIELD_AFTER_MS` have passed since it last
+ * let the event loop turn, it lets it turn, so that timers, I/O and aborts get through. A turn costs about as much
+ * as a thousand retries of an action that settles at once: a fast action pays ~1%, a slow one (a busy millisecond
+ * per attempt) still lets timers through within ~2 · `CHECK_EVERY` attempts, and retries that slept on a timer
+ * pay one turn every `2 · CHECK_EVERY`.
  */
 const CHECK_EVERY = 64
 const YIELD_AFTER_MS = 1
@@ -230,6 +232,9 @@ interface Progress {
 /** One attempt, given where to read the run's status and the signal the attempt may watch. */
 type Attempt<R> = (progress: Progress, signal: AbortSignal | undefined) => Promise<R>
 
+/** An attempt that is handed a signal of its own (see {@link attemptSignal}). */
+type SignalledAttempt<R> = (progress: Progress, signal: AbortSignal) => Promise<R>
+
 /** What the first attempt of a fresh run sees: no driver is made for a run that needs none (a first success). */
 const FIRST: Progress = { statusAt: (): RetryStatus.RetryStatus => RetryStatus.initial }
 
@@ -246,8 +251,8 @@ class Going<In, R extends Either<unknown, unknown>> {
   private made: Driver.Driver<In> | undefined = undefined
   /** When the attempt in flight started (read only for a budget, which is told each attempt's latency). */
   started = 0
-  /** Retries in a row that went through no timer, and when the streak was first timed (see `CHECK_EVERY`). */
-  untimed = 0
+  /** Retries since the loop last let the event loop turn, and when they were first timed (see `CHECK_EVERY`). */
+  sinceTurn = 0
   private since = 0
   /** The previous attempt's error, for the budget's `onSuccess`. */
   private lastError: unknown = undefined
@@ -342,12 +347,12 @@ class Going<In, R extends Either<unknown, unknown>> {
     return driver.done ? this.end(result, driver.status, 'schedule') : this.end(result, driver.statusAt(now), 'aborted')
   }
 
-  /** Whether a streak of retries without a timer has run long enough that the event loop must turn. */
+  /** Whether the retries since the event loop last turned have run long enough that it must turn now. */
   longStreak(): boolean {
     const now = performance.now()
-    if (this.untimed === CHECK_EVERY) this.since = now
+    if (this.sinceTurn === CHECK_EVERY) this.since = now
     if (now - this.since < YIELD_AFTER_MS) return false
-    this.untimed = 0
+    this.sinceTurn = 0
     return true
   }
 
@@ -416,13 +421,8 @@ const loop = async <In, R extends Either<unknown, unknown>>(run: Run<In>, attemp
     const decided = going.decide(result)
     const wait = typeof decided === 'number' ? decided : await decided
     if (wait < 0) return result
-    if (wait >= 1) {
-      going.untimed = 0
-      await run.clock.sleep(wait, signal)
-    } else {
-      if (wait > 0) await run.clock.sleep(wait, signal)
-      if (++going.untimed % CHECK_EVERY === 0 && going.longStreak()) await yieldToEventLoop()
-    }
+    if (wait > 0) await run.clock.sleep(wait, signal)
+    if (++going.sinceTurn % CHECK_EVERY === 0 && going.longStreak()) await yieldToEventLoop()
     if (signal?.aborted) {
       going.end(result, going.driver.status, 'aborted')
       return result
@@ -441,7 +441,7 @@ const withTimeout =
   <In, R extends Either<unknown, unknown>>(
     run: Run<In>,
     timeout: AttemptTimeout<unknown>,
-    attempt: Attempt<R>
+    attempt: SignalledAttempt<R>
   ): Attempt<R> =>
   async (driver, signal) => {
     const now = run.clock.now()
@@ -453,9 +453,8 @@ const withTimeout =
     }
     // The attempt's signal aborts with the run's or at the timeout; the timer is ended only by the attempt settling,
     // so that an attempt that cannot see its signal still times out after a run abort.
-    const controller = new AbortController()
+    const { controller, unlink } = attemptSignal(signal)
     const timer = new AbortController()
-    const unlink = signal === undefined ? undefined : onAbort(signal, () => controller.abort(signal.reason))
     try {
       const running = attempt(driver, controller.signal)
       const first = await Promise.race([
@@ -466,9 +465,34 @@ const withTimeout =
       controller.abort(new DOMException(`the attempt timed out after ${ms} ms`, 'TimeoutError'))
       return { _tag: 'Left', left: timeout.onTimeout() } as R
     } finally {
-      unlink?.()
+      unlink()
       timer.abort()
-      controller.abort()
+    }
+  }
+
+/**
+ * A signal of the attempt's own that aborts when the run's does, and how to let go of the run's: what an attempt
+ * hangs on its signal leaves with it, so no number of attempts or runs piles listeners onto one signal.
+ */
+const attemptSignal = (
+  signal: AbortSignal | undefined
+): { readonly controller: AbortController; readonly unlink: () => void } => {
+  const controller = new AbortController()
+  const unlink = signal === undefined ? noop : onAbort(signal, () => controller.abort(signal.reason))
+  return { controller, unlink }
+}
+
+const noop = (): void => undefined
+
+/** An attempt given a signal of its own (see {@link attemptSignal}). */
+const withOwnSignal =
+  <R>(attempt: SignalledAttempt<R>): Attempt<R> =>
+  async (progress, signal) => {
+    const { controller, unlink } = attemptSignal(signal)
+    try {
+      return await attempt(progress, controller.signal)
+    } finally {
+      unlink()
     }
   }
 
@@ -517,9 +541,17 @@ const makeRun = <In, E, A>(
   }
 }
 
-/** The runner's attempt: `base`, under the run's timeout when it has one. */
-const attemptOf = <In, R extends Either<unknown, unknown>>(run: Run<In>, base: Attempt<R>): Attempt<R> =>
-  run.timeout === undefined ? base : withTimeout(run, run.timeout, base)
+/** The runner's attempt for an action that sees no signal: `base`, under the run's timeout when it has one. */
+const attemptOf = <In, R extends Either<unknown, unknown>>(
+  run: Run<In>,
+  base: (progress: Progress) => Promise<R>
+): Attempt<R> => (run.timeout === undefined ? base : withTimeout(run, run.timeout, base))
+
+/** The runner's attempt for an action that sees its signal: one of its own, which the run's timeout also aborts. */
+const signalledAttemptOf = <In, R extends Either<unknown, unknown>>(
+  run: Run<In>,
+  base: SignalledAttempt<R>
+): Attempt<R> => (run.timeout === undefined ? withOwnSignal(base) : withTimeout(run, run.timeout, base))
 
 // -------------------------------------------------------------------------------------
 // interpreters
@@ -532,8 +564,9 @@ const attemptOf = <In, R extends Either<unknown, unknown>>(run: Run<In>, base: A
  * **Details**
  *
  * - When the schedule stops, the run returns that last `Left`. The sleeps requested from the clock are exactly
- *   the schedule's delays; a zero delay does not go through a timer, and once retries without a timer have run
- *   for a millisecond in a row, the run lets the event loop turn, so timers and aborts always get through.
+ *   the schedule's delays; a zero delay does not go through a timer, and once retries have run for a millisecond
+ *   since the event loop last turned, the run lets it turn, so timers and aborts always get through, whatever the
+ *   delays and the clock.
  * - An action that rejects or throws is a defect, not a failure: it is not retried, and the rejection
  *   propagates unchanged.
  * - All set-up happens once, in `retrying(schedule, options)`: wrapping a `TaskEither` and running it adds
@@ -635,9 +668,6 @@ export interface AttemptContext {
   readonly signal: AbortSignal
 }
 
-// The signal of an attempt that nothing can abort.
-const neverAborted = new AbortController().signal
-
 /**
  * Like {@link retrying}, for an action that can be cancelled: each attempt receives an {@link AttemptContext},
  * whose `signal` aborts when the run's `signal` does or when the attempt times out (cockatiel hands its policies
@@ -652,6 +682,9 @@ const neverAborted = new AbortController().signal
  *   `totalTimeout`), so the run ends on time even when an attempt hangs.
  * - The same options work with {@link retrying} and {@link retryingWithStatus}; there the timed-out attempt is
  *   abandoned, since it cannot be told to stop.
+ * - Each attempt has a signal of its own, linked to the run's while the attempt runs: listeners an attempt adds
+ *   to it go with it, however many runs share one `options.signal`. It is not aborted once the attempt has
+ *   settled, so a response it returns can still be read.
  *
  * @example
  * import { retryingWithContext } from 'fp-ts-retry'
@@ -693,8 +726,8 @@ export const retryingWithContext = <In, E extends In = In, A = unknown>(
 ): (<E2 extends E, A2 extends A>(action: (context: AttemptContext) => TaskEither<E2, A2>) => TaskEither<E2, A2>) => {
   const run = makeRun('retryingWithContext', schedule, options, 'Left', true)
   return (action) => {
-    const attempt = attemptOf(run, (driver, signal) =>
-      action({ status: driver.statusAt(run.clock.now()), signal: signal ?? neverAborted })()
+    const attempt = signalledAttemptOf(run, (driver, signal) =>
+      action({ status: driver.statusAt(run.clock.now()), signal })()
     )
     return () => loop(run, attempt)
   }

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'events'
 import * as fc from 'fast-check'
 import * as E from 'fp-ts/Either'
 import { pipe } from 'fp-ts/function'
@@ -615,6 +616,73 @@ describe('retryingWithContext', () => {
     )
     strictEqual(clock.pending, 0)
   })
+})
+
+describe('retryingWithContext: the signal of each attempt', () => {
+  /** Attempts that each add a listener to their signal and hang until `release` is called. */
+  const listening = (): {
+    readonly action: (context: AttemptContext) => TE.TaskEither<string, string>
+    readonly signals: ReadonlyArray<AbortSignal>
+    readonly release: () => void
+  } => {
+    const signals: Array<AbortSignal> = []
+    const releases: Array<() => void> = []
+    return {
+      action:
+        ({ signal }) =>
+        () =>
+          new Promise((resolve) => {
+            signals.push(signal)
+            signal.addEventListener('abort', () => resolve(E.left('aborted')))
+            releases.push(() => resolve(E.right('ok')))
+          }),
+      signals,
+      release: () => releases.forEach((r) => r())
+    }
+  }
+
+  // Regression: without a run signal every attempt of the process got one shared signal, and with one every
+  // attempt got the run's own: 20 concurrent runs put 20 listeners on one signal (MaxListenersExceededWarning).
+  it.each([
+    ['no run signal', undefined],
+    ['one run signal shared by every run', new AbortController().signal]
+  ])(
+    'with %s, 20 concurrent runs should hand out 20 signals, and leave no listener on the run signal',
+    async (_, signal) => {
+      const { action, signals, release } = listening()
+      const runs = Array.from({ length: 20 }, () => pipe(action, retryingWithContext(Schedule.recurs(1), { signal }))())
+      await settle()
+      deepStrictEqual(new Set(signals).size, 20)
+      for (const s of signals) deepStrictEqual(getEventListeners(s, 'abort').length, 1)
+      if (signal !== undefined) deepStrictEqual(getEventListeners(signal, 'abort').length, 1)
+      release()
+      deepStrictEqual(
+        await Promise.all(runs),
+        Array.from({ length: 20 }, () => E.right('ok'))
+      )
+      if (signal !== undefined) deepStrictEqual(getEventListeners(signal, 'abort').length, 0)
+    }
+  )
+
+  it.each([
+    ['without a timeout', {}],
+    ['with a timeout', { attemptTimeout: 1_000, onTimeout: (): string => 'timeout' }]
+  ])(
+    '%s, should not abort the signal of an attempt once it has settled, so that what it returned can be read',
+    async (_, options) => {
+      const clock = TestClock.make()
+      const { action, signals, release } = listening()
+      const run = pipe(action, retryingWithContext(Schedule.recurs(1), { clock, ...options }))()
+      await settle()
+      release()
+      deepStrictEqual(await run, E.right('ok'))
+      await clock.runAll()
+      deepStrictEqual(
+        signals.map((s) => s.aborted),
+        [false]
+      )
+    }
+  )
 })
 
 describe('attemptTimeout', () => {
@@ -1409,6 +1477,29 @@ describe('regressions', () => {
     clearTimeout(timer)
     deepStrictEqual(result, E.left(`error ${calls}`))
     ok(calls >= 10 && calls <= 256, `${calls} calls`)
+  })
+
+  it('regression: a clock whose sleeps settle without a timer should still let a timer through', async () => {
+    // Waits of 1 ms or more were taken to have gone through a timer, and reset the count towards a turn of the
+    // event loop: with this clock the abort's timer never fired and the run never settled.
+    const noTimer: Clock.Clock = { now: () => performance.now(), sleep: () => Promise.resolve() }
+    // it gives up after two million attempts (a second or so), so that the starved run ends and fails the test
+    let calls = 0
+    const action: TE.TaskEither<string, string> = () =>
+      Promise.resolve(++calls < 2_000_000 ? E.left(`error ${calls}`) : E.right('the abort never came'))
+    const rec = recorder<string>()
+    const controller = new AbortController()
+    const timer = setTimeout(() => controller.abort(), 5)
+    const result = await pipe(
+      action,
+      retrying(Schedule.constant(5), { clock: noTimer, signal: controller.signal, ...rec.hooks })
+    )()
+    clearTimeout(timer)
+    deepStrictEqual(result, E.left(`error ${calls}`))
+    deepStrictEqual(
+      rec.dones.map((d) => d.reason),
+      ['aborted']
+    )
   })
 
   describe('regression: the runner should read the clock as often for a schedule built from a config as for the same schedule built in code', () => {

@@ -278,7 +278,7 @@ const report = (results: ReadonlyArray<Result>, skipped: ReadonlyArray<readonly 
               ours.ratio
             )} against ${TARGET_RATIO}×.** A retry costs us a driver step ` +
               '(`advance`: the stepper called in place, the delay checked, the retry counted; nothing allocated), the checks of the run (signal, ' +
-              'budget, breaker, `onRetry`) and, every 1,024 zero-delay retries, a turn of the event loop; the bare ' +
+              'budget, breaker, `onRetry`) and, every millisecond (checked every 64 retries), a turn of the event loop; the bare ' +
               'loop only awaits. bench/README.md lists what was tried to narrow the difference.'
           ])
     ].join('\n')

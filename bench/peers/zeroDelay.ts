@@ -23,7 +23,7 @@ export const zeroDelay = (peers: Peers, options: ScenarioOptions): Promise<Scena
         "Per retry the loop asks the run's `Driver` (made at the first failure) for the delay: `advance` steps the " +
         "schedule's stepper in place, checks the delay and counts the retry, allocating nothing; then the loop " +
         'checks the signal, the budget, the breaker and the `onRetry` hook. A zero delay skips the clock and the ' +
-        'timer, and every 1,024 in a row the loop lets the event loop run. The clock is not read (a timeless schedule, no hooks)' +
+        'timer, and once a millisecond has passed since the event loop last turned (checked every 64 retries) the loop lets it turn. The clock is not read (a timeless schedule, no hooks)' +
         (timed === undefined ? '.' : `; under \`upTo\` it is, once per retry: ${fmtRatio(timed.ratio)}.`) +
         ' retry-ts, cockatiel and exponential-backoff wait on `setTimeout(0)` (about 1 ms) per retry; Effect ' +
         'goes through its scheduler between attempts.' +
