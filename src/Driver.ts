@@ -252,7 +252,7 @@ class Run<In> implements Driver<In> {
       state.previousDelay === null
         ? NaN
         : validate.duration('Driver.restore', 'state.previousDelay', state.previousDelay)
-    this.dueAt = validate.finite('Driver.restore', 'state.dueAt', state.dueAt) + 0
+    this.dueAt = validate.finite('Driver.restore', 'state.dueAt', state.dueAt)
     return this
   }
 }
@@ -302,7 +302,7 @@ const statusOf = (
  */
 export const make = <In>(schedule: Schedule<In>, options: DriverOptions = {}): Driver<In> => {
   validate.schedule('Driver.make', 'schedule', schedule)
-  const start = validate.finite('Driver.make', 'options.start', options.start ?? 0) + 0 // -0 becomes 0
+  const start = validate.finite('Driver.make', 'options.start', options.start ?? 0)
   return new Run(schedule, start, options.random ?? Random.live, schedule.initial, options.onEvent)
 }
 
@@ -344,7 +344,7 @@ export const restore = <In>(
 ): E.Either<ScheduleMismatch, Driver<In>> => {
   validate.schedule('Driver.restore', 'schedule', schedule)
   if (state.schedule !== schedule.description) return E.left(new ScheduleMismatch(schedule.description, state.schedule))
-  const start = validate.finite('Driver.restore', 'state.startedAt', state.startedAt) + 0 // -0 becomes 0
+  const start = validate.finite('Driver.restore', 'state.startedAt', state.startedAt)
   const draws = random ?? (state.random === null ? Random.live : Random.fromState(state.random))
   return E.right(new Run(schedule, start, draws, state.scheduleState, onEvent).resume(state))
 }

@@ -150,5 +150,6 @@ export const fromState = (state: ReadonlyArray<number>): SeededRandom =>
  */
 export const fixed = (u: number): Random => {
   validate.unitInterval('Random.fixed', 'u', u)
-  return { next: () => u }
+  const draw = u + 0 // -0 becomes 0
+  return { next: () => draw }
 }

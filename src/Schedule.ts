@@ -397,6 +397,27 @@ const checkDelay = (where: string, delay: unknown): number => {
   )
 }
 
+/**
+ * A draw of the run's `Random`, checked: a generator of the user's that answers outside `[0, 1)` would make a
+ * negative delay (which reads as a stop) or one past its bound, so it is a `RangeError` naming who drew.
+ */
+const draw = (cursor: Cursor<unknown>, where: string): number => {
+  const u: unknown = cursor.random.next()
+  if (typeof u === 'number' && u >= 0 && u < 1) return u + 0 // -0 becomes 0
+  throw new RangeError(
+    `${where}: random.next() returned ${
+      typeof u === 'number' ? String(u) : showValue(u)
+    }; a draw must be a number in [0, 1)`
+  )
+}
+
+/** Whether a user's function answered one of the two members of a union (a `Decision`, an `Option`), by its tag. */
+const isTagged = (value: unknown, a: string, b: string): boolean => {
+  if (value === null || typeof value !== 'object') return false
+  const tag = (value as { readonly _tag?: unknown })._tag
+  return tag === a || tag === b
+}
+
 /** A schedule argument, checked when a combinator is built. */
 const checkSchedule = validate.schedule
 
@@ -519,7 +540,7 @@ export const make = <S extends Json, In = unknown>(
       return {
         next: (cursor) => {
           const decision: unknown = step(current, cursor.context())
-          if (decision === null || typeof decision !== 'object' || !('_tag' in decision)) {
+          if (!isTagged(decision, 'Continue', 'Done')) {
             throw new TypeError(`${where} returned ${showValue(decision)}; it must return a Decision`)
           }
           const d = decision as Decision<S>
@@ -712,7 +733,7 @@ export const decorrelatedJitter = (base: number, cap: number): Schedule<unknown>
     `decorrelatedJitter(${b}, ${c})`,
     b,
     // previous <= c <= MAX_DELAY, so previous · 3 is finite: the AWS formula as written, even at a saturated cap.
-    (previous, cursor) => Math.min(c, b + cursor.random.next() * (previous * 3 - b)),
+    (previous, cursor) => Math.min(c, b + draw(cursor, 'Schedule.decorrelatedJitter') * (previous * 3 - b)),
     (_, delay) => delay
   )
 }
@@ -763,7 +784,7 @@ export const decorrelatedJitterV2 = (medianFirstRetryDelay: number, maxDelay?: n
       let [k, previous] = state as readonly [number, number]
       return {
         next: (cursor) => {
-          const t = k + cursor.random.next()
+          const t = k + draw(cursor, 'Schedule.decorrelatedJitterV2')
           const next = 2 ** t * Math.tanh(Math.sqrt(4 * t))
           // Overflowed: so will every later step; the state stays as it is, plain finite numbers.
           if (next === Infinity) return median === 0 ? 0 : max
@@ -804,7 +825,7 @@ export const randomBetween = (min: number, max: number): Schedule<unknown> => {
   return build(
     `randomBetween(${lo}, ${hi})`,
     null,
-    stateless((cursor) => lo + cursor.random.next() * (hi - lo)),
+    stateless((cursor) => lo + draw(cursor, 'Schedule.randomBetween') * (hi - lo)),
     false,
     []
   )
@@ -933,7 +954,7 @@ export const fromPolicy = (policy: (status: RetryStatus) => Option<number>): Sch
     null,
     stateless((cursor) => {
       const delay: unknown = policy(cursor.context().status)
-      if (delay === null || typeof delay !== 'object' || !('_tag' in delay)) {
+      if (!isTagged(delay, 'Some', 'None')) {
         throw new TypeError(`${where} returned ${showValue(delay)}; it must return an Option of a delay`)
       }
       const option = delay as Option<unknown>
@@ -1108,7 +1129,7 @@ export const modifyDelay = (f: (delay: number) => number): (<In>(self: Schedule<
  */
 export const fullJitter: <In>(self: Schedule<In>) => Schedule<In> = mapDelay(
   'fullJitter',
-  (delay, cursor) => delay * cursor.random.next()
+  (delay, cursor) => delay * draw(cursor, 'Schedule.fullJitter')
 )
 
 /**
@@ -1132,7 +1153,7 @@ export const fullJitter: <In>(self: Schedule<In>) => Schedule<In> = mapDelay(
  */
 export const equalJitter: <In>(self: Schedule<In>) => Schedule<In> = mapDelay('equalJitter', (delay, cursor) => {
   const half = delay / 2
-  const jittered = half + cursor.random.next() * half
+  const jittered = half + draw(cursor, 'Schedule.equalJitter') * half
   // Halving a subnormal delay rounds up, so the sum can pass it by a hair.
   return jittered > delay ? delay : jittered
 })
@@ -1254,7 +1275,7 @@ export const jittered = (min = 0.8, max = 1.2): (<In>(self: Schedule<In>) => Sch
   const lo = validate.duration('Schedule.jittered', 'min', min)
   const hi = validate.atLeast('Schedule.jittered', 'max', lo, max)
   return mapDelay(`jittered(${lo}, ${hi})`, (delay, cursor) =>
-    validate.saturate(delay * (lo + cursor.random.next() * (hi - lo)))
+    validate.saturate(delay * (lo + draw(cursor, 'Schedule.jittered') * (hi - lo)))
   )
 }
 

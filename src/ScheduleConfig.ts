@@ -16,6 +16,7 @@ import * as E from 'fp-ts/Either'
 import { identity, pipe } from 'fp-ts/function'
 import * as t from 'io-ts'
 import ms from 'ms'
+import * as validate from './internal/validate'
 import { isAtLeast, isCount, isDuration } from './internal/validate'
 import * as Schedule from './Schedule'
 
@@ -1265,6 +1266,7 @@ const listed = (codes: ReadonlyArray<Code>, codeOf: (error: unknown) => Code | u
  * @since 0.1.0
  */
 export const toSchedule = (config: ScheduleConfig, options: InterpretOptions = {}): Schedule.Schedule<unknown> => {
+  checkOptions('ScheduleConfig.toSchedule', options)
   const record = config as unknown as Readonly<Record<string, unknown>>
   const kind = KIND_KEYS.find((key) => record[key] !== undefined)
   if (kind === undefined) {
@@ -1307,11 +1309,22 @@ export const toSchedule = (config: ScheduleConfig, options: InterpretOptions = {
  * @category interpreters
  * @since 0.1.0
  */
-export const parse = (u: unknown, options: InterpretOptions = {}): E.Either<ConfigError, Schedule.Schedule<unknown>> =>
-  pipe(
+export const parse = (
+  u: unknown,
+  options: InterpretOptions = {}
+): E.Either<ConfigError, Schedule.Schedule<unknown>> => {
+  checkOptions('ScheduleConfig.parse', options)
+  return pipe(
     ScheduleConfigCodec.decode(u),
     E.bimap(toConfigError, (config) => toSchedule(config, options))
   )
+}
+
+/** The options of the interpreters, checked where they are given: a `TypeError` naming the bad one. */
+const checkOptions = (where: string, options: InterpretOptions): void => {
+  validate.object(where, 'options', options)
+  if (options.codeOf !== undefined) validate.callable(where, 'options.codeOf', options.codeOf)
+}
 
 // -------------------------------------------------------------------------------------
 // utils

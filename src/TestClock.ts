@@ -104,8 +104,7 @@ const TURN_EVERY = 1024
  * @since 0.1.0
  */
 export const make = (start = 0): TestClock => {
-  validate.finite('TestClock.make', 'start', start)
-  let time = start
+  let time = validate.finite('TestClock.make', 'start', start)
   const sleeps: Array<number> = []
   // Sorted by wake-up time, then by the order of going to sleep.
   const sleepers: Array<Sleeper> = []

@@ -276,6 +276,19 @@ describe('Driver', () => {
   })
 
   describe('restore', () => {
+    it('regression: should read the -0 of a stored state (JSON text can hold "-0") as 0', () => {
+      const stored = JSON.parse(
+        '{"schedule":"recurs(3)","scheduleState":1,"iterNumber":-0,"cumulativeDelay":-0,"previousDelay":-0,' +
+          '"startedAt":-0,"dueAt":-0,"random":null}'
+      ) as RetryState
+      const restored = Driver.restore(Schedule.recurs(3), stored)
+      ok(restored._tag === 'Right')
+      deepStrictEqual(
+        numbersIn(restored.right.snapshot()).filter((n) => Object.is(n, -0)),
+        []
+      )
+    })
+
     it('should go on exactly as an uninterrupted run, when interrupted at any point and restored from JSON', () => {
       fc.assert(
         fc.property(schedule, runPlanArbitrary(), fc.nat(25), (s, plan, at) => {

@@ -22,6 +22,7 @@ import {
   notDurations,
   ok,
   seedArbitrary,
+  strictEqual,
   throwsRangeError,
   throwsTypeError,
   type RangeErrorCase
@@ -131,7 +132,8 @@ describe('Schedule', () => {
       ['"5"', '5'],
       ['null', null],
       ['5', 5],
-      ['[]', []]
+      ['[]', []],
+      ['{"_tag":"Stop","delay":5,"state":null}', { _tag: 'Stop', delay: 5, state: null }]
     ])('should reject a step that returns %s, not a Decision, with a TypeError naming the schedule', (name, answer) => {
       const s = Schedule.make(null, () => answer as Schedule.Decision<null>, { description: 'odd' })
       throwsTypeError(
@@ -465,10 +467,15 @@ describe('Schedule', () => {
       }
     )
 
-    it('should reject a policy that answers something other than an Option with a TypeError', () => {
+    it.each<readonly [string, unknown]>([
+      ['5', 5],
+      ['{"_tag":"Just","value":5}', { _tag: 'Just', value: 5 }]
+    ])('should reject a policy that answers %s, not an Option, with a TypeError', (name, answer) => {
       throwsTypeError(
-        () => Schedule.delays(Schedule.fromPolicy(() => 5 as unknown as O.Option<number>)),
-        /^Schedule\.fromPolicy: the policy returned 5; it must return an Option of a delay$/
+        () => Schedule.delays(Schedule.fromPolicy(() => answer as O.Option<number>)),
+        new RegExp(
+          `^Schedule\\.fromPolicy: the policy returned ${escapeRegExp(name)}; it must return an Option of a delay$`
+        )
       )
     })
 
@@ -1723,5 +1730,49 @@ describe('Schedule', () => {
         /^Schedule\.withHint: the schedule holds a time limit \(Schedule\.upTo, .*put withHint before it/
       )
     })
+  })
+})
+
+describe('Schedule: the draws of a Random given by the user', () => {
+  /** A `Random` of the user's that answers `u` at every draw. */
+  const answering = (u: unknown): Random.Random => ({ next: () => u as number })
+
+  const drawing: ReadonlyArray<readonly [string, Schedule.Schedule<unknown>]> = [
+    ['fullJitter', Schedule.fullJitter(Schedule.constant(100))],
+    ['equalJitter', Schedule.equalJitter(Schedule.constant(100))],
+    ['jittered', Schedule.jittered()(Schedule.constant(100))],
+    ['randomBetween', Schedule.randomBetween(10, 20)],
+    ['decorrelatedJitter', Schedule.decorrelatedJitter(10, 1000)],
+    ['decorrelatedJitterV2', Schedule.decorrelatedJitterV2(100)]
+  ]
+  const bad: ReadonlyArray<readonly [string, unknown]> = [
+    ['-0.5', -0.5],
+    ['1', 1],
+    ['5', 5],
+    ['NaN', NaN],
+    ['"0.5"', '0.5']
+  ]
+
+  // Regression: a negative draw made a negative delay, which the driver reads as a stop, and a draw past 1 a
+  // delay past the schedule's bound.
+  describe.each(drawing)('%s', (name, schedule) => {
+    it.each(bad)('a draw of %s should be a RangeError naming the schedule and the draw', (shown, u) => {
+      throwsRangeError(
+        () => Schedule.delays(schedule, { random: answering(u), limit: 3 }),
+        new RegExp(
+          `^Schedule\\.${name}: random\\.next\\(\\) returned ${escapeRegExp(
+            shown
+          )}; a draw must be a number in \\[0, 1\\)$`
+        )
+      )
+    })
+
+    it('a draw of -0 should make no -0 delay', () => {
+      for (const d of Schedule.delays(schedule, { random: answering(-0), limit: 3 })) ok(!Object.is(d, -0), `${d}`)
+    })
+  })
+
+  it('Random.fixed(-0) should draw 0, not -0', () => {
+    strictEqual(Random.fixed(-0).next(), 0)
   })
 })

@@ -14,7 +14,7 @@ import * as Driver from '../src/Driver'
 import * as Random from '../src/Random'
 import { retrying } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
-import type { Code, ConfigError, ScheduleConfig } from '../src/ScheduleConfig'
+import type { Code, ConfigError, InterpretOptions, ScheduleConfig } from '../src/ScheduleConfig'
 import {
   defaultCodeOf,
   Duration,
@@ -26,7 +26,7 @@ import {
   toSchedule
 } from '../src/ScheduleConfig'
 import * as TestClock from '../src/TestClock'
-import { deepStrictEqual, ok, seedArbitrary } from './util'
+import { deepStrictEqual, ok, seedArbitrary, throwsRangeError, throwsTypeError } from './util'
 
 // -------------------------------------------------------------------------------------
 // helpers
@@ -664,6 +664,23 @@ describe('ScheduleConfig', () => {
       deepStrictEqual(await run, E.left(timeout))
       deepStrictEqual(calls, 3)
       deepStrictEqual(clock.sleeps, [100, 100])
+    })
+  })
+
+  describe('bad options', () => {
+    const config = { constant: '100ms' } as const
+    it.each([
+      ['parse', (options: unknown) => parse(config, options as InterpretOptions)],
+      ['toSchedule', (options: unknown) => toSchedule(decode(config), options as InterpretOptions)]
+    ])('%s should reject them where they are given, naming them', (name, interpret) => {
+      throwsTypeError(
+        () => interpret(null),
+        new RegExp(`^ScheduleConfig\\.${name}: options must be an object, received null$`)
+      )
+      throwsRangeError(
+        () => interpret({ codeOf: 5 }),
+        new RegExp(`^ScheduleConfig\\.${name}: options\\.codeOf must be a function, received 5$`)
+      )
     })
   })
 

@@ -25,7 +25,9 @@ const rejectsBadMs = async (method: 'sleep' | 'advance'): Promise<TestClock.Test
   ] as const) {
     const error = await caught(() => clock[method](ms))
     expect(error).toBeInstanceOf(RangeError)
-    expect((error as RangeError).message).toBe(`TestClock.${method}: ms must be a finite number >= 0, received ${shown}`)
+    expect((error as RangeError).message).toBe(
+      `TestClock.${method}: ms must be a finite number >= 0, received ${shown}`
+    )
   }
   return clock
 }
@@ -36,6 +38,10 @@ describe('TestClock', () => {
       deepStrictEqual(TestClock.make().now(), 0)
       deepStrictEqual(TestClock.make(1_700_000_000_000).now(), 1_700_000_000_000)
       deepStrictEqual(TestClock.make(-50).now(), -50)
+    })
+
+    it('regression: should start a start of -0 at 0, so that no run on it reports an elapsed time of -0', () => {
+      deepStrictEqual(TestClock.make(-0).now(), 0)
     })
 
     it('should start with no sleeps and no sleepers', () => {
@@ -316,7 +322,12 @@ describe('TestClock', () => {
     it('10,000 concurrent sleeps on one signal should emit no process warning (MaxListenersExceededWarning)', async () => {
       const exited = await runFixture('shared-signal.ts', ['test', '10000'])
       deepStrictEqual([exited.code, exited.stderr], [0, ''])
-      assert.deepStrictEqual(JSON.parse(exited.stdout), { warnings: [], ended: 10_000, listenersWhileAsleep: 1, listenersAfter: 0 })
+      assert.deepStrictEqual(JSON.parse(exited.stdout), {
+        warnings: [],
+        ended: 10_000,
+        listenersWhileAsleep: 1,
+        listenersAfter: 0
+      })
     }, 30_000)
   })
 
@@ -440,7 +451,9 @@ describe('TestClock', () => {
       ] as const) {
         const error = await caught(() => clock.runAll(n))
         expect(error).toBeInstanceOf(RangeError)
-        expect((error as RangeError).message).toBe(`TestClock.runAll: maxWakes must be a whole number >= 0, received ${shown}`)
+        expect((error as RangeError).message).toBe(
+          `TestClock.runAll: maxWakes must be a whole number >= 0, received ${shown}`
+        )
       }
     })
   })

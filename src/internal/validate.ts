@@ -147,13 +147,13 @@ export const that = <A>(where: string, name: string, expected: string, holds: (v
 export const duration = (where: string, name: string, value: number): number =>
   isDuration(value) ? value + 0 : fail(where, name, 'a finite number >= 0', value)
 
-/** A whole number `>= 0` (a count). */
+/** A whole number `>= 0` (a count); `-0` becomes `0`. */
 export const count = (where: string, name: string, value: number): number =>
-  isCount(value) ? value : fail(where, name, 'a whole number >= 0', value)
+  isCount(value) ? value + 0 : fail(where, name, 'a whole number >= 0', value)
 
-/** Any finite number (a point in time). */
+/** Any finite number (a point in time); `-0` becomes `0`. */
 export const finite = (where: string, name: string, value: number): number =>
-  isFiniteNumber(value) ? value : fail(where, name, 'a finite number', value)
+  isFiniteNumber(value) ? value + 0 : fail(where, name, 'a finite number', value)
 
 /** A finite number `>= min`. */
 export const atLeast = (where: string, name: string, min: number, value: number): number =>
