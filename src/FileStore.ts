@@ -110,7 +110,11 @@ export class CorruptState extends Error {
     /** The fields that did not decode (`path: value`), for `"not a RetryState"`. */
     readonly errors: ReadonlyArray<string> = []
   ) {
-    super(`FileStore: ${path} does not hold a valid RetryState (${reason}${errors.length > 0 ? `: ${errors.join('; ')}` : ''})`)
+    super(
+      `FileStore: ${path} does not hold a valid RetryState (${reason}${
+        errors.length > 0 ? `: ${errors.join('; ')}` : ''
+      })`
+    )
     this.name = 'CorruptState'
   }
 }
@@ -157,6 +161,8 @@ const tempFiles = (file: string) => {
  * - Temporary files are named `.<name>.<12 random hex digits>.tmp` beside `file`; `load` ignores them, and
  *   `clear` removes only names of exactly that form, so that stores whose names share a prefix (`order-17` and
  *   `order-17.2`) in one directory never touch each other's temporary files.
+ * - The calls of one store take turns, in call order: a `clear` called while a `save` is in flight runs after it,
+ *   and a `load` sees the saves called before it.
  * - One store per run: two processes saving to one file at once are not coordinated (the last rename wins).
  * - `file` must be a non-empty string, else a `TypeError`.
  *
@@ -228,7 +234,8 @@ export const make = (file: string): FileStore => {
 
   const save = async (state: RetryState): Promise<void> => {
     // Never write what load would refuse.
-    if (!RetryStateCodec.is(state)) throw new TypeError(`FileStore.save: state must be a RetryState, received ${show(state)}`)
+    if (!RetryStateCodec.is(state))
+      throw new TypeError(`FileStore.save: state must be a RetryState, received ${show(state)}`)
     const json = JSON.stringify(RetryStateCodec.encode(state))
     await writeAtomically(file, json, path.join(dir, temps.name()))
   }
@@ -245,5 +252,19 @@ export const make = (file: string): FileStore => {
     await Promise.all(names.filter(temps.isOne).map((name) => fs.rm(path.join(dir, name), { force: true })))
   }
 
-  return { path: file, load, save, clear }
+  // The calls of this store take turns in call order: a clear called while a save is in flight would remove the
+  // save's temporary file under it, and a load after a save should see it.
+  let last: Promise<unknown> = Promise.resolve()
+  const inTurn = <A>(call: () => Promise<A>): Promise<A> => {
+    const turn = last.then(call)
+    last = turn.catch(() => undefined)
+    return turn
+  }
+
+  return {
+    path: file,
+    load: () => inTurn(load),
+    save: (state) => inTurn(() => save(state)),
+    clear: () => inTurn(clear)
+  }
 }

@@ -71,7 +71,8 @@ describe('FileStore', () => {
     it.each([[''], [undefined], [42]])('should reject %j, which is not a path, with a TypeError naming it', (file) => {
       assert.throws(
         () => FileStore.make(file as unknown as string),
-        (e: unknown) => e instanceof TypeError && e.message.startsWith('FileStore.make: file must be a non-empty path, received ')
+        (e: unknown) =>
+          e instanceof TypeError && e.message.startsWith('FileStore.make: file must be a non-empty path, received ')
       )
     })
   })
@@ -103,7 +104,10 @@ describe('FileStore', () => {
         await assert.rejects(FileStore.make(file).load(), (e: unknown) => {
           isCorrupt('not JSON')(e)
           assert.strictEqual((e as FileStore.CorruptState).path, file)
-          assert.strictEqual((e as FileStore.CorruptState).message, `FileStore: ${file} does not hold a valid RetryState (not JSON)`)
+          assert.strictEqual(
+            (e as FileStore.CorruptState).message,
+            `FileStore: ${file} does not hold a valid RetryState (not JSON)`
+          )
           return true
         })
       }
@@ -116,7 +120,10 @@ describe('FileStore', () => {
       await assert.rejects(FileStore.make(file).load(), (e: unknown) => {
         isCorrupt('not a RetryState')(e)
         deepStrictEqual((e as FileStore.CorruptState).errors, ['iterNumber: -1', 'random: [0,0,0,0]'])
-        assert.match((e as FileStore.CorruptState).message, /does not hold a valid RetryState \(not a RetryState: iterNumber: -1; random: \[0,0,0,0\]\)$/)
+        assert.match(
+          (e as FileStore.CorruptState).message,
+          /does not hold a valid RetryState \(not a RetryState: iterNumber: -1; random: \[0,0,0,0\]\)$/
+        )
         return true
       })
     })
@@ -125,13 +132,22 @@ describe('FileStore', () => {
     // load with "Maximum call stack size exceeded" (a RangeError) instead of rejecting with a CorruptState.
     it('should reject a scheduleState nested 3,000 arrays deep with a CorruptState, not a stack overflow', async () => {
       const file = path.join(dir, 'state.json')
-      const stored = RetryState.RetryStateCodec.encode(RetryState.start(Schedule.stop, 0)) as unknown as Record<string, unknown>
+      const stored = RetryState.RetryStateCodec.encode(RetryState.start(Schedule.stop, 0)) as unknown as Record<
+        string,
+        unknown
+      >
       assert.ok('scheduleState' in stored)
       const deep = `${'['.repeat(3_000)}${']'.repeat(3_000)}`
-      fs.writeFileSync(file, JSON.stringify({ ...stored, scheduleState: 0 }).replace('"scheduleState":0', `"scheduleState":${deep}`))
+      fs.writeFileSync(
+        file,
+        JSON.stringify({ ...stored, scheduleState: 0 }).replace('"scheduleState":0', `"scheduleState":${deep}`)
+      )
       await assert.rejects(FileStore.make(file).load(), (e: unknown) => {
         isCorrupt('not a RetryState')(e)
-        assert.ok((e as FileStore.CorruptState).errors.some((line) => line.startsWith('scheduleState: ')), String(e))
+        assert.ok(
+          (e as FileStore.CorruptState).errors.some((line) => line.startsWith('scheduleState: ')),
+          String(e)
+        )
         return true
       })
     })
@@ -140,15 +156,21 @@ describe('FileStore', () => {
       const file = path.join(dir, 'state.json')
       const store = FileStore.make(file)
       await fc.assert(
-        fc.asyncProperty(fc.oneof(fc.string(), fc.jsonValue().map((v) => JSON.stringify(v) ?? '')), async (text) => {
-          fs.writeFileSync(file, text)
-          const loaded = await store.load().then(
-            (value) => E.right(value),
-            (e: unknown) => E.left(e)
-          )
-          if (E.isLeft(loaded)) assert.ok(loaded.left instanceof FileStore.CorruptState, String(loaded.left))
-          else assert.ok(O.isSome(loaded.right) && RetryState.RetryStateCodec.is(loaded.right.value))
-        }),
+        fc.asyncProperty(
+          fc.oneof(
+            fc.string(),
+            fc.jsonValue().map((v) => JSON.stringify(v) ?? '')
+          ),
+          async (text) => {
+            fs.writeFileSync(file, text)
+            const loaded = await store.load().then(
+              (value) => E.right(value),
+              (e: unknown) => E.left(e)
+            )
+            if (E.isLeft(loaded)) assert.ok(loaded.left instanceof FileStore.CorruptState, String(loaded.left))
+            else assert.ok(O.isSome(loaded.right) && RetryState.RetryStateCodec.is(loaded.right.value))
+          }
+        ),
         { numRuns: 100 }
       )
     })
@@ -165,7 +187,10 @@ describe('FileStore', () => {
       const file = path.join(dir, 'state.json')
       const [, state] = statesOfARun()
       await FileStore.make(file).save(state)
-      deepStrictEqual(JSON.parse(fs.readFileSync(file, 'utf8')) as unknown, JSON.parse(JSON.stringify(state)) as unknown)
+      deepStrictEqual(
+        JSON.parse(fs.readFileSync(file, 'utf8')) as unknown,
+        JSON.parse(JSON.stringify(state)) as unknown
+      )
       deepStrictEqual(ls(), ['state.json'])
     })
 
@@ -180,7 +205,10 @@ describe('FileStore', () => {
         await store.save(second)
         // a new file took the name (an in-place write would keep the inode and change what the reader sees)
         assert.notStrictEqual(fs.statSync(file).ino, before)
-        deepStrictEqual(JSON.parse(fs.readFileSync(reader, 'utf8')) as unknown, JSON.parse(JSON.stringify(first)) as unknown)
+        deepStrictEqual(
+          JSON.parse(fs.readFileSync(reader, 'utf8')) as unknown,
+          JSON.parse(JSON.stringify(first)) as unknown
+        )
       } finally {
         fs.closeSync(reader)
       }
@@ -210,14 +238,18 @@ describe('FileStore', () => {
       const [, state] = statesOfARun()
       await assert.rejects(
         FileStore.make(file).save({ ...state, random: [1, 2] }),
-        (e: unknown) => e instanceof TypeError && e.message.startsWith('FileStore.save: state must be a RetryState, received {')
+        (e: unknown) =>
+          e instanceof TypeError && e.message.startsWith('FileStore.save: state must be a RetryState, received {')
       )
       deepStrictEqual(ls(), [])
     })
 
     it('should reject when the directory does not exist, leaving nothing behind', async () => {
       const store = FileStore.make(path.join(dir, 'missing', 'state.json'))
-      await assert.rejects(store.save(RetryState.start(Schedule.stop, 0)), (e: unknown) => (e as NodeJS.ErrnoException).code === 'ENOENT')
+      await assert.rejects(
+        store.save(RetryState.start(Schedule.stop, 0)),
+        (e: unknown) => (e as NodeJS.ErrnoException).code === 'ENOENT'
+      )
       deepStrictEqual(ls(), [])
     })
 
@@ -254,6 +286,34 @@ describe('FileStore', () => {
     })
   })
 
+  describe('calls of one store', () => {
+    // Regression: a clear while a save of the same store was in flight removed the save's temporary file, and the
+    // save rejected with ENOENT.
+    it('should take turns in call order: save then clear leaves nothing, clear then save leaves the state', async () => {
+      const state = RetryState.start(Schedule.stop, 0)
+      for (let i = 0; i < 20; i++) {
+        const store = FileStore.make(path.join(dir, `state-${i}.json`))
+        await Promise.all([store.save(state), store.clear()])
+        deepStrictEqual(await store.load(), O.none)
+        await Promise.all([store.clear(), store.save(state)])
+        deepStrictEqual(await store.load(), O.some(state))
+      }
+      deepStrictEqual(
+        ls().filter((name) => name.endsWith('.tmp')),
+        []
+      )
+    })
+
+    it('a call that fails should not stop the next one', async () => {
+      const store = FileStore.make(path.join(dir, 'state.json'))
+      const bad = store.save(null as unknown as RetryState.RetryState)
+      const good = store.save(RetryState.start(Schedule.stop, 0))
+      await assert.rejects(bad, TypeError)
+      await good
+      deepStrictEqual(await store.load(), O.some(RetryState.start(Schedule.stop, 0)))
+    })
+  })
+
   describe('temporary files', () => {
     /** The name of a temporary file of the store of `name`, as `save` makes them. */
     const tempOf = (name: string, hex: string): string => `.${name}.${hex}.tmp`
@@ -278,7 +338,7 @@ describe('FileStore', () => {
     // Regression: the temporary files of `order-17` were matched by the prefix `.order-17.`, which also begins
     // those of `order-17.2`: a clear() of `order-17` deleted them, and the concurrent save of `order-17.2`
     // rejected (ENOENT) when it came to rename its temporary file.
-    it("clear() of the store order-17 should not delete the temporary file of a concurrent save of order-17.2", async () => {
+    it('clear() of the store order-17 should not delete the temporary file of a concurrent save of order-17.2', async () => {
       const a = FileStore.make(path.join(dir, 'order-17'))
       const b = FileStore.make(path.join(dir, 'order-17.2'))
       const state = RetryState.start(Schedule.stop, 0)
@@ -303,13 +363,15 @@ describe('FileStore', () => {
       deepStrictEqual(ls(), ['order-17.2'])
     })
 
-    it('two stores in one folder should never touch each other\'s files, whatever their names', async () => {
+    it("two stores in one folder should never touch each other's files, whatever their names", async () => {
       // Names made of few characters, dots among them, so that one is often a prefix of the other.
       const name = fc
         .array(fc.constantFrom('a', '1', '.', '-'), { minLength: 1, maxLength: 8 })
         .map((chars) => chars.join(''))
         .filter((n) => n !== '.' && n !== '..')
-      const hex = fc.array(fc.constantFrom(...'0123456789abcdef'), { minLength: 12, maxLength: 12 }).map((c) => c.join(''))
+      const hex = fc
+        .array(fc.constantFrom(...'0123456789abcdef'), { minLength: 12, maxLength: 12 })
+        .map((c) => c.join(''))
       let run = 0
       await fc.assert(
         fc.asyncProperty(
@@ -342,7 +404,13 @@ describe('FileStore', () => {
 
     it('clear should leave alone names that only look like temporary files: wrong length, not hex, upper case', async () => {
       const store = FileStore.make(path.join(dir, 'state.json'))
-      const lookalikes = ['.state.json.0123456789a.tmp', '.state.json.0123456789abc.tmp', '.state.json.0123456789ag.tmp', '.state.json.0123456789AB.tmp', '.state.json.0123456789ab.tmp.bak']
+      const lookalikes = [
+        '.state.json.0123456789a.tmp',
+        '.state.json.0123456789abc.tmp',
+        '.state.json.0123456789ag.tmp',
+        '.state.json.0123456789AB.tmp',
+        '.state.json.0123456789ab.tmp.bak'
+      ]
       for (const n of lookalikes) fs.writeFileSync(path.join(dir, n), '')
       fs.writeFileSync(path.join(dir, '.state.json.0123456789ab.tmp'), '')
       await store.clear()
