@@ -301,7 +301,7 @@ const statusOf = (
  * @since 0.2.0
  */
 export const make = <In>(schedule: Schedule<In>, options: DriverOptions = {}): Driver<In> => {
-  validate.schedule('Driver.make', 'schedule', schedule)
+  validate.stepping('Driver.make', 'schedule', schedule)
   const start = validate.finite('Driver.make', 'options.start', options.start ?? 0)
   return new Run(schedule, start, options.random ?? Random.live, schedule.initial, options.onEvent)
 }
@@ -342,7 +342,7 @@ export const restore = <In>(
   random?: Random.Random,
   onEvent?: DriverOptions['onEvent']
 ): E.Either<ScheduleMismatch, Driver<In>> => {
-  validate.schedule('Driver.restore', 'schedule', schedule)
+  validate.stepping('Driver.restore', 'schedule', schedule)
   if (state.schedule !== schedule.description) return E.left(new ScheduleMismatch(schedule.description, state.schedule))
   const start = validate.finite('Driver.restore', 'state.startedAt', state.startedAt)
   const draws = random ?? (state.random === null ? Random.live : Random.fromState(state.random))

@@ -1881,7 +1881,7 @@ class DefaultRandom implements Random.Random {
  * @since 0.1.0
  */
 export const delays = <In>(schedule: Schedule<In>, options: DelaysOptions<In> = {}): ReadonlyArray<number> => {
-  checkSchedule('Schedule.delays', 'schedule', schedule)
+  validate.stepping('Schedule.delays', 'schedule', schedule)
   const limit = validate.count('Schedule.delays', 'limit', options.limit ?? 100)
   const attemptDuration = validate.duration('Schedule.delays', 'attemptDuration', options.attemptDuration ?? 0)
   const driver = Driver.make(schedule, {

@@ -1209,11 +1209,13 @@ describe('Schedule', () => {
       ['windowed(0)', () => Schedule.windowed(0), /^Schedule\.windowed: ms must be a finite number > 0, received 0$/]
     ])
 
-    /** Values that are not schedules, as a test names them. */
-    const notSchedules: ReadonlyArray<readonly [name: string, value: Schedule.Schedule<unknown>]> = [
-      ['null', null as unknown as Schedule.Schedule<unknown>],
-      ['5', 5 as unknown as Schedule.Schedule<unknown>],
-      ['{}', {} as unknown as Schedule.Schedule<unknown>]
+    /** Values that are not schedules, as a test names them, and as the message shows them. */
+    const notSchedules: ReadonlyArray<readonly [name: string, value: Schedule.Schedule<unknown>, shown: string]> = [
+      ['null', null as unknown as Schedule.Schedule<unknown>, 'null'],
+      ['5', 5 as unknown as Schedule.Schedule<unknown>, '5'],
+      ['{}', {} as unknown as Schedule.Schedule<unknown>, '{}'],
+      // regression: a stepper alone passed the check, then failed inside as "that.timeLimits is not iterable"
+      ['a stepper alone', { stepper: Schedule.forever.stepper } as unknown as Schedule.Schedule<unknown>, '{}']
     ]
     /** Every argument that must be a schedule: the function that takes it, its name, and a call with a value for it. */
     const schedules: ReadonlyArray<
@@ -1243,12 +1245,13 @@ describe('Schedule', () => {
     const step = () => Schedule.done
     it.each<readonly [call: string, f: () => unknown, message: RegExp]>([
       ...schedules.flatMap(([fn, arg, call]) =>
-        notSchedules.map(
-          ([name, value]) =>
+        // an interpreter reads only the stepper (and checks only it): the combinators read every field
+        (fn === 'delays' ? notSchedules.filter(([name]) => name !== 'a stepper alone') : notSchedules).map(
+          ([name, value, shown]) =>
             [
               `${fn} with ${arg} = ${name}`,
               () => call(value),
-              new RegExp(`^Schedule\\.${fn}: ${arg} must be a Schedule, received ${escapeRegExp(name)}$`)
+              new RegExp(`^Schedule\\.${fn}: ${arg} must be a Schedule, received ${escapeRegExp(shown)}$`)
             ] as const
         )
       ),

@@ -126,12 +126,41 @@ export const services = (
   if (breaker !== undefined) implementing(where, `${name}.breaker`, 'a Breaker', ['enter', 'admitsIn'], breaker)
 }
 
-/** A `Schedule` (anything with a `stepper` function). */
-export const schedule = <S>(where: string, name: string, value: S): S =>
-  // checked by name first: this runs each time a schedule is built or driven, and a load by a computed key is slow
-  value !== null && typeof value === 'object' && typeof (value as { stepper?: unknown }).stepper === 'function'
+/** The fields of a `Schedule` the interpreters and combinators read. */
+interface ScheduleShape {
+  readonly stepper?: unknown
+  readonly readsTime?: unknown
+  readonly timeLimits?: unknown
+  readonly description?: unknown
+}
+
+/**
+ * A schedule to step, for the interpreters (`Driver.make`, `Driver.restore`, `Schedule.delays`), which read only its
+ * `stepper` (and its `description`, which a snapshot copies): checked by name, as this runs at every run.
+ */
+export const stepping = <S>(where: string, name: string, value: S): S =>
+  value !== null && typeof value === 'object' && typeof (value as ScheduleShape).stepper === 'function'
     ? value
     : implementing(where, name, 'a Schedule', ['stepper'], value)
+
+/**
+ * A `Schedule`: its `stepper`, `readsTime`, `timeLimits` and `description`, as every constructor makes them, for
+ * the combinators and the runners, which read them all (once, when they are built).
+ */
+export const schedule = <S>(where: string, name: string, value: S): S => {
+  // read by name: this runs each time a schedule is built or driven, and a load by a computed key is slow
+  const s = value as ScheduleShape | null
+  if (
+    s !== null &&
+    typeof s === 'object' &&
+    typeof s.stepper === 'function' &&
+    typeof s.readsTime === 'boolean' &&
+    Array.isArray(s.timeLimits) &&
+    typeof s.description === 'string'
+  )
+    return value
+  throw new TypeError(`${where}: ${name} must be a Schedule, received ${showValue(value)}`)
+}
 
 /** An options object (not `null`, not a primitive), for arguments that JavaScript callers may get wrong: a `TypeError`. */
 export const object = <O>(where: string, name: string, value: O): O => {
