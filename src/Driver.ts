@@ -42,8 +42,10 @@ import type { Cursor, Schedule, ScheduleEvent, StepContext, Stepper } from './Sc
  *   next attempt, or `-1` when the schedule stops (a number rather than an `Option`, so that the hot loop of a
  *   runner allocates nothing). On a retry it counts it, adds the delay to `cumulativeDelay`, and sets
  *   `dueAt = now + delay`. Once stopped, a driver stays stopped (`done`).
- * - `status` is the {@link RetryStatus.RetryStatus} the latest decision was made with (what hooks report);
- *   `statusAt(now)` the status at `now`, as the next decision would see it.
+ * - `status` is the {@link RetryStatus.RetryStatus} the latest decision of this driver was made with (what hooks
+ *   report), `RetryStatus.initial` before its first one, a restored driver included (a `RetryState` keeps the
+ *   run's counts, not the status of its last decision); `statusAt(now)` the status at `now`, as the next decision
+ *   would see it.
  * - `snapshot()` is the run as a plain {@link RetryState}, due at `dueAt`, with the position of a seeded
  *   `random`; {@link restore} goes on from it. It is meant for a run that will retry: a `RetryState` does not
  *   record that a schedule stopped, so a snapshot taken after `done` restores a driver that steps again.
