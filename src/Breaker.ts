@@ -252,7 +252,9 @@ export interface Breaker {
  * - `clock` (default `Clock.live`) gives the time; give it the run's clock. `random` (default `Random.live`)
  *   draws the jitter of `halfOpenAfter`, if any.
  * - `store`: share the state with a fleet (see {@link Store}).
- * - `onStateChange`: called at every change of state (see {@link StateChange}), with the time in `to.since`.
+ * - `onStateChange`: called at every change of state (see {@link StateChange}), with the time in `to.since`. It
+ *   observes: an error it throws does not undo or stop the change, and is thrown on its own once the breaker's
+ *   call is over (an uncaught exception, as Node reports an error thrown by an `EventTarget` listener).
  *
  * @example
  * import type { BreakerOptions } from 'fp-ts-retry/Breaker'
@@ -397,7 +399,17 @@ class Circuit implements Breaker {
     this.version = to.since
     this.policy.reset()
     if (to._tag === 'Closed') this.waits = undefined
-    this.onStateChange?.({ from, to, source })
+    const hook = this.onStateChange
+    if (hook === undefined) return
+    try {
+      hook({ from, to, source })
+    } catch (e) {
+      // A hook observes: its error must not stop a change half-way (a half-open circuit whose probe was never
+      // handed out stays half-open for good). It is thrown on its own, as Node does for an EventTarget listener.
+      queueMicrotask(() => {
+        throw e
+      })
+    }
   }
 
   private publish(state: StoredState): void | Promise<void> {
@@ -744,17 +756,18 @@ export const guard = <E2, E = unknown>(
       const entered = breaker.enter()
       const permit = isPromise(entered) ? await entered : entered
       if (permit === undefined) return { _tag: 'Left', left: onOpen(breaker.state) }
+      let succeeded: boolean
       let result: Either<E1, A>
       try {
         result = await action()
+        succeeded = result._tag === 'Right' || (isFailure !== undefined && !isFailure(result.left))
       } catch (defect) {
+        // Whatever threw (the action, or `isFailure` on what it answered), the permit is reported: a probe that
+        // is never reported would hold a half-open circuit for good.
         await permit.onFailure()
         throw defect
       }
-      const told =
-        result._tag === 'Right' || (isFailure !== undefined && !isFailure(result.left))
-          ? permit.onSuccess()
-          : permit.onFailure()
+      const told = succeeded ? permit.onSuccess() : permit.onFailure()
       if (isPromise(told)) await told
       return result
     }

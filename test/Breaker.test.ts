@@ -9,7 +9,10 @@ import * as Random from '../src/Random'
 import { retrying, retryingReaderTaskEither, type StopReason } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
 import * as TestClock from '../src/TestClock'
+import { killLeftoverChildren, runFixture } from './support/child'
 import { deepStrictEqual, settle, strictEqual, throwsRangeError, throwsTypeError } from './util'
+
+afterAll(killLeftoverChildren)
 
 // -------------------------------------------------------------------------------------
 // helpers
@@ -494,6 +497,37 @@ describe('Breaker', () => {
       deepStrictEqual(breaker.state, { _tag: 'Open', since: 100, halfOpenAt: 200 })
     })
 
+    // Regression: only the action's rejection freed the probe; an isFailure that threw, or an action that answered
+    // something other than an Either, left the circuit half-open for good.
+    it.each<readonly [string, TaskEither<string, string>, Breaker.GuardOptions<string>]>([
+      [
+        'an isFailure that throws',
+        () => Promise.resolve(E.left('500')),
+        {
+          isFailure: () => {
+            throw new Error('bad predicate')
+          }
+        }
+      ],
+      [
+        'an action that answers no Either',
+        (() => Promise.resolve(undefined)) as unknown as TaskEither<string, string>,
+        {}
+      ]
+    ])('should free the probe after %s, and reject with its error', async (_, action, options) => {
+      const clock = TestClock.make()
+      const breaker = Breaker.consecutive({ threshold: 1, halfOpenAfter: constant(100), clock })
+      const guarded = pipe(
+        action,
+        Breaker.guard(breaker, () => OPEN, options)
+      )
+      await expect(guarded()).rejects.toBeInstanceOf(Error)
+      strictEqual(breaker.state._tag, 'Open')
+      await clock.advance(100)
+      await expect(guarded()).rejects.toBeInstanceOf(Error) // the probe went through, and was reported
+      deepStrictEqual(breaker.state, { _tag: 'Open', since: 100, halfOpenAt: 200 })
+    })
+
     it('should refuse a breaker or an onOpen that is not one', () => {
       throwsTypeError(
         () => Breaker.guard({} as Breaker.Breaker, () => OPEN),
@@ -506,6 +540,16 @@ describe('Breaker', () => {
       )
     })
   })
+
+  // Regression: a hook that threw as the circuit went half-open left it half-open with no probe handed out, for good.
+  it('an onStateChange that throws should neither stop a change nor be lost: it is thrown on its own', async () => {
+    const exited = await runFixture('throwing-hook.ts', [])
+    deepStrictEqual([exited.code, exited.stderr], [0, ''])
+    deepStrictEqual(JSON.parse(exited.stdout) as unknown, {
+      seen: ['Open', 'a probe', 'HalfOpen', 'Closed'],
+      errors: ['hook 1: Open', 'hook 2: HalfOpen', 'hook 3: Closed']
+    })
+  }, 30_000)
 
   describe('with retrying', () => {
     const policy = pipe(constant(100), Schedule.intersect(Schedule.recurs(3)))
