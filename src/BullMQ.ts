@@ -44,6 +44,7 @@ import {
   checkId,
   durationAtLeast,
   attemptSignals,
+  checkWorkOptions,
   optionsObject,
   positiveCount,
   reportError
@@ -544,7 +545,7 @@ export const engine = (options: EngineOptions): Durable.Engine => {
     work: async (def, workOptions) => {
       checkOpen('work')
       checkDefinition(`${where}: work`, def)
-      const o = optionsObject(`${where}: work`, 'options', workOptions)
+      const o = checkWorkOptions(`${where}: work`, workOptions)
       const concurrency = positiveCount(`${where}: work`, 'options.concurrency', o.concurrency ?? 1)
       const shutdown = new AbortController()
       const run = processor(def, { ...o, signal: shutdown.signal })

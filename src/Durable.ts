@@ -63,7 +63,7 @@ import {
   checkDefinition,
   checkId,
   durationAtLeast,
-  optionsObject,
+  checkWorkOptions,
   positiveCount,
   reportError
 } from './internal/durable'
@@ -177,7 +177,9 @@ export interface DefinitionOptions<P, E, A> {
  * - `onRetry(id, error, status, delay)`: once the retry's state is stored; `status` is the one the schedule
  *   decided with. Its errors go to `onError`.
  * - `budget`: a shared {@link RetryBudget} (for a fleet: `RedisBudget.tokenBucket`), told of every attempt; a
- *   refusal ends the run with reason `'budget'`. Its answers may be promises.
+ *   refusal ends the run with reason `'budget'`. Its answers may be promises. When it throws or rejects, a failed
+ *   attempt ends the run as a {@link Defect} (never an early retry); a successful one stays a success, and the
+ *   error goes to `onError`.
  * - `concurrency`: how many attempts the worker makes at once (default 1).
  * - `random(id)`: called once per run, at its first failure; the generator's state is then stored with the run, so
  *   a resumed run draws what an uninterrupted one would. Default: `Random.seeded` with a random seed.
@@ -327,8 +329,9 @@ export class CorruptState extends Error {
 }
 
 /**
- * A run whose action threw or rejected instead of answering a `Left`, or whose schedule threw: a defect, not a
- * failure, so it is not retried (as in the runner).
+ * A run whose action threw or rejected instead of answering a `Left`, whose schedule threw (on its stored state
+ * too), or whose budget threw or rejected when told of a failure: a defect, not a failure, so it is not retried
+ * (as in the runner).
  *
  * @example
  * import * as Durable from 'fp-ts-retry/Durable'
@@ -912,7 +915,13 @@ export const deliver = async <P, E, A>(
   // 4. the schedule and the payload
   let driver: Driver.Driver<E> | undefined
   if (state !== undefined) {
-    const restored = Driver.restore(def.schedule, state)
+    let restored: E.Either<Driver.ScheduleMismatch, Driver.Driver<E>>
+    try {
+      restored = Driver.restore(def.schedule, state)
+    } catch (e) {
+      // a state of the right name that its schedule cannot read (the schedule's stepper threw on it)
+      return fail(run, new Defect(id, e), statusOfState(state, context.now()))
+    }
     if (E.isLeft(restored)) return fail(run, restored.left, statusOfState(state, context.now()))
     driver = restored.right
   }
@@ -936,12 +945,17 @@ export const deliver = async <P, E, A>(
   const { budget } = options
   if (E.isRight(result)) {
     if (budget !== undefined) {
-      const told = budget.onSuccess(ended - started, ended, {
-        retries: driver?.iterNumber ?? 0,
-        error: undefined,
-        retrying: false
-      })
-      if (told !== undefined) await told
+      try {
+        const told = budget.onSuccess(ended - started, ended, {
+          retries: driver?.iterNumber ?? 0,
+          error: undefined,
+          retrying: false
+        })
+        if (told !== undefined) await told
+      } catch (e) {
+        // The success stands (its work is done; running it again could repeat it): the budget's error is reported.
+        reportError(options.onError, e, id)
+      }
     }
     const end =
       driver !== undefined
@@ -961,12 +975,17 @@ export const deliver = async <P, E, A>(
   }
   let allowed = true
   if (budget !== undefined) {
-    const told = budget.onFailure(ended - started, ended, {
-      retries: driver.iterNumber - (delay < 0 ? 0 : 1),
-      error,
-      retrying: delay >= 0
-    })
-    allowed = (typeof told === 'boolean' ? told : await told) !== false
+    try {
+      const told = budget.onFailure(ended - started, ended, {
+        retries: driver.iterNumber - (delay < 0 ? 0 : 1),
+        error,
+        retrying: delay >= 0
+      })
+      allowed = (typeof told === 'boolean' ? told : await told) !== false
+    } catch (e) {
+      // Not a fresh attempt a second later (an early retry, forever while the budget is down): a defect.
+      return fail(run, new Defect(id, e), driver.status)
+    }
   }
   if (delay < 0) return settle(run, { result, status: driver.status, reason: 'schedule' })
   if (!allowed) return settle(run, { result, status: driver.status, reason: 'budget' })
@@ -1321,7 +1340,7 @@ export const fileEngine = (options: FileEngineOptions): Engine => {
   const work = async <P, E, A>(def: Definition<P, E, A>, workOptions?: WorkOptions<E, A>): Promise<Worker> => {
     checkOpen('work')
     checkDefinition(`${where}: work`, def)
-    const o = optionsObject(`${where}: work`, 'options', workOptions)
+    const o = checkWorkOptions(`${where}: work`, workOptions)
     const concurrency = positiveCount(`${where}: work`, 'options.concurrency', o.concurrency ?? 1)
     const folder = await folderOf(def.name)
     if (folder.worker !== undefined)

@@ -217,6 +217,86 @@ describe('Durable.deliver', () => {
     deepStrictEqual(reasons, ['budget'])
   })
 
+  // Regression: a budget that threw or rejected made the worker deliver the run again a second later, a fresh
+  // attempt each time (an early retry, forever while the budget was down).
+  it('should end a failed attempt as a Defect when the budget throws or rejects, never retry it', async () => {
+    const down = new Error('budget down')
+    for (const onFailure of [
+      () => Promise.reject(down),
+      (): never => {
+        throw down
+      }
+    ]) {
+      const budget: Budget.RetryBudget = { onSuccess: () => undefined, onFailure }
+      const outcomes: Array<unknown> = []
+      const d = await Durable.deliver(
+        def(),
+        'job-1',
+        fresh,
+        context(() => 0, { budget, onDone: (_, result, __, reason) => void outcomes.push([result, reason]) })
+      )
+      assert.ok(d._tag === 'Done')
+      await d.notify()
+      deepStrictEqual(outcomes, [[E.left(new Durable.Defect('job-1', down)), 'failed']])
+    }
+  })
+
+  it('should keep a success a success when the budget throws or rejects, and report its error', async () => {
+    const down = new Error('budget down')
+    for (const onSuccess of [
+      () => Promise.reject(down),
+      (): never => {
+        throw down
+      }
+    ]) {
+      const budget: Budget.RetryBudget = { onSuccess, onFailure: () => true }
+      const outcomes: Array<unknown> = []
+      const errors: Array<unknown> = []
+      const d = await Durable.deliver(
+        def(() => TE.right('ok')),
+        'job-1',
+        fresh,
+        context(() => 0, {
+          budget,
+          onDone: (_, result, __, reason) => void outcomes.push([result, reason]),
+          onError: (e, id) => void errors.push([e, id])
+        })
+      )
+      assert.ok(d._tag === 'Done')
+      await d.notify()
+      deepStrictEqual(outcomes, [[E.right('ok'), 'succeeded']])
+      deepStrictEqual(errors, [[down, 'job-1']])
+    }
+  })
+
+  // Regression: a stored state its schedule could not read made the stepper throw outside the delivery's try, and
+  // the worker delivered the run again every second.
+  it('should end a run whose stored state its schedule cannot read as a Defect', async () => {
+    const tuple = pipe(Schedule.exponential(100), Schedule.intersect(Schedule.recurs(2)))
+    const stored = {
+      ...RetryState.start(tuple, 0),
+      scheduleState: null
+    }
+    const outcomes: Array<string> = []
+    const d = await Durable.deliver(
+      Durable.define({
+        name: 'n',
+        schedule: tuple,
+        payload: t.number,
+        action: (): TE.TaskEither<string, string> => TE.left('down')
+      }),
+      'job-1',
+      { ...fresh, retry: RetryState.RetryStateCodec.encode(stored) },
+      context(() => 0, {
+        onDone: (_, result, __, reason) =>
+          void outcomes.push(`${reason}: ${String(E.isLeft(result) && result.left instanceof Durable.Defect)}`)
+      })
+    )
+    assert.ok(d._tag === 'Done')
+    await d.notify()
+    deepStrictEqual(outcomes, ['failed: true'])
+  })
+
   it('should store nothing for a done run when there is no onDone to repeat', async () => {
     const d = await Durable.deliver(
       def(() => TE.right('ok')),
@@ -391,6 +471,16 @@ describe('Durable.fileEngine', () => {
     await assert.rejects(
       engine.work(def, { concurrency: 0 }),
       /Durable\.fileEngine: work: options\.concurrency must be a whole number >= 1, received 0/
+    )
+    // regression: these were accepted, and failed at the first attempt (a budget of {} made it repeat every second)
+    await assert.rejects(
+      engine.work(def, { budget: {} as Budget.RetryBudget }),
+      (e: unknown) =>
+        e instanceof TypeError && /^Durable\.fileEngine: work: options\.budget must be a RetryBudget/.test(e.message)
+    )
+    await assert.rejects(
+      engine.work(def, { onDone: 5 as unknown as undefined }),
+      /^RangeError: Durable\.fileEngine: work: options\.onDone must be a function, received 5/
     )
     await engine.work(def)
     await assert.rejects(

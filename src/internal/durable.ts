@@ -47,6 +47,28 @@ export const optionsObject = <O extends object>(where: string, name: string, val
   return value === undefined ? {} : validate.object(where, name, value)
 }
 
+/** What {@link checkWorkOptions} checks of a worker's options. */
+interface WorkerHooks {
+  readonly onDone?: unknown
+  readonly onRetry?: unknown
+  readonly onError?: unknown
+  readonly random?: unknown
+  readonly budget?: unknown
+}
+
+/**
+ * The options of a worker (`work`), checked where they are given: each hook a function, the budget a budget, so
+ * that a bad one is an error naming it, not a run that fails at its first attempt.
+ */
+export const checkWorkOptions = <O extends WorkerHooks>(where: string, value: O | undefined): Partial<O> => {
+  const o = optionsObject(where, 'options', value)
+  for (const hook of ['onDone', 'onRetry', 'onError', 'random'] as const) {
+    if (o[hook] !== undefined) validate.callable(where, `options.${hook}`, o[hook])
+  }
+  validate.services(where, 'options', { budget: o.budget })
+  return o
+}
+
 /**
  * A signal per attempt that aborts when the worker's does (or the attempt's own `extra`, such as BullMQ's for a
  * job): one listener on the worker's signal for all the attempts in flight, so that a worker of concurrency 32
