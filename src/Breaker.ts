@@ -498,6 +498,7 @@ class Circuit implements Breaker {
 const checkOptions = (where: string, options: BreakerOptions): void => {
   validate.object(where, 'options', options)
   validate.schedule(where, 'halfOpenAfter', options.halfOpenAfter)
+  validate.services(where, 'options', { clock: options.clock, random: options.random })
   if (options.onStateChange !== undefined) validate.callable(where, 'onStateChange', options.onStateChange)
   const store = options.store as unknown as Record<string, unknown> | null | undefined
   if (

@@ -163,7 +163,6 @@ interface Config<E, A> {
   readonly onDone: ((summary: Summary) => void) | undefined
 }
 
-
 const noop = (): void => undefined
 
 /** One hedged call in progress. Every decision is made synchronously when an event arrives. */
@@ -399,18 +398,19 @@ class Call<E, A> {
   }
 }
 
-
 const configOf = <E, A>(schedule: Schedule<unknown>, options: HedgingOptions<E, A>): Config<E, A> => {
   const where = 'hedging'
   validate.schedule(where, 'schedule', schedule)
   validate.object(where, 'options', options)
-  const maxConcurrent = options.maxConcurrent ?? Infinity
+  validate.services(where, 'options', options)
+  // `null` is not "the default": only a missing option is
+  const maxConcurrent = options.maxConcurrent === undefined ? Infinity : options.maxConcurrent
   if (!(maxConcurrent === Infinity || (Number.isSafeInteger(maxConcurrent) && maxConcurrent >= 1))) {
     throw new RangeError(
       `${where}: options.maxConcurrent must be a whole number >= 1, received ${showValue(maxConcurrent)}`
     )
   }
-  const errors = options.errors ?? 'last'
+  const errors = options.errors === undefined ? 'last' : options.errors
   if (errors !== 'last' && errors !== 'all') {
     throw new RangeError(`${where}: options.errors must be 'last' or 'all', received ${showValue(errors)}`)
   }

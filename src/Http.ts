@@ -651,6 +651,7 @@ const parseHttpDate = (value: string, now: number): number | undefined => {
  * - An HTTP-date in any of the three formats of RFC 9110 (`Wed, 21 Oct 2015 07:28:00 GMT`, the obsolete RFC 850
  *   and asctime forms) is read against `now`; a date in the past is `some(0)`.
  * - The result is not capped here: {@link retryAfter} clamps it.
+ * - `now` must be a finite number, else a `RangeError`: a date's delay is counted from it.
  *
  * @example
  * import * as Http from 'fp-ts-retry/Http'
@@ -667,6 +668,7 @@ const parseHttpDate = (value: string, now: number): number | undefined => {
  * @since 0.1.0
  */
 export const parseRetryAfter = (value: string, now: number): O.Option<number> => {
+  validate.finite('Http.parseRetryAfter', 'now', now)
   const trimmed = value.trim()
   if (/^\d+$/.test(trimmed)) return O.some(Math.min(Number(trimmed) * 1000, MAX_DELAY))
   const date = parseHttpDate(trimmed, now)
@@ -879,6 +881,8 @@ const positive = (where: string, name: string, value: number): number => {
 }
 
 const validateRequestOptions = (where: string, options: RequestOptions): void => {
+  validate.object(where, 'options', options)
+  validate.services(where, 'options', { clock: options.clock })
   if (options.timeout !== undefined) positive(where, 'options.timeout', options.timeout)
   if (options.idempotent !== undefined && typeof options.idempotent !== 'boolean') {
     throw new TypeError(`${where}: options.idempotent must be a boolean, received ${String(options.idempotent)}`)
@@ -1060,6 +1064,7 @@ export const retryingFetch = (
   options: RetryingFetchOptions = {}
 ): ((input: string | URL, init?: RequestInit) => TaskEither<HttpError, Response>) => {
   const where = 'Http.retryingFetch'
+  validate.schedule(where, 'schedule', schedule)
   validateRequestOptions(where, options)
   validate.services(where, 'options', options)
   const retryOn = validate.callable(where, 'options.retryOn', options.retryOn ?? isRetryable)

@@ -125,7 +125,7 @@ export const make = (start = 0): TestClock => {
   }
 
   const sleep = (ms: number, signal?: AbortSignal): Promise<void> => {
-    validate.duration('TestClock.sleep', 'ms', ms)
+    ms = validate.duration('TestClock.sleep', 'ms', ms) // -0 becomes 0
     sleeps.push(ms)
     if (ms === 0 || signal?.aborted) return Promise.resolve()
     // Without a signal there is nothing to clean up on a wake: no closures to allocate.

@@ -16,7 +16,7 @@ import {
   trace,
   traceDecisions
 } from './support/schedules'
-import { deepStrictEqual, leftOf, ok, rightOf, throwsRangeError, throwsTypeError } from './util'
+import { deepStrictEqual, leftOf, ok, rightOf, strictEqual, throwsRangeError, throwsTypeError } from './util'
 
 // Kept moderate so that the whole file runs in a few seconds.
 const numRuns = 200
@@ -98,6 +98,28 @@ describe('Driver', () => {
   })
 
   describe('advance', () => {
+    // Regression: a NaN or infinite time was taken, and stored as the run's dueAt (which JSON turns into null).
+    it.each<readonly [string, unknown]>([
+      ['NaN', NaN],
+      ['Infinity', Infinity],
+      ['-Infinity', -Infinity],
+      ['5', '5']
+    ])('should be a RangeError naming a time of %s', (shown, now) => {
+      const driver = Driver.make(Schedule.constant(100))
+      throwsRangeError(
+        () => driver.advance('busy', now as number),
+        new RegExp(`^Driver\\.advance: now must be a finite number, received ${shown}$`)
+      )
+      strictEqual(driver.iterNumber, 0)
+    })
+
+    it('should read a time of -0 as 0', () => {
+      const driver = Driver.make(Schedule.constant(100))
+      driver.advance('busy', -0)
+      ok(!Object.is(driver.status.elapsed, -0))
+      ok(!Object.is(driver.now, -0))
+    })
+
     it('should answer each delay, then -1 once the schedule stops', () => {
       const driver = Driver.make(pipe(Schedule.exponential(100), Schedule.intersect(Schedule.recurs(2))))
       deepStrictEqual(

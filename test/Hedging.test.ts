@@ -394,12 +394,18 @@ describe('Hedging', () => {
 
     describe('bad input', () => {
       it('should refuse a maxConcurrent or an errors out of range, naming the argument and the value', () => {
-        for (const maxConcurrent of [0, -1, 1.5, NaN]) {
+        for (const maxConcurrent of [0, -1, 1.5, NaN, null]) {
           throwsRangeError(
-            () => hedging(every(1, 1), { maxConcurrent }),
-            /^hedging: options\.maxConcurrent must be a whole number >= 1, received/
+            () => hedging(every(1, 1), { maxConcurrent: maxConcurrent as number }),
+            new RegExp(
+              `^hedging: options\\.maxConcurrent must be a whole number >= 1, received ${String(maxConcurrent)}$`
+            )
           )
         }
+        throwsRangeError(
+          () => hedging(every(1, 1), { errors: null as unknown as 'all' }),
+          /^hedging: options\.errors must be 'last' or 'all', received null$/
+        )
         const errors = 'first' as unknown as 'all'
         throwsRangeError(
           () => hedging(every(1, 1), { errors }),

@@ -19,6 +19,7 @@ import {
   notDurations,
   ok,
   strictEqual,
+  throwsRangeError,
   throwsTypeError,
   type RangeErrorCase
 } from './util'
@@ -271,6 +272,14 @@ describe('Http', () => {
 
   describe('parseRetryAfter', () => {
     const now = Date.UTC(2025, 0, 1, 12, 0, 0)
+
+    // Regression: a date read against a NaN time was some(NaN).
+    it.each(notDurations.filter(([name]) => name !== '-1'))('should be a RangeError for a time of %s', (shown, bad) => {
+      throwsRangeError(
+        () => Http.parseRetryAfter('Wed, 01 Jan 2025 12:00:30 GMT', bad),
+        new RegExp(`^Http\\.parseRetryAfter: now must be a finite number, received ${shown}$`)
+      )
+    })
 
     it('should read delta-seconds as whole seconds', () => {
       deepStrictEqual(Http.parseRetryAfter('0', now), O.some(0))

@@ -44,6 +44,12 @@ describe('TestClock', () => {
       deepStrictEqual(TestClock.make(-0).now(), 0)
     })
 
+    it('regression: should record a sleep of -0 as 0', async () => {
+      const clock = TestClock.make()
+      await clock.sleep(-0)
+      deepStrictEqual(clock.sleeps, [0])
+    })
+
     it('should start with no sleeps and no sleepers', () => {
       const clock = TestClock.make()
       deepStrictEqual(clock.sleeps, [])

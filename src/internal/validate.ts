@@ -116,14 +116,22 @@ export const implementing = <S>(
 export const services = (
   where: string,
   name: string,
-  given: { readonly clock?: unknown; readonly random?: unknown; readonly budget?: unknown; readonly breaker?: unknown },
+  given: {
+    readonly clock?: unknown
+    readonly random?: unknown
+    readonly budget?: unknown
+    readonly breaker?: unknown
+    readonly signal?: unknown
+  },
   required = false
 ): void => {
-  const { clock, random, budget, breaker } = given
+  const { clock, random, budget, breaker, signal } = given
   if (required || clock !== undefined) implementing(where, `${name}.clock`, 'a Clock', ['now', 'sleep'], clock)
   if (required || random !== undefined) implementing(where, `${name}.random`, 'a Random', ['next'], random)
   if (budget !== undefined) implementing(where, `${name}.budget`, 'a RetryBudget', ['onSuccess', 'onFailure'], budget)
   if (breaker !== undefined) implementing(where, `${name}.breaker`, 'a Breaker', ['enter', 'admitsIn'], breaker)
+  if (signal !== undefined)
+    implementing(where, `${name}.signal`, 'an AbortSignal', ['addEventListener', 'removeEventListener'], signal)
 }
 
 /** The fields of a `Schedule` the interpreters and combinators read. */
