@@ -158,7 +158,6 @@ export interface AdaptiveOptions {
 // constructors
 // -------------------------------------------------------------------------------------
 
-
 /** gRPC keeps its token count in thousandths, so that `tokenRatio` additions never drift (0.1 · 10 is exactly 1). */
 const MILLI = 1000
 
@@ -196,8 +195,8 @@ const MILLI = 1000
 export const tokenBucket = (options: TokenBucketOptions): TokenBucket => {
   const where = 'Budget.tokenBucket'
   validate.object(where, 'options', options)
-  const max = Math.round(validate.atLeast(where, 'maxTokens', 0.001, options.maxTokens) * MILLI)
-  const ratio = Math.round(validate.atLeast(where, 'tokenRatio', 0.001, options.tokenRatio) * MILLI)
+  const max = validate.thousandths(where, 'maxTokens', options.maxTokens)
+  const ratio = validate.thousandths(where, 'tokenRatio', options.tokenRatio)
   let tokens = max
   return {
     onSuccess: () => {
@@ -252,7 +251,7 @@ export const adaptive = (options: AdaptiveOptions): LocalBudget => {
   validate.that(where, 'minSuccessRate', 'a number in [0, 1]', (r) => validate.isDuration(r) && r <= 1, minSuccessRate)
   validate.that(where, 'minSamples', 'a whole number >= 1', (n) => validate.isCount(n) && n >= 1, minSamples)
   if (maxLatencyPercentile !== undefined) {
-    const { percentile, ms } = maxLatencyPercentile
+    const { percentile, ms } = validate.object(where, 'maxLatencyPercentile', maxLatencyPercentile)
     validate.that(
       where,
       'maxLatencyPercentile.percentile',
@@ -296,6 +295,9 @@ export const adaptive = (options: AdaptiveOptions): LocalBudget => {
   }
 
   const record = (succeeded: boolean, latency: number, now: number): void => {
+    // a NaN time would never leave the window, a NaN latency would refuse every percentile check
+    validate.duration(where, 'latency', latency)
+    validate.finite(where, 'now', now)
     expire(now)
     times.push(now)
     outcomes.push(succeeded)
@@ -308,7 +310,10 @@ export const adaptive = (options: AdaptiveOptions): LocalBudget => {
     const count = times.length - head
     if (count < minSamples) return true
     if (successes / count < minSuccessRate) return false
-    return maxLatencyPercentile === undefined || percentileLatency(maxLatencyPercentile.percentile, count) <= maxLatencyPercentile.ms
+    return (
+      maxLatencyPercentile === undefined ||
+      percentileLatency(maxLatencyPercentile.percentile, count) <= maxLatencyPercentile.ms
+    )
   }
 
   return {
@@ -318,7 +323,7 @@ export const adaptive = (options: AdaptiveOptions): LocalBudget => {
       return allowed()
     },
     allows: (now) => {
-      expire(now)
+      expire(validate.finite(where, 'now', now))
       return allowed()
     }
   }

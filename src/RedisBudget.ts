@@ -170,8 +170,8 @@ export const tokenBucket = (options: TokenBucketOptions): RedisTokenBucket => {
   if (typeof key !== 'string' || key === '') {
     throw new TypeError(`${where}: options.key must be a non-empty string, received ${showValue(key)}`)
   }
-  const max = Math.round(validate.atLeast(where, 'options.maxTokens', 0.001, options.maxTokens) * MILLI)
-  const ratio = Math.round(validate.atLeast(where, 'options.tokenRatio', 0.001, options.tokenRatio) * MILLI)
+  const max = validate.thousandths(where, 'options.maxTokens', options.maxTokens)
+  const ratio = validate.thousandths(where, 'options.tokenRatio', options.tokenRatio)
 
   const run = async (operation: 'f' | 's' | 'r' | 'a'): Promise<number> => {
     let answer: unknown

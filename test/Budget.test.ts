@@ -12,6 +12,7 @@ import {
   notDurations,
   ok,
   strictEqual,
+  throwsRangeError,
   throwsTypeError,
   type RangeErrorCase
 } from './util'
@@ -377,17 +378,17 @@ describe('Budget', () => {
     const adaptive = (patch: Partial<Record<keyof Budget.AdaptiveOptions, unknown>>) => () =>
       Budget.adaptive({ window: 1000, minSuccessRate: 0.5, minSamples: 10, ...patch } as Budget.AdaptiveOptions)
     const cases: ReadonlyArray<RangeErrorCase> = [
-      ...[0, 0.0001, ...notDurations.map(([, v]) => v)].flatMap(
+      ...[0, 0.0001, 1e13, ...notDurations.map(([, v]) => v)].flatMap(
         (bad): ReadonlyArray<RangeErrorCase> => [
           [
             `tokenBucket({ maxTokens: ${bad} })`,
             () => Budget.tokenBucket({ maxTokens: bad, tokenRatio: 0.1 }),
-            /^Budget\.tokenBucket: maxTokens must be a finite number >= 0\.001, received/
+            /^Budget\.tokenBucket: maxTokens must be a number in \[0\.001, 1000000000000\], received/
           ],
           [
             `tokenBucket({ tokenRatio: ${bad} })`,
             () => Budget.tokenBucket({ maxTokens: 10, tokenRatio: bad }),
-            /^Budget\.tokenBucket: tokenRatio must be a finite number >= 0\.001, received/
+            /^Budget\.tokenBucket: tokenRatio must be a number in \[0\.001, 1000000000000\], received/
           ]
         ]
       ),
@@ -442,6 +443,35 @@ describe('Budget', () => {
       ]
     ]
     itThrowsRangeErrors(cases)
+
+    it('adaptive: a maxLatencyPercentile of null should be a TypeError naming it', () => {
+      throwsTypeError(
+        adaptive({ maxLatencyPercentile: null }),
+        /^Budget\.adaptive: maxLatencyPercentile must be an object, received null$/
+      )
+    })
+
+    // Regression: a NaN time never left the window (retries refused for good), a NaN latency failed every
+    // percentile check.
+    it.each(notDurations)('adaptive: a latency or a time of %s told to it should be a RangeError', (shown, bad) => {
+      const budget = Budget.adaptive({ window: 1000, minSuccessRate: 0.5, minSamples: 1 })
+      const context = { retries: 0, error: 'e', retrying: true }
+      throwsRangeError(
+        () => budget.onFailure(bad, 0, context),
+        new RegExp(`^Budget\\.adaptive: latency must be .*received ${shown}$`)
+      )
+      throwsRangeError(
+        () => budget.onSuccess(bad, 0, { ...context, error: undefined, retrying: false }),
+        /latency must be/
+      )
+      if (shown !== '-1') {
+        throwsRangeError(
+          () => budget.onFailure(1, bad, context),
+          new RegExp(`^Budget\\.adaptive: now must be .*received ${shown}$`)
+        )
+        throwsRangeError(() => budget.allows?.(bad), /now must be/)
+      }
+    })
 
     it('options that are not an object should be a TypeError naming the constructor', () => {
       throwsTypeError(

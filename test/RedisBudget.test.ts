@@ -26,7 +26,7 @@ describe('RedisBudget.tokenBucket (no server needed)', () => {
     )
     assert.throws(
       () => RedisBudget.tokenBucket({ redis, key: 'k', maxTokens: 0, tokenRatio: 0.1 }),
-      /RedisBudget\.tokenBucket: options\.maxTokens must be a finite number >= 0\.001, received 0/
+      /RedisBudget\.tokenBucket: options\.maxTokens must be a number in \[0\.001, 1000000000000\], received 0/
     )
     assert.throws(() => RedisBudget.tokenBucket({ redis, key: 'k', maxTokens: 1, tokenRatio: NaN }), RangeError)
   })

@@ -34,6 +34,15 @@ export const isAtLeast =
   (value: unknown): value is number =>
     typeof value === 'number' && value >= min && value !== Infinity
 
+/** The most a token bucket may hold: counted in thousandths (gRPC's unit), its tokens stay exact integers. */
+export const MAX_TOKENS = 1e12
+
+/** A number of tokens in `[0.001, MAX_TOKENS]`, as the whole thousandths a bucket counts in. */
+export const thousandths = (where: string, name: string, value: number): number =>
+  Math.round(
+    that(where, name, `a number in [0.001, ${MAX_TOKENS}]`, (v) => isAtLeast(0.001)(v) && v <= MAX_TOKENS, value) * 1000
+  )
+
 /** A number in `[0, 1)`, the range of a uniform draw. */
 export const isUnitInterval = (value: unknown): value is number => typeof value === 'number' && value >= 0 && value < 1
 
