@@ -750,6 +750,7 @@ export const guard = <E2, E = unknown>(
   const where = 'Breaker.guard'
   validate.implementing(where, 'breaker', 'a Breaker', ['enter', 'admitsIn'], breaker)
   validate.callable(where, 'onOpen', onOpen)
+  validate.object(where, 'options', options)
   const isFailure =
     options.isFailure === undefined ? undefined : validate.callable(where, 'options.isFailure', options.isFailure)
   return <E1 extends E, A>(action: TaskEither<E1, A>): TaskEither<E1 | E2, A> =>

@@ -875,10 +875,8 @@ export type AcceptsHttpError<In, Where extends string> = unknown extends In
 // constructors
 // -------------------------------------------------------------------------------------
 
-const positive = (where: string, name: string, value: number): number => {
-  if (typeof value === 'number' && value > 0 && value !== Infinity) return value
-  throw new RangeError(`${where}: ${name} must be a finite number > 0, received ${String(value)}`)
-}
+const positive = (where: string, name: string, value: number): number =>
+  validate.that(where, name, 'a finite number > 0', (v) => validate.isDuration(v) && v > 0, value)
 
 const validateRequestOptions = (where: string, options: RequestOptions): void => {
   validate.object(where, 'options', options)

@@ -538,6 +538,10 @@ describe('Breaker', () => {
         () => Breaker.guard(breaker, 'open' as unknown as () => string),
         /^Breaker\.guard: onOpen must be a function/
       )
+      throwsTypeError(
+        () => Breaker.guard(breaker, () => OPEN, null as unknown as Breaker.GuardOptions<string>),
+        /^Breaker\.guard: options must be an object, received null$/
+      )
     })
   })
 

@@ -14,6 +14,7 @@ import { closedPort, startServer, startTlsServer, type Handler, type TestServer 
 import { drive, waitFor } from './support/wait'
 import {
   deepStrictEqual,
+  escapeRegExp,
   itThrowsRangeErrors,
   leftOf,
   notDurations,
@@ -738,17 +739,22 @@ describe('Http', () => {
 
   describe('bad arguments', () => {
     itThrowsRangeErrors([
-      ...[['0', 0] as const, ...notDurations].flatMap(
+      // a string is shown quoted: "100" is not the number 100
+      ...[['0', 0] as const, ...notDurations, ['"100"', '100' as unknown as number] as const].flatMap(
         ([name, timeout]): ReadonlyArray<RangeErrorCase> => [
           [
             `request with timeout ${name}`,
             () => Http.request('http://127.0.0.1/', {}, { timeout }),
-            /^Http\.request: options\.timeout must be a finite number > 0, received/
+            new RegExp(
+              `^Http\\.request: options\\.timeout must be a finite number > 0, received ${escapeRegExp(name)}$`
+            )
           ],
           [
             `retryingFetch with timeout ${name}`,
             () => Http.retryingFetch(Schedule.stop, { timeout }),
-            /^Http\.retryingFetch: options\.timeout must be a finite number > 0, received/
+            new RegExp(
+              `^Http\\.retryingFetch: options\\.timeout must be a finite number > 0, received ${escapeRegExp(name)}$`
+            )
           ]
         ]
       ),

@@ -10,7 +10,6 @@ import * as RS from '../src/RetryStatus'
 import * as Schedule from '../src/Schedule'
 import {
   durationArbitrary,
-  escapeRegExp,
   generatedArbitrary,
   inputArbitrary,
   numbersIn,
@@ -18,6 +17,7 @@ import {
 } from './support/schedules'
 import {
   deepStrictEqual,
+  escapeRegExp,
   itThrowsRangeErrors,
   notDurations,
   ok,

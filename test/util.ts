@@ -44,6 +44,9 @@ export const throwsRangeError = (f: () => unknown, message: RegExp): void => thr
 /** Asserts that `f` throws a `TypeError` whose message matches `message`. */
 export const throwsTypeError = (f: () => unknown, message: RegExp): void => throwsError(f, TypeError, message)
 
+/** Escapes a string for use inside a `RegExp`, for messages that quote a value. */
+export const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+
 /** The error a call produced, whether it threw synchronously or rejected. */
 export const caught = async (f: () => unknown): Promise<unknown> => {
   try {

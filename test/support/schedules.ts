@@ -16,9 +16,6 @@ import { seedArbitrary } from '../util'
 // values
 // -------------------------------------------------------------------------------------
 
-/** Escapes a string for use inside a `RegExp`. */
-export const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-
 /** Every number in a JSON value, depth first, to look for `-0` in a state. */
 export const numbersIn = (value: unknown): ReadonlyArray<number> =>
   typeof value === 'number'
