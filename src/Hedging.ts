@@ -171,6 +171,12 @@ class Call<E, A> {
   /** The controller of each attempt in flight, by index; `undefined` once it has settled. */
   private readonly controllers: Array<AbortController | undefined> = []
   private readonly lefts: Array<E> = []
+  /**
+   * Hedges a failure prompted, each after the budget's `onFailure` allowed it (and, for a quota, charged it): what
+   * the budget is told as the run's retries. A hedge its timer launched was asked of `allows`, which charges
+   * nothing, so a success after it is not refunded as a retry's.
+   */
+  private paid = 0
   private inFlight = 0
   /** Decisions waiting on a budget's promised answer: the call cannot end while one may launch. */
   private waiting = 0
@@ -288,7 +294,7 @@ class Call<E, A> {
     const counted = budget !== undefined && signal?.aborted !== true
     if (result._tag === 'Right') {
       const told = counted
-        ? budget.onSuccess(latency, now, { retries: index, error: this.lefts.at(-1), retrying: false })
+        ? budget.onSuccess(latency, now, { retries: this.paid, error: this.lefts.at(-1), retrying: false })
         : undefined
       return this.finish(result, 'succeeded', index, this.lefts, told)
     }
@@ -301,7 +307,7 @@ class Call<E, A> {
     // gRFC A6: a non-fatal failure sends the next hedge at once, if the budget allows it.
     const wanted = this.stopped === undefined && !this.scheduleDone
     const told = counted
-      ? budget.onFailure(latency, now, { retries: index, error: result.left, retrying: wanted })
+      ? budget.onFailure(latency, now, { retries: this.paid, error: result.left, retrying: wanted })
       : true
     if (!isPromise(told)) return this.afterFailure(told !== false)
     this.waiting++
@@ -317,7 +323,10 @@ class Call<E, A> {
   private afterFailure(allowed: boolean): void {
     if (this.finished) return
     if (this.stopped === undefined && !this.scheduleDone && this.inFlight < this.c.maxConcurrent) {
-      if (allowed) return this.launch(this.c.clock.now())
+      if (allowed) {
+        this.paid++
+        return this.launch(this.c.clock.now())
+      }
       this.stop('budget')
     }
     this.checkDone()
@@ -456,7 +465,9 @@ const configOf = <E, A>(schedule: Schedule<unknown>, options: HedgingOptions<E, 
  *   failures with `onFailure` (fatal ones, like a 400, say nothing of the server's health, and outcomes of
  *   attempts the caller aborted are not reported). The first attempt always goes; a hedge goes only while the
  *   budget allows: the answer of `onFailure` for the hedge a failure prompts, `budget.allows(now)` for one whose
- *   delay has run out. A refusal stops the launches; the attempts out may still win.
+ *   delay has run out. A refusal stops the launches; the attempts out may still win. The budget is told as the
+ *   run's `retries` the hedges that failures prompted: one its timer launched was never charged, so a success
+ *   after it is not refunded as a retry's (`Budget.retryQuota` gives back `noRetryIncrement`).
  * - Determinism: times come from `options.clock` alone, so under a `TestClock` the launches, the winner and
  *   the aborts are the same on every run.
  * - Hedge idempotent requests only: the losers may have been applied too.

@@ -337,13 +337,27 @@ describe('Hedging', () => {
         }
         const s = scripted(clock, [30, 1_000, 80], ['fail', 'ok', 'ok'])
         await run(clock, (o) => pipe(s.attempt, hedging(every(100, 2), { clock, budget, ...o })))
-        deepStrictEqual(told, ['failure 30 at 30 (0, true)', 'success 80 at 210 (2)'])
+        // the winner is the third attempt, but only one hedge was prompted (and paid) by a failure: its timer sent the other
+        deepStrictEqual(told, ['failure 30 at 30 (0, true)', 'success 80 at 210 (1)'])
 
         const clock2 = TestClock.make()
         told.length = 0
         const s2 = scripted(clock2, [30, 10], ['fail', 'fatal'])
         await run(clock2, (o) => pipe(s2.attempt, hedging(every(100, 2), { clock: clock2, budget, isFatal, ...o })))
         deepStrictEqual(told, ['failure 30 at 30 (0, true)']) // the fatal failure is not counted
+      })
+
+      // Regression: a hedge its timer sent was charged nothing, yet its success was refunded as a paid retry's.
+      it('should give a retry quota back only what its retries took', async () => {
+        const quota = Budget.retryQuota({ tokens: 100 })
+        for (let i = 0; i < 10; i++) quota.onFailure(0, 0, { retries: 0, error: 'x', retrying: true }) // 50 left
+        const clock = TestClock.make()
+        const s = scripted(clock, [1_000, 5], ['ok', 'ok'])
+        const { summary } = await run(clock, (o) =>
+          pipe(s.attempt, hedging(every(10, 1), { clock, budget: quota, ...o }))
+        )
+        deepStrictEqual(summary, { launches: [0, 10], winner: 1, reason: 'succeeded' })
+        strictEqual(quota.tokens, 51) // noRetryIncrement: no retry was paid
       })
 
       it('should always send the first attempt, and a hedge only while the token bucket is above half', async () => {
