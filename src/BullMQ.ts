@@ -45,6 +45,7 @@ import {
   durationAtLeast,
   attemptSignals,
   checkWorkOptions,
+  encodePayload,
   optionsObject,
   positiveCount,
   reportError
@@ -352,7 +353,12 @@ export const submit = async <P, E, A>(
     0,
     optionsObject(where, 'options', options).keepDone ?? DEFAULT_KEEP_DONE
   )
-  const data: Durable.StoredRun = { id, payload: def.payload.encode(payload), retry: null, outcome: null }
+  const data: Durable.StoredRun = {
+    id,
+    payload: encodePayload(where, def.payload, payload),
+    retry: null,
+    outcome: null
+  }
   await queue.add(def.name, data, jobOptions(id, keepDone))
 }
 

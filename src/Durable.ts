@@ -64,6 +64,7 @@ import {
   checkId,
   durationAtLeast,
   checkWorkOptions,
+  encodePayload,
   positiveCount,
   reportError
 } from './internal/durable'
@@ -240,7 +241,8 @@ export interface Worker {
  * **Details**
  *
  * - `submit(def, id, payload)` stores a run; it is idempotent by id: submitting an id that is pending, or done
- *   and still remembered (see the engine's `keepDone`), starts no second run. An id is any non-empty string.
+ *   and still remembered (see the engine's `keepDone`), starts no second run. An id is any non-empty string. A
+ *   payload its codec refuses (`codec.is`), or whose encoding is not plain JSON, is a `TypeError`.
  * - `work(def, options)` starts a worker for the runs of `def.name`: it makes every attempt when due, as
  *   {@link deliver} decides, and calls the hooks of {@link WorkOptions}.
  * - `close()` closes the engine's workers and connections.
@@ -1317,7 +1319,7 @@ export const fileEngine = (options: FileEngineOptions): Engine => {
     checkOpen('submit')
     checkDefinition(`${where}: submit`, def)
     checkId(`${where}: submit`, id)
-    const encoded = def.payload.encode(payload)
+    const encoded = encodePayload(`${where}: submit`, def.payload, payload)
     const folder = await folderOf(def.name)
     const key = toFileName(id)
     const added = await withLock(folder, key, async () => {

@@ -468,6 +468,18 @@ describe('Durable.fileEngine', () => {
       engine.submit(def, '', { failures: 0 }),
       /Durable\.fileEngine: submit: id must be a non-empty string, received ""/
     )
+    // regression: a payload the codec refuses, or that is not plain JSON, was stored and failed later (PayloadInvalid,
+    // or CorruptState "not a run" for undefined)
+    for (const [payload, message] of [
+      [{ failures: 'x' }, /^Durable\.fileEngine: submit: payload must be a .*, received \{"failures":"x"\}$/],
+      [undefined, /^Durable\.fileEngine: submit: payload must be a .*, received undefined$/],
+      [{ failures: NaN }, /^Durable\.fileEngine: submit: payload encodes to .*, which is not plain JSON$/]
+    ] as const) {
+      await assert.rejects(
+        engine.submit(def, 'bad', payload as unknown as S.Payload),
+        (e: unknown) => e instanceof TypeError && message.test(e.message)
+      )
+    }
     await assert.rejects(
       engine.work(def, { concurrency: 0 }),
       /Durable\.fileEngine: work: options\.concurrency must be a whole number >= 1, received 0/

@@ -4,9 +4,12 @@
  *
  * @internal
  */
+import type * as t from 'io-ts'
+import { onAbort } from './abort'
+import type { Json } from '../Schedule'
+import { JsonCodec } from './json'
 import { showValue } from './show'
 import * as validate from './validate'
-import { onAbort } from './abort'
 
 /** How long a run waits before its `onDone` is called again, after the hook threw. */
 export const HOOK_RETRY_DELAY = 1_000
@@ -45,6 +48,22 @@ export const durationAtLeast = (where: string, name: string, min: number, value:
 /** The options object itself, checked: an object or undefined. */
 export const optionsObject = <O extends object>(where: string, name: string, value: O | undefined): Partial<O> => {
   return value === undefined ? {} : validate.object(where, name, value)
+}
+
+/**
+ * A payload as a run stores it, encoded by its codec; a `TypeError` naming it unless the codec accepts it and its
+ * encoding is plain JSON (`NaN` would be stored as `null`, `undefined` not at all), so that a run never fails as
+ * `PayloadInvalid` for what its submit took.
+ */
+export const encodePayload = <P>(where: string, codec: t.Type<P, Json, unknown>, payload: P): Json => {
+  if (!codec.is(payload)) {
+    throw new TypeError(`${where}: payload must be a ${codec.name}, received ${showValue(payload)}`)
+  }
+  const encoded = codec.encode(payload)
+  if (!JsonCodec.is(encoded)) {
+    throw new TypeError(`${where}: payload encodes to ${showValue(encoded)}, which is not plain JSON`)
+  }
+  return encoded
 }
 
 /** What {@link checkWorkOptions} checks of a worker's options. */
