@@ -262,6 +262,9 @@ const READ_REPLY = 1 //  the version reaches the client
 const WRITE = 2 //       a write (with the version read) reaches the server
 const WRITE_REPLY = 3 // the verdict reaches the client
 
+/** Who draws the network's delays, for the error of a bad draw. */
+const NETWORK = 'Contention.simulate: the network'
+
 /** `|Normal(mean, sd)|` draws from a `Random`, by the Box–Muller transform (each pair of uniforms gives two). */
 const networkDelays = (network: Network, random: Random.Random): (() => number) => {
   const { mean, sd } = network
@@ -272,8 +275,8 @@ const networkDelays = (network: Network, random: Random.Random): (() => number) 
       spare = NaN
     } else {
       // 1 - u is in (0, 1]: the logarithm stays finite.
-      const r = Math.sqrt(-2 * Math.log(1 - random.next()))
-      const theta = 2 * Math.PI * random.next()
+      const r = Math.sqrt(-2 * Math.log(1 - validate.drawn(NETWORK, random.next())))
+      const theta = 2 * Math.PI * validate.drawn(NETWORK, random.next())
       z = r * Math.cos(theta)
       spare = r * Math.sin(theta)
     }
@@ -295,7 +298,7 @@ const randomOf = (where: string, random: Random.Random | undefined, seed: number
   if (random !== undefined && seed !== undefined) {
     throw new RangeError(`${where}: give random or seed, not both (received seed ${String(seed)})`)
   }
-  if (random !== undefined) return random
+  if (random !== undefined) return validate.implementing(where, 'random', 'a Random', ['next'], random)
   if (seed === undefined) return Random.seeded(0)
   if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) {
     throw new RangeError(`${where}: seed must be a whole number from 0 to 4294967295, received ${String(seed)}`)
@@ -342,8 +345,9 @@ const randomOf = (where: string, random: Random.Random | undefined, seed: number
  */
 export const simulate = (options: SimulateOptions): Outcome => {
   const where = 'Contention.simulate'
+  validate.object(where, 'options', options)
   const clients = validate.count(where, 'clients', options.clients)
-  const maxCalls = validate.count(where, 'maxCalls', options.maxCalls ?? 10_000_000)
+  const maxCalls = validate.count(where, 'maxCalls', validate.orDefault(options.maxCalls, 10_000_000))
   const network = checkNetwork(where, options.network ?? awsNetwork)
   const random = randomOf(where, options.random, options.seed)
   validate.callable(where, 'schedule.stepper', options.schedule?.stepper)
@@ -551,18 +555,22 @@ const estimate = (samples: Float64Array): Estimate => {
  */
 export const compare = (options: CompareOptions): ReadonlyArray<Comparison> => {
   const where = 'Contention.compare'
-  const runs = validate.count(where, 'runs', options.runs ?? 100)
+  validate.object(where, 'options', options)
+  const runs = validate.count(where, 'runs', validate.orDefault(options.runs, 100))
   if (runs < 2) throw new RangeError(`${where}: runs must be a whole number >= 2, received ${runs}`)
   const seed = options.seed ?? 0
   if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff) {
     throw new RangeError(`${where}: seed must be a whole number from 0 to 4294967295, received ${String(seed)}`)
   }
   if (!Array.isArray(options.candidates)) {
-    throw new RangeError(`${where}: candidates must be an array of { name, schedule }, received ${String(options.candidates)}`)
+    throw new RangeError(
+      `${where}: candidates must be an array of { name, schedule }, received ${String(options.candidates)}`
+    )
   }
   if (!Array.isArray(options.clients)) {
     throw new RangeError(`${where}: clients must be an array of client counts, received ${String(options.clients)}`)
   }
+  options.candidates.forEach((c: unknown, i) => validate.object(where, `candidates[${i}]`, c))
   options.clients.forEach((n, i) => validate.count(where, `clients[${i}]`, n))
   const network = checkNetwork(where, options.network ?? awsNetwork)
   const rows: Array<Comparison> = []

@@ -225,6 +225,8 @@ class Run<In> implements Driver<In> {
     if (typeof delay !== 'number' || !(delay <= MAX_DELAY)) badDelay(this.schedule, delay)
     this.decided = true
     if (delay < 0) {
+      // -1 is the stepper's stop; any other negative number is a delay gone wrong, not a stop
+      if (delay !== -1) badDelay(this.schedule, delay)
       this.done = true
       return -1
     }

@@ -205,8 +205,8 @@ export interface Cursor<In> {
 
 /**
  * A schedule running from one state, its working state kept in place: how a {@link Driver.Driver} steps a
- * schedule without allocating. `next` answers the delay in ms, or `-1` to stop, and moves to the next state;
- * `state` gives the current state as plain JSON (for a snapshot).
+ * schedule without allocating. `next` answers the delay in ms, or `-1` to stop (any other negative number is a
+ * `RangeError`), and moves to the next state; `state` gives the current state as plain JSON (for a snapshot).
  *
  * **Details**
  *
@@ -397,19 +397,8 @@ const checkDelay = (where: string, delay: unknown): number => {
   )
 }
 
-/**
- * A draw of the run's `Random`, checked: a generator of the user's that answers outside `[0, 1)` would make a
- * negative delay (which reads as a stop) or one past its bound, so it is a `RangeError` naming who drew.
- */
-const draw = (cursor: Cursor<unknown>, where: string): number => {
-  const u: unknown = cursor.random.next()
-  if (typeof u === 'number' && u >= 0 && u < 1) return u + 0 // -0 becomes 0
-  throw new RangeError(
-    `${where}: random.next() returned ${
-      typeof u === 'number' ? String(u) : showValue(u)
-    }; a draw must be a number in [0, 1)`
-  )
-}
+/** A draw of the run's `Random`, checked (see `validate.drawn`). */
+const draw = (cursor: Cursor<unknown>, where: string): number => validate.drawn(where, cursor.random.next())
 
 /** Whether a user's function answered one of the two members of a union (a `Decision`, an `Option`), by its tag. */
 const isTagged = (value: unknown, a: string, b: string): boolean => {
@@ -522,11 +511,11 @@ export const make = <S extends Json, In = unknown>(
 ): Schedule<In> => {
   validate.callable('Schedule.make', 'step', step)
   validate.object('Schedule.make', 'options', options)
-  const description = options.description ?? 'custom'
+  const description = validate.orDefault(options.description, 'custom')
   if (typeof description !== 'string') {
     throw new TypeError(`Schedule.make: options.description must be a string, received ${showValue(description)}`)
   }
-  const readsTime = options.readsTime ?? true
+  const readsTime = validate.orDefault(options.readsTime, true)
   if (typeof readsTime !== 'boolean') {
     throw new TypeError(`Schedule.make: options.readsTime must be a boolean, received ${showValue(readsTime)}`)
   }
@@ -1216,7 +1205,7 @@ export const withHint = <I>(
   validate.callable('Schedule.withHint', 'hintOf', hintOf)
   validate.object('Schedule.withHint', 'options', options)
   const max = validate.saturate(validate.duration('Schedule.withHint', 'options.max', options.max))
-  const readsTime = options.readsTime ?? false
+  const readsTime = validate.orDefault(options.readsTime, false)
   if (typeof readsTime !== 'boolean') {
     throw new TypeError(`Schedule.withHint: options.readsTime must be a boolean, received ${showValue(readsTime)}`)
   }
@@ -1882,8 +1871,14 @@ class DefaultRandom implements Random.Random {
  */
 export const delays = <In>(schedule: Schedule<In>, options: DelaysOptions<In> = {}): ReadonlyArray<number> => {
   validate.stepping('Schedule.delays', 'schedule', schedule)
-  const limit = validate.count('Schedule.delays', 'limit', options.limit ?? 100)
-  const attemptDuration = validate.duration('Schedule.delays', 'attemptDuration', options.attemptDuration ?? 0)
+  validate.object('Schedule.delays', 'options', options)
+  const limit = validate.count('Schedule.delays', 'limit', validate.orDefault(options.limit, 100))
+  const attemptDuration = validate.duration(
+    'Schedule.delays',
+    'attemptDuration',
+    validate.orDefault(options.attemptDuration, 0)
+  )
+  if (options.random !== undefined) validate.services('Schedule.delays', 'options', { random: options.random })
   const driver = Driver.make(schedule, {
     start: 0,
     random: options.random ?? new DefaultRandom()

@@ -4,7 +4,16 @@ import * as Contention from '../src/Contention'
 import * as Random from '../src/Random'
 import type { RetryStatus } from '../src/RetryStatus'
 import * as Schedule from '../src/Schedule'
-import { deepStrictEqual, itThrowsRangeErrors, ok, seedArbitrary, strictEqual, throwsRangeError } from './util'
+import {
+  deepStrictEqual,
+  itThrowsRangeErrors,
+  ok,
+  seedArbitrary,
+  strictEqual,
+  throwsRangeError,
+  throwsTypeError,
+  type RangeErrorCase
+} from './util'
 
 /** A network where every message takes exactly 10 ms: runs that can be worked out by hand. */
 const exact: Contention.Network = { mean: 10, sd: 0 }
@@ -182,8 +191,38 @@ describe('Contention', () => {
           'both seed and random',
           () => Contention.simulate({ clients: 2, schedule, seed: 1, random: Random.seeded(1) }),
           /random or seed, not both/
-        ]
+        ],
+        [
+          'maxCalls: null (only a missing option takes the default)',
+          () => Contention.simulate({ clients: 2, schedule, maxCalls: null as unknown as number }),
+          /^Contention\.simulate: maxCalls must be a whole number >= 0, received null$/
+        ],
+        // regression: a network draw out of [0, 1) gave a time of NaN, or blamed Driver.advance
+        ...[1.5, 1, -1, NaN].map(
+          (u): RangeErrorCase => [
+            `a random that draws ${u}`,
+            () => Contention.simulate({ clients: 3, schedule: Schedule.recurs(2), random: { next: () => u } }),
+            new RegExp(
+              `^Contention\\.simulate: the network: random\\.next\\(\\) returned ${u}; a draw must be a number in \\[0, 1\\)$`
+            )
+          ]
+        )
       ])
+
+      it('should name options, a random or a candidate that is not one in a TypeError', () => {
+        throwsTypeError(
+          () => Contention.simulate(null as unknown as Contention.SimulateOptions),
+          /^Contention\.simulate: options must be an object, received null$/
+        )
+        throwsTypeError(
+          () => Contention.simulate({ clients: 2, schedule, random: 5 as unknown as Random.Random }),
+          /^Contention\.simulate: random must be a Random, received 5$/
+        )
+        throwsTypeError(
+          () => Contention.compare({ candidates: [null as unknown as Contention.Candidate], clients: [2] }),
+          /^Contention\.compare: candidates\[0\] must be an object, received null$/
+        )
+      })
     })
   })
 

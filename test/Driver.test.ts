@@ -113,6 +113,16 @@ describe('Driver', () => {
       strictEqual(driver.iterNumber, 0)
     })
 
+    // Regression: any negative answer was taken for a stop, so a delay computed negative ended the run quietly.
+    it.each([-5, -0.5, -Infinity])('should be a RangeError when a stepper answers %s, not -1', (answer) => {
+      const stepper: Schedule.Stepper<unknown> = { next: () => answer, state: () => null }
+      const custom: Schedule.Schedule<unknown> = { ...Schedule.forever, stepper: () => stepper }
+      throwsRangeError(
+        () => Driver.make(custom).advance('busy', 0),
+        new RegExp(`^Driver: the schedule forever answered the delay ${answer}; a delay must be`)
+      )
+    })
+
     it('should read a time of -0 as 0', () => {
       const driver = Driver.make(Schedule.constant(100))
       driver.advance('busy', -0)

@@ -1275,6 +1275,32 @@ describe('Schedule', () => {
         () => Schedule.make(0, step, { description: 5 as unknown as string }),
         /^Schedule\.make: options\.description must be a string, received 5$/
       ],
+      // regression: null was taken for the default ("custom", true, the default random)
+      [
+        'make with description = null',
+        () => Schedule.make(0, step, { description: null as unknown as string }),
+        /^Schedule\.make: options\.description must be a string, received null$/
+      ],
+      [
+        'make with readsTime = null',
+        () => Schedule.make(0, step, { readsTime: null as unknown as boolean }),
+        /^Schedule\.make: options\.readsTime must be a boolean, received null$/
+      ],
+      [
+        'withHint with readsTime = null',
+        () => Schedule.withHint(() => undefined, { max: 1, readsTime: null as unknown as boolean }),
+        /^Schedule\.withHint: options\.readsTime must be a boolean, received null$/
+      ],
+      [
+        'delays with options = null',
+        () => Schedule.delays(Schedule.forever, null as unknown as Schedule.DelaysOptions<unknown>),
+        /^Schedule\.delays: options must be an object, received null$/
+      ],
+      [
+        'delays with random = 5',
+        () => Schedule.delays(Schedule.fullJitter(Schedule.constant(10)), { random: 5 as unknown as Random.Random }),
+        /^Schedule\.delays: options\.random must be a Random, received 5$/
+      ],
       [
         'make with readsTime = "yes"',
         () => Schedule.make(0, step, { readsTime: 'yes' as unknown as boolean }),

@@ -29,24 +29,36 @@ const version = (): string => {
   return (JSON.parse(fs.readFileSync(file, 'utf8')) as { version: string }).version
 }
 
+/** Decimal digits only: `Number` would also read `0x10`, `0b11` and `1e3`. */
+const DECIMAL = /^\s*\d+\s*$/
+
 const wholeNumber =
-  (name: string, min: number) =>
+  (name: string, min: number, max = Number.MAX_SAFE_INTEGER) =>
   (value: string): number => {
     const n = Number(value)
-    if (value.trim() === '' || !Number.isSafeInteger(n) || n < min) {
-      throw new InvalidArgumentError(`${name} must be a whole number >= ${min}, received ${JSON.stringify(value)}.`)
+    if (!DECIMAL.test(value) || !Number.isSafeInteger(n) || n < min || n > max) {
+      throw new InvalidArgumentError(
+        `${name} must be a whole number from ${min} to ${max.toLocaleString('en-US')}, received ${JSON.stringify(
+          value
+        )}.`
+      )
     }
     return n
   }
 
+/** The samples of `simulate` are kept in memory: runs × retries numbers, twice. */
+const MAX_SAMPLES = 10_000_000
+
 // The seed and the durations are checked by the library's own rules (Random.seeded, ScheduleConfig.Duration), so
 // that the command accepts exactly what a config or a program may say.
 const seedNumber = (value: string): number => {
-  const n = value.trim() === '' ? NaN : Number(value)
+  const n = DECIMAL.test(value) ? Number(value) : NaN
   try {
     Random.seeded(n)
   } catch {
-    throw new InvalidArgumentError(`the seed must be a whole number from 0 to 4294967295, received ${JSON.stringify(value)}.`)
+    throw new InvalidArgumentError(
+      `the seed must be a whole number from 0 to 4294967295, received ${JSON.stringify(value)}.`
+    )
   }
   return n
 }
@@ -60,7 +72,9 @@ const duration = (value: string): number | undefined => {
 const milliseconds = (value: string): number => {
   const n = duration(value)
   if (n === undefined) {
-    throw new InvalidArgumentError(`expected a duration >= 0 such as 250 (ms) or "1.5s", received ${JSON.stringify(value)}.`)
+    throw new InvalidArgumentError(
+      `expected a duration >= 0 such as 250 (ms) or "1.5s", received ${JSON.stringify(value)}.`
+    )
   }
   return n
 }
@@ -69,7 +83,9 @@ const clientList = (value: string): ReadonlyArray<number> => {
   const items = value.split(',').map((s) => s.trim())
   const counts = items.map(Number)
   if (items.length === 0 || counts.some((n, i) => items[i] === '' || !Number.isSafeInteger(n) || n < 1)) {
-    throw new InvalidArgumentError(`expected client counts like 10,20,50 (whole numbers >= 1), received ${JSON.stringify(value)}.`)
+    throw new InvalidArgumentError(
+      `expected client counts like 10,20,50 (whole numbers >= 1), received ${JSON.stringify(value)}.`
+    )
   }
   return counts
 }
@@ -78,7 +94,9 @@ const network = (value: string): Contention.Network => {
   const parts = value.split(',').map(duration)
   const [mean, sd] = parts
   if (parts.length !== 2 || mean === undefined || sd === undefined) {
-    throw new InvalidArgumentError(`expected the network as mean,sd in ms, like 10,2, received ${JSON.stringify(value)}.`)
+    throw new InvalidArgumentError(
+      `expected the network as mean,sd in ms, like 10,2, received ${JSON.stringify(value)}.`
+    )
   }
   return { mean, sd }
 }
@@ -101,18 +119,39 @@ export const program = (io: Io = processIo): Command => {
     .showHelpAfterError('(add --help for usage)')
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .exitOverride()
-    .addHelpText('after', `${CONFIG_HELP}\n\nRun \`fp-ts-retry <command> --help\` for a command's options and examples.`)
+    .addHelpText(
+      'after',
+      `${CONFIG_HELP}\n\nRun \`fp-ts-retry <command> --help\` for a command's options and examples.`
+    )
 
   root
     .command('simulate')
     .summary("show a schedule's delays, retry by retry, over many sampled runs")
-    .description("Sample many runs of a schedule's delays and show, for each retry, the min / median / p95 / max delay and when it starts.")
+    .description(
+      "Sample many runs of a schedule's delays and show, for each retry, the min / median / p95 / max delay and when it starts."
+    )
     .argument('[config]', `the schedule config (default: ${DEFAULT_CONFIG})`, DEFAULT_CONFIG)
     .addOption(new Option('--runs <n>', 'how many runs to sample').default(1000).argParser(wholeNumber('--runs', 1)))
-    .addOption(new Option('--retries <n>', 'the most retries to show, for schedules that never stop').default(10).argParser(wholeNumber('--retries', 1)))
+    .addOption(
+      new Option('--retries <n>', 'the most retries to show, for schedules that never stop (at most 10,000)')
+        .default(10)
+        .argParser(wholeNumber('--retries', 1, 10_000))
+    )
     .addOption(new Option('--seed <n>', 'the seed of the jitter draws').default(0).argParser(seedNumber))
-    .addOption(new Option('--attempt-duration <duration>', 'how long each attempt takes, in ms or as "1.5s" (counted by maxElapsed)').default(0).argParser(milliseconds))
-    .addOption(new Option('--error-code <code>', 'the error code each failure carries (matched by retryOn / neverRetryOn)').argParser(errorCode))
+    .addOption(
+      new Option(
+        '--attempt-duration <duration>',
+        'how long each attempt takes, in ms or as "1.5s" (counted by maxElapsed)'
+      )
+        .default(0)
+        .argParser(milliseconds)
+    )
+    .addOption(
+      new Option(
+        '--error-code <code>',
+        'the error code each failure carries (matched by retryOn / neverRetryOn)'
+      ).argParser(errorCode)
+    )
     .option('--svg <file>', 'also write a plot of the delay band over the retries to this SVG file')
     .addHelpText(
       'after',
@@ -126,8 +165,22 @@ Examples:
     .action(
       async (
         argument: string,
-        options: { runs: number; retries: number; seed: number; attemptDuration: number; errorCode?: string | number; svg?: string }
+        options: {
+          runs: number
+          retries: number
+          seed: number
+          attemptDuration: number
+          errorCode?: string | number
+          svg?: string
+        }
       ) => {
+        if (options.runs * options.retries > MAX_SAMPLES) {
+          throw new UsageError(
+            `--runs × --retries must be at most ${MAX_SAMPLES.toLocaleString(
+              'en-US'
+            )} (the samples are kept in memory), received ${options.runs} × ${options.retries}.`
+          )
+        }
         const { name, schedule } = readConfig(argument)
         const sampleOptions = {
           runs: options.runs,
@@ -153,11 +206,24 @@ Examples:
         'for each schedule over a range of client counts: the work done and the completion time.'
     )
     .argument('[config...]', 'schedule configs to compare, each optionally named: name=<config>')
-    .option('--aws', "also compare the article's five strategies (none, exponential, full jitter, equal jitter, decorrelated; base 5 ms, cap 2 s)")
-    .addOption(new Option('--clients <list>', 'the client counts, comma-separated').default([10, 20, 50, 100], '10,20,50,100').argParser(clientList))
-    .addOption(new Option('--runs <n>', 'runs per schedule and client count').default(100).argParser(wholeNumber('--runs', 2)))
+    .option(
+      '--aws',
+      "also compare the article's five strategies (none, exponential, full jitter, equal jitter, decorrelated; base 5 ms, cap 2 s)"
+    )
+    .addOption(
+      new Option('--clients <list>', 'the client counts, comma-separated')
+        .default([10, 20, 50, 100], '10,20,50,100')
+        .argParser(clientList)
+    )
+    .addOption(
+      new Option('--runs <n>', 'runs per schedule and client count').default(100).argParser(wholeNumber('--runs', 2))
+    )
     .addOption(new Option('--seed <n>', 'run i draws from Random.seeded(seed + i)').default(0).argParser(seedNumber))
-    .addOption(new Option('--network <mean,sd>', 'the one-way message delay |Normal(mean, sd)|, each in ms or as "10ms"').default(Contention.awsNetwork, '10,2').argParser(network))
+    .addOption(
+      new Option('--network <mean,sd>', 'the one-way message delay |Normal(mean, sd)|, each in ms or as "10ms"')
+        .default(Contention.awsNetwork, '10,2')
+        .argParser(network)
+    )
     .option('--svg <file>', 'also write a plot of calls and completion time against clients to this SVG file')
     .addHelpText(
       'after',
@@ -171,11 +237,28 @@ Examples:
     .action(
       async (
         configs: ReadonlyArray<string>,
-        options: { aws?: boolean; clients: ReadonlyArray<number>; runs: number; seed: number; network: Contention.Network; svg?: string }
+        options: {
+          aws?: boolean
+          clients: ReadonlyArray<number>
+          runs: number
+          seed: number
+          network: Contention.Network
+          svg?: string
+        }
       ) => {
-        const candidates = [...(options.aws === true ? Contention.awsStrategies() : []), ...configs.map((c) => readConfig(c))]
-        if (candidates.length === 0) throw new UsageError('compare needs at least one <config>, or --aws for the article\'s strategies.')
-        const rows = Contention.compare({ candidates, clients: options.clients, runs: options.runs, seed: options.seed, network: options.network })
+        const candidates = [
+          ...(options.aws === true ? Contention.awsStrategies() : []),
+          ...configs.map((c) => readConfig(c))
+        ]
+        if (candidates.length === 0)
+          throw new UsageError("compare needs at least one <config>, or --aws for the article's strategies.")
+        const rows = Contention.compare({
+          candidates,
+          clients: options.clients,
+          runs: options.runs,
+          seed: options.seed,
+          network: options.network
+        })
         io.stdout(`${compareReport(rows, options)}\n`)
         if (options.svg !== undefined) {
           await writeSvg(options.svg, contentionSpec(rows, options.runs))
@@ -196,7 +279,11 @@ Examples:
     .argument('<command>', 'the program to run (not through a shell: use sh -c "..." for pipes and globs)')
     .argument('[args...]', 'its arguments')
     .option('--schedule <config>', 'the schedule config', DEFAULT_CONFIG)
-    .addOption(new Option('--seed <n>', 'seed the jitter draws, for a reproducible run (default: Math.random)').argParser(seedNumber))
+    .addOption(
+      new Option('--seed <n>', 'seed the jitter draws, for a reproducible run (default: Math.random)').argParser(
+        seedNumber
+      )
+    )
     .passThroughOptions()
     .addHelpText(
       'after',
@@ -242,6 +329,11 @@ export const main = async (argv: ReadonlyArray<string>, io: Io = processIo): Pro
     if (error instanceof RangeError) {
       io.stderr(`fp-ts-retry: ${error.message}\n`)
       return 2
+    }
+    // An error of the system (a file that cannot be written, a command that cannot be started): its message says it.
+    if (error instanceof Error && typeof (error as NodeJS.ErrnoException).code === 'string') {
+      io.stderr(`fp-ts-retry: ${error.message}\n`)
+      return 1
     }
     throw error
   }

@@ -169,32 +169,58 @@ describe('fp-ts-retry (the CLI)', () => {
       ])
       for (const r of [top, simulate, compare, run]) assert.strictEqual(r.code, 0, r.stderr)
       assert.match(top.stdout, /Usage: fp-ts-retry/)
-      for (const command of ['simulate', 'compare', 'run']) assert.match(top.stdout, new RegExp(`^\\s+${command} `, 'm'))
+      for (const command of ['simulate', 'compare', 'run'])
+        assert.match(top.stdout, new RegExp(`^\\s+${command} `, 'm'))
       assert.match(top.stdout, /@file\.json/)
-      for (const option of ['--runs', '--retries', '--seed', '--attempt-duration', '--svg']) assert.ok(simulate.stdout.includes(option), option)
-      for (const option of ['--clients', '--runs', '--aws', '--network', '--svg']) assert.ok(compare.stdout.includes(option), option)
+      for (const option of ['--runs', '--retries', '--seed', '--attempt-duration', '--svg'])
+        assert.ok(simulate.stdout.includes(option), option)
+      for (const option of ['--clients', '--runs', '--aws', '--network', '--svg'])
+        assert.ok(compare.stdout.includes(option), option)
       assert.match(run.stdout, /Usage: fp-ts-retry run \[options\] -- <command> \[args\.\.\.\]/)
       assert.match(run.stdout, /--schedule <config>/)
       assert.match(run.stdout, /SIGINT/)
     })
 
     it('should exit 2 with usage help for an unknown command or a bad option value', async () => {
-      const [unknown, badRuns, badClients] = await Promise.all([
+      const [unknown, badRuns, badClients, hugeRetries, hexSeed, tooMany] = await Promise.all([
         cli(['bogus']),
         cli(['simulate', '--runs', 'abc']),
-        cli(['compare', '--aws', '--clients', '10,x'])
+        cli(['compare', '--aws', '--clients', '10,x']),
+        // regression: a huge --retries made an array of that length, and the process died out of memory
+        cli(['simulate', '--retries', '4294967295']),
+        // regression: Number() read 0x10 as 16
+        cli(['simulate', '--seed', '0x10']),
+        cli(['simulate', '--runs', '10000', '--retries', '10000'])
       ])
       assert.strictEqual(unknown.code, 2)
       assert.match(unknown.stderr, /unknown command 'bogus'/)
       assert.strictEqual(badRuns.code, 2)
-      assert.match(badRuns.stderr, /--runs must be a whole number >= 1, received "abc"/)
+      assert.match(badRuns.stderr, /--runs must be a whole number from 1 to 9,007,199,254,740,991, received "abc"/)
       assert.strictEqual(badClients.code, 2)
       assert.match(badClients.stderr, /expected client counts like 10,20,50/)
+      assert.strictEqual(hugeRetries.code, 2)
+      assert.match(hugeRetries.stderr, /--retries must be a whole number from 1 to 10,000, received "4294967295"/)
+      assert.strictEqual(hexSeed.code, 2)
+      assert.match(hexSeed.stderr, /the seed must be a whole number from 0 to 4294967295, received "0x10"/)
+      assert.strictEqual(tooMany.code, 2)
+      assert.match(
+        tooMany.stderr,
+        /--runs × --retries must be at most 10,000,000 \(the samples are kept in memory\), received 10000 × 10000\./
+      )
+    })
+
+    // Regression: a file that could not be written printed a stack trace, after the table.
+    it('should exit 1 with the system error alone when the plot cannot be written', async () => {
+      const r = await cli(['simulate', '--runs', '10', '--svg', path.join(dir, 'no-such-folder', 'plot.svg')])
+      assert.strictEqual(r.code, 1)
+      assert.match(r.stderr, /^fp-ts-retry: ENOENT: no such file or directory, open '.*plot\.svg'\n$/)
     })
 
     it("should print fp-ts-retry-cli's version with --version", async () => {
       const r = await cli(['--version'])
-      const { version } = JSON.parse(fs.readFileSync(path.join(repo, 'cli', 'package.json'), 'utf8')) as { version: string }
+      const { version } = JSON.parse(fs.readFileSync(path.join(repo, 'cli', 'package.json'), 'utf8')) as {
+        version: string
+      }
       assert.strictEqual(r.code, 0, r.stderr)
       assert.strictEqual(r.stdout, `${version}\n`)
     })
@@ -272,7 +298,14 @@ describe('fp-ts-retry (the CLI)', () => {
     })
 
     it('should write the delay band as an SVG plot with --svg', async () => {
-      const r = await cli(['simulate', '{"exponential": "100ms", "cap": "2s", "jitter": "full", "maxRetries": 6}', '--runs', '100', '--svg', 'band.svg'])
+      const r = await cli([
+        'simulate',
+        '{"exponential": "100ms", "cap": "2s", "jitter": "full", "maxRetries": 6}',
+        '--runs',
+        '100',
+        '--svg',
+        'band.svg'
+      ])
       assert.strictEqual(r.code, 0, r.stderr)
       assert.match(r.stdout, /Wrote band\.svg\./)
       const svg = fs.readFileSync(path.join(dir, 'band.svg'), 'utf8')
@@ -331,14 +364,29 @@ describe('fp-ts-retry (the CLI)', () => {
       const r = await cli(['run', '--schedule', '{"constant": "10ms", "maxRetries": 2}', '--', ...flaky([5, 6, 7, 0])])
       assert.strictEqual(r.code, 7, r.stderr)
       assert.strictEqual(attemptsMade(), 3)
-      assert.match(r.stderr, /attempt 3 exited with code 7; the schedule stops after 2 retries: giving up with exit code 7/)
+      assert.match(
+        r.stderr,
+        /attempt 3 exited with code 7; the schedule stops after 2 retries: giving up with exit code 7/
+      )
     })
 
     it('should let the schedule see the exit code: neverRetryOn stops at once, and a missing command is never retried', async () => {
-      const fatal = await cli(['run', '--schedule', '{"constant": "10ms", "maxRetries": 5, "neverRetryOn": [4]}', '--', ...flaky([4, 0])])
+      const fatal = await cli([
+        'run',
+        '--schedule',
+        '{"constant": "10ms", "maxRetries": 5, "neverRetryOn": [4]}',
+        '--',
+        ...flaky([4, 0])
+      ])
       assert.strictEqual(fatal.code, 4, fatal.stderr)
       assert.strictEqual(attemptsMade(), 1)
-      const missing = await cli(['run', '--schedule', '{"constant": "10ms", "maxRetries": 5}', '--', 'fp-ts-retry-no-such-command'])
+      const missing = await cli([
+        'run',
+        '--schedule',
+        '{"constant": "10ms", "maxRetries": 5}',
+        '--',
+        'fp-ts-retry-no-such-command'
+      ])
       assert.strictEqual(missing.code, 127)
       assert.match(missing.stderr, /cannot run fp-ts-retry-no-such-command: command not found/)
       assert.doesNotMatch(missing.stderr, /attempt 2/)

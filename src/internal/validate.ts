@@ -43,6 +43,15 @@ export const thousandths = (where: string, name: string, value: number): number 
     that(where, name, `a number in [0.001, ${MAX_TOKENS}]`, (v) => isAtLeast(0.001)(v) && v <= MAX_TOKENS, value) * 1000
   )
 
+/**
+ * What a `Random` drew, checked where it is used: a generator of the user's that answers outside `[0, 1)` is a
+ * `RangeError` naming who drew (a negative draw would make a negative delay, which reads as a stop). `-0` becomes `0`.
+ */
+export const drawn = (where: string, u: unknown): number => {
+  if (typeof u === 'number' && u >= 0 && u < 1) return u + 0
+  throw new RangeError(`${where}: random.next() returned ${showValue(u)}; a draw must be a number in [0, 1)`)
+}
+
 /** A number in `[0, 1)`, the range of a uniform draw. */
 export const isUnitInterval = (value: unknown): value is number => typeof value === 'number' && value >= 0 && value < 1
 
@@ -188,6 +197,12 @@ export const object = <O>(where: string, name: string, value: O): O => {
 /** Any other rule: `value` when `holds(value)`, else a `RangeError` saying it must be `expected`. */
 export const that = <A>(where: string, name: string, expected: string, holds: (value: A) => boolean, value: A): A =>
   holds(value) ? value : fail(where, name, expected, value)
+
+/**
+ * An option's value, or `fallback` when it is missing: only `undefined` is missing, so that a `null` reaches the
+ * option's check and is named there (`?? fallback` would take it for the default).
+ */
+export const orDefault = <A>(value: A | undefined, fallback: A): A => (value === undefined ? fallback : value)
 
 /** A finite number `>= 0` (a duration in ms); `-0` becomes `0`, so that a state reads the same after a JSON round trip. */
 export const duration = (where: string, name: string, value: number): number =>
