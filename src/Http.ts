@@ -35,6 +35,7 @@ import type { Clock } from './Clock'
 import * as LiveClock from './Clock'
 import { hedging, type Summary } from './Hedging'
 import { onAbort } from './internal/abort'
+import { showValue } from './internal/show'
 import { MAX_DELAY } from './internal/validate'
 import * as validate from './internal/validate'
 import type { Random } from './Random'
@@ -651,7 +652,8 @@ const parseHttpDate = (value: string, now: number): number | undefined => {
  * - An HTTP-date in any of the three formats of RFC 9110 (`Wed, 21 Oct 2015 07:28:00 GMT`, the obsolete RFC 850
  *   and asctime forms) is read against `now`; a date in the past is `some(0)`.
  * - The result is not capped here: {@link retryAfter} clamps it.
- * - `now` must be a finite number, else a `RangeError`: a date's delay is counted from it.
+ * - `value` must be a string (a `TypeError` otherwise), and `now` a finite number (a `RangeError` otherwise): a
+ *   date's delay is counted from it.
  *
  * @example
  * import * as Http from 'fp-ts-retry/Http'
@@ -668,6 +670,9 @@ const parseHttpDate = (value: string, now: number): number | undefined => {
  * @since 0.1.0
  */
 export const parseRetryAfter = (value: string, now: number): O.Option<number> => {
+  if (typeof value !== 'string') {
+    throw new TypeError(`Http.parseRetryAfter: value must be a string, received ${showValue(value)}`)
+  }
   validate.finite('Http.parseRetryAfter', 'now', now)
   const trimmed = value.trim()
   if (/^\d+$/.test(trimmed)) return O.some(Math.min(Number(trimmed) * 1000, MAX_DELAY))

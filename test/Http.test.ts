@@ -274,6 +274,13 @@ describe('Http', () => {
   describe('parseRetryAfter', () => {
     const now = Date.UTC(2025, 0, 1, 12, 0, 0)
 
+    it('should be a TypeError for a value that is not a string', () => {
+      throwsTypeError(
+        () => Http.parseRetryAfter(120 as unknown as string, now),
+        /^Http\.parseRetryAfter: value must be a string, received 120$/
+      )
+    })
+
     // Regression: a date read against a NaN time was some(NaN).
     it.each(notDurations.filter(([name]) => name !== '-1'))('should be a RangeError for a time of %s', (shown, bad) => {
       throwsRangeError(
