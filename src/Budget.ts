@@ -214,9 +214,9 @@ export const tokenBucket = (options: TokenBucketOptions): TokenBucket => {
 }
 
 /**
- * An adaptive retry guard (seed 003): over a sliding window of recent attempts, refuses retries while the success
- * rate is below a threshold or a latency percentile is above one, so that a struggling dependency is not asked
- * twice.
+ * An adaptive retry guard (as in the "How to implement retries" write-up, 如何实现重试, 2021): over a sliding window
+ * of recent attempts, refuses retries while the success rate is below a threshold or a latency percentile is above
+ * one, so that a struggling dependency is not asked twice.
  *
  * **Details**
  *
