@@ -43,17 +43,17 @@ export const thousandths = (where: string, name: string, value: number): number 
     that(where, name, `a number in [0.001, ${MAX_TOKENS}]`, (v) => isAtLeast(0.001)(v) && v <= MAX_TOKENS, value) * 1000
   )
 
+/** A number in `[0, 1)`, the range of a uniform draw. */
+export const isUnitInterval = (value: unknown): value is number => typeof value === 'number' && value >= 0 && value < 1
+
 /**
  * What a `Random` drew, checked where it is used: a generator of the user's that answers outside `[0, 1)` is a
  * `RangeError` naming who drew (a negative draw would make a negative delay, which reads as a stop). `-0` becomes `0`.
  */
 export const drawn = (where: string, u: unknown): number => {
-  if (typeof u === 'number' && u >= 0 && u < 1) return u + 0
+  if (isUnitInterval(u)) return u + 0
   throw new RangeError(`${where}: random.next() returned ${showValue(u)}; a draw must be a number in [0, 1)`)
 }
-
-/** A number in `[0, 1)`, the range of a uniform draw. */
-export const isUnitInterval = (value: unknown): value is number => typeof value === 'number' && value >= 0 && value < 1
 
 /** A whole number from `-2^31` to `2^31 - 1`. */
 export const isInt32 = (value: unknown): value is number =>
@@ -174,7 +174,7 @@ export const stepping = <S>(where: string, name: string, value: S): S =>
  * the combinators and the runners, which read them all (once, when they are built).
  */
 export const schedule = <S>(where: string, name: string, value: S): S => {
-  // read by name: this runs each time a schedule is built or driven, and a load by a computed key is slow
+  // read by name: this runs each time a combinator or a runner is built, and a load by a computed key is slow
   const s = value as ScheduleShape | null
   if (
     s !== null &&
