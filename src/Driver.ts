@@ -215,8 +215,9 @@ class Run<In> implements Driver<In> {
 
   advance(input: In, now: number): number {
     if (this.done) return -1
-    // NaN - NaN and Infinity - Infinity are NaN: one test for both
-    if (typeof now !== 'number' || now - now !== 0) badNow(now)
+    // the hot path's own test of validate.finite's rule (NaN - NaN and Infinity - Infinity are NaN), which the
+    // cold path calls for its error
+    if (typeof now !== 'number' || now - now !== 0) validate.finite('Driver.advance', 'now', now)
     this.input = input
     this.now = now + 0 // -0 becomes 0
     this.decidedCumulative = this.cumulativeDelay
@@ -264,10 +265,6 @@ class Run<In> implements Driver<In> {
 }
 
 /** Out of `advance`, so that its message does not make `advance` too big to inline into a runner's loop. */
-const badNow = (now: unknown): never => {
-  throw new RangeError(`Driver.advance: now must be a finite number, received ${String(now)}`)
-}
-
 const badDelay = (schedule: Schedule<never>, delay: unknown): never => {
   throw new RangeError(
     `Driver: the schedule ${schedule.description} answered the delay ${String(delay)}; ` +

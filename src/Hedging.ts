@@ -38,7 +38,7 @@ import type { RetryBudget } from './Budget'
 import type { Clock } from './Clock'
 import * as LiveClock from './Clock'
 import * as Driver from './Driver'
-import { onAbort } from './internal/abort'
+import { noop, onAbort } from './internal/abort'
 import { showValue } from './internal/show'
 import * as validate from './internal/validate'
 import type { Random } from './Random'
@@ -162,8 +162,6 @@ interface Config<E, A> {
   readonly release: ((result: Either<E, A>) => unknown) | undefined
   readonly onDone: ((summary: Summary) => void) | undefined
 }
-
-const noop = (): void => undefined
 
 /** One hedged call in progress. Every decision is made synchronously when an event arrives. */
 class Call<E, A> {
@@ -412,14 +410,13 @@ const configOf = <E, A>(schedule: Schedule<unknown>, options: HedgingOptions<E, 
   validate.schedule(where, 'schedule', schedule)
   validate.object(where, 'options', options)
   validate.services(where, 'options', options)
-  // `null` is not "the default": only a missing option is
-  const maxConcurrent = options.maxConcurrent === undefined ? Infinity : options.maxConcurrent
+  const maxConcurrent = validate.orDefault(options.maxConcurrent, Infinity)
   if (!(maxConcurrent === Infinity || (Number.isSafeInteger(maxConcurrent) && maxConcurrent >= 1))) {
     throw new RangeError(
       `${where}: options.maxConcurrent must be a whole number >= 1, received ${showValue(maxConcurrent)}`
     )
   }
-  const errors = options.errors === undefined ? 'last' : options.errors
+  const errors = validate.orDefault(options.errors, 'last')
   if (errors !== 'last' && errors !== 'all') {
     throw new RangeError(`${where}: options.errors must be 'last' or 'all', received ${showValue(errors)}`)
   }

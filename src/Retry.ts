@@ -16,7 +16,7 @@ import type { RetryBudget } from './Budget'
 import type { Clock } from './Clock'
 import * as LiveClock from './Clock'
 import * as Driver from './Driver'
-import { onAbort } from './internal/abort'
+import { noop, onAbort } from './internal/abort'
 import * as validate from './internal/validate'
 import type { Random } from './Random'
 import type { RetryState } from './RetryState'
@@ -481,8 +481,6 @@ const attemptSignal = (
   const unlink = signal === undefined ? noop : onAbort(signal, () => controller.abort(signal.reason))
   return { controller, unlink }
 }
-
-const noop = (): void => undefined
 
 /** An attempt given a signal of its own (see {@link attemptSignal}). */
 const withOwnSignal =

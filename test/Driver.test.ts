@@ -103,7 +103,7 @@ describe('Driver', () => {
       ['NaN', NaN],
       ['Infinity', Infinity],
       ['-Infinity', -Infinity],
-      ['5', '5']
+      ['"5"', '5']
     ])('should be a RangeError naming a time of %s', (shown, now) => {
       const driver = Driver.make(Schedule.constant(100))
       throwsRangeError(

@@ -19,7 +19,8 @@ interface Registration {
   readonly callback: () => void
 }
 
-const noop = (): void => undefined
+/** Does nothing: the unsubscribe of a registration that registered nothing. */
+export const noop = (): void => undefined
 
 const entries = new WeakMap<AbortSignal, Entry>()
 

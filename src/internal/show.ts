@@ -4,7 +4,10 @@
  * @internal
  */
 
-/** The value as JSON when it has one (a number as itself), shortened to `max` characters; never throws (a BigInt or a cycle has no JSON). */
+/**
+ * The value as JSON when it has one (a number as itself), shortened to `max` characters; never throws (a BigInt or a
+ * cycle has no JSON).
+ */
 export const showValue = (value: unknown, max = 80): string => {
   // JSON has no NaN, Infinity or -0: it would show them as null and 0
   if (typeof value === 'number') return Object.is(value, -0) ? '-0' : String(value)
