@@ -38,6 +38,7 @@ import type { RetryBudget } from './Budget'
 import type { Clock } from './Clock'
 import * as LiveClock from './Clock'
 import * as Driver from './Driver'
+import * as Guard from './Guard'
 import { noop, onAbort } from './internal/abort'
 import { showValue } from './internal/show'
 import * as validate from './internal/validate'
@@ -68,7 +69,8 @@ export type Attempt<E, A> = (signal: AbortSignal, index: number) => TaskEither<E
 
 /**
  * Why a hedged call ended: an attempt succeeded; every attempt the schedule allowed failed; a fatal failure
- * ended it; the budget refused a hedge and the attempts already out failed; or the caller's signal aborted.
+ * ended it; a guard (the budget) refused a hedge and the attempts already out failed, with that guard's reason; or
+ * the caller's signal aborted.
  *
  * @example
  * import type { StopReason } from 'fp-ts-retry/Hedging'
@@ -78,7 +80,7 @@ export type Attempt<E, A> = (signal: AbortSignal, index: number) => TaskEither<E
  * @category model
  * @since 0.2.0
  */
-export type StopReason = 'succeeded' | 'failed' | 'fatal' | 'budget' | 'aborted'
+export type StopReason = 'succeeded' | 'failed' | 'fatal' | 'aborted' | Guard.GuardReason
 
 /**
  * What the `onDone` hook is told of a hedged call: when each attempt was launched (ms on the clock, in order),
@@ -141,6 +143,7 @@ export interface HedgingOptions<E, A> {
   readonly maxConcurrent?: number | undefined
   readonly isFatal?: Predicate<E> | undefined
   readonly budget?: RetryBudget | undefined
+  readonly guards?: ReadonlyArray<Guard.Guard> | undefined
   readonly errors?: 'last' | 'all' | undefined
   readonly release?: ((result: Either<E, A>) => unknown) | undefined
   readonly onDone?: ((summary: Summary) => void) | undefined
@@ -157,7 +160,8 @@ interface Config<E, A> {
   readonly signal: AbortSignal | undefined
   readonly maxConcurrent: number
   readonly isFatal: Predicate<E> | undefined
-  readonly budget: RetryBudget | undefined
+  /** The budget and the call's own guards (`Guard.of`): told of every outcome, asked before every hedge. */
+  readonly guards: ReadonlyArray<Guard.Guard>
   readonly all: boolean
   readonly release: ((result: Either<E, A>) => unknown) | undefined
   readonly onDone: ((summary: Summary) => void) | undefined
@@ -170,13 +174,13 @@ class Call<E, A> {
   private readonly controllers: Array<AbortController | undefined> = []
   private readonly lefts: Array<E> = []
   /**
-   * Hedges a failure prompted, each after the budget's `onFailure` allowed it (and, for a quota, charged it): what
-   * the budget is told as the run's retries. A hedge its timer launched was asked of `allows`, which charges
-   * nothing, so a success after it is not refunded as a retry's.
+   * Hedges a failure prompted, each after the guards admitted it (and a quota charged it): what the guards are told
+   * as the run's retries. A hedge its timer launched was asked of `allows`, which charges nothing, so a success
+   * after it is not refunded as a retry's.
    */
   private paid = 0
   private inFlight = 0
-  /** Decisions waiting on a budget's promised answer: the call cannot end while one may launch. */
+  /** Decisions waiting on a guard's promised answer: the call cannot end while one may launch. */
   private waiting = 0
   private scheduleDone = false
   /** Why launching stopped early, if it did. */
@@ -257,42 +261,33 @@ class Call<E, A> {
     this.cancelTimer()
   }
 
-  /** The timer of launch `due` fired: a hedge, if the limit and the budget allow it. */
+  /** The timer of launch `due` fired: a hedge, if the limit and the guards allow it. */
   private hedge(due: number): void {
     if (!this.canLaunch(due)) return
-    const { budget, clock } = this.c
-    const answer = budget?.allows?.(clock.now()) ?? true
-    if (!isPromise(answer)) return this.afterAllows(answer, due)
-    this.waiting++
-    answer.then(
-      (allowed) => {
-        this.waiting--
-        this.guarded(() => this.afterAllows(allowed, due))
-      },
-      (error) => this.fail(error)
-    )
-  }
-
-  private afterAllows(allowed: boolean, due: number): void {
-    if (this.canLaunch(due)) {
-      if (allowed) return this.launch(this.c.clock.now())
-      this.stop('budget')
-    }
-    this.checkDone()
+    const { guards, clock } = this.c
+    this.afterAnswer(Guard.allows(guards, clock.now()), () => this.canLaunch(due), false)
   }
 
   private settle(index: number, result: Either<E, A>): void {
     this.controllers[index] = undefined
     if (this.finished) return this.release(result)
     this.inFlight--
-    const { budget, clock, signal } = this.c
+    const { guards, clock, signal } = this.c
     const now = clock.now()
     const latency = now - this.launches[index]
-    // Outcomes of attempts the caller aborted say nothing of the dependency: the budget is not told.
-    const counted = budget !== undefined && signal?.aborted !== true
+    // Outcomes of attempts the caller aborted say nothing of the dependency: the guards are not told.
+    const counted = guards.length > 0 && signal?.aborted !== true
     if (result._tag === 'Right') {
       const told = counted
-        ? budget.onSuccess(latency, now, { retries: this.paid, error: this.lefts.at(-1), retrying: false })
+        ? Guard.decide(guards, {
+            ok: true,
+            error: this.lefts.at(-1),
+            latency,
+            now,
+            retries: this.paid,
+            retrying: false,
+            delay: -1
+          })
         : undefined
       return this.finish(result, 'succeeded', index, this.lefts, told)
     }
@@ -302,32 +297,52 @@ class Call<E, A> {
       this.stop('fatal')
       return this.giveUp('fatal')
     }
-    // gRFC A6: a non-fatal failure sends the next hedge at once, if the budget allows it.
+    // gRFC A6: a non-fatal failure sends the next hedge at once, if the guards allow it.
     const wanted = this.stopped === undefined && !this.scheduleDone
-    const told = counted
-      ? budget.onFailure(latency, now, { retries: this.paid, error: result.left, retrying: wanted })
-      : true
-    if (!isPromise(told)) return this.afterFailure(told !== false)
+    const refused = counted
+      ? Guard.decide(guards, {
+          ok: false,
+          error: result.left,
+          latency,
+          now,
+          retries: this.paid,
+          retrying: wanted,
+          delay: 0
+        })
+      : undefined
+    const free = (): boolean =>
+      !this.finished && this.stopped === undefined && !this.scheduleDone && this.inFlight < this.c.maxConcurrent
+    // The hedge this failure prompts replaces the timer's: while the guards answer, the timer must not launch one.
+    if (isPromise(refused) && free()) this.cancelTimer()
+    this.afterAnswer(refused, free, true)
+  }
+
+  /** Launches a hedge once the guards have answered (awaited only when they answer by promise), if `may()` still. */
+  private afterAnswer(
+    answer: Guard.GuardReason | undefined | Promise<Guard.GuardReason | undefined>,
+    may: () => boolean,
+    prompted: boolean
+  ): void {
+    const then = (refused: Guard.GuardReason | undefined): void => {
+      if (this.finished) return
+      if (may()) {
+        if (refused === undefined) {
+          if (prompted) this.paid++
+          return this.launch(this.c.clock.now())
+        }
+        this.stop(refused)
+      }
+      this.checkDone()
+    }
+    if (!isPromise(answer)) return then(answer)
     this.waiting++
-    told.then(
-      (allowed) => {
+    answer.then(
+      (refused) => {
         this.waiting--
-        this.guarded(() => this.afterFailure(allowed !== false))
+        this.guarded(() => then(refused))
       },
       (error) => this.fail(error)
     )
-  }
-
-  private afterFailure(allowed: boolean): void {
-    if (this.finished) return
-    if (this.stopped === undefined && !this.scheduleDone && this.inFlight < this.c.maxConcurrent) {
-      if (allowed) {
-        this.paid++
-        return this.launch(this.c.clock.now())
-      }
-      this.stop('budget')
-    }
-    this.checkDone()
   }
 
   private abortedByCaller(): void {
@@ -356,7 +371,7 @@ class Call<E, A> {
     reason: StopReason,
     winner: number | undefined,
     unused: ReadonlyArray<E>,
-    told?: void | Promise<void>
+    told?: unknown
   ): void {
     this.end(new DOMException('Hedging: the call has ended', 'AbortError'))
     for (const left of unused) this.release({ _tag: 'Left', left })
@@ -430,7 +445,7 @@ const configOf = <E, A>(schedule: Schedule<unknown>, options: HedgingOptions<E, 
     signal: options.signal,
     maxConcurrent,
     isFatal: options.isFatal,
-    budget: options.budget,
+    guards: Guard.of(where, options),
     all: errors === 'all',
     release: options.release,
     onDone: options.onDone

@@ -16,6 +16,7 @@ import type { RetryBudget } from './Budget'
 import type { Clock } from './Clock'
 import * as LiveClock from './Clock'
 import * as Driver from './Driver'
+import * as Guard from './Guard'
 import { noop, onAbort } from './internal/abort'
 import * as validate from './internal/validate'
 import type { Random } from './Random'
@@ -41,7 +42,7 @@ import { isPromise } from './internal/promise'
  * @category model
  * @since 0.1.0
  */
-export type StopReason = 'succeeded' | 'failed' | 'schedule' | 'budget' | 'breaker' | 'aborted'
+export type StopReason = 'succeeded' | 'failed' | 'schedule' | 'aborted' | Guard.GuardReason
 
 /**
  * Hooks into a run, for logging, metrics and persistence. They see every decision; they cannot change one.
@@ -122,6 +123,7 @@ export interface RetryOptions<In, E = unknown, A = unknown> extends Hooks<In, E,
   readonly signal?: AbortSignal | undefined
   readonly budget?: RetryBudget | undefined
   readonly breaker?: Breaker | undefined
+  readonly guards?: ReadonlyArray<Guard.Guard> | undefined
   readonly resume?: RetryState | undefined
   readonly attemptTimeout?: number | ((status: RetryStatus.RetryStatus) => number) | undefined
   readonly onTimeout?: (() => E) | undefined
@@ -153,6 +155,7 @@ export interface RetryEnv {
   readonly signal?: AbortSignal | undefined
   readonly budget?: RetryBudget | undefined
   readonly breaker?: Breaker | undefined
+  readonly guards?: ReadonlyArray<Guard.Guard> | undefined
 }
 
 /**
@@ -203,8 +206,8 @@ interface Run<In> {
   readonly clock: Clock
   readonly random: Random | undefined
   readonly signal: AbortSignal | undefined
-  readonly budget: RetryBudget | undefined
-  readonly breaker: Breaker | undefined
+  /** The breaker, the budget and the run's own guards, in that order (`Guard.of`). */
+  readonly guards: ReadonlyArray<Guard.Guard>
   readonly resume: RetryState | undefined
   readonly onRetry: Hooks<In>['onRetry']
   readonly onScheduleEvent: Hooks<In>['onScheduleEvent']
@@ -217,10 +220,12 @@ interface Run<In> {
   readonly where: string
   readonly timeout: AttemptTimeout<unknown> | undefined
   /**
-   * Whether anything looks at the run's time: a schedule that reads it, hooks (their statuses), a budget, a
-   * timeout, the action's status or a resumed run. When nothing does, the clock is not read at all: a read costs
-   * about as much as awaiting an attempt that settles at once.
+   * Whether anything besides the guards looks at the run's time: a schedule that reads it, hooks (their statuses),
+   * a timeout, the action's status or a resumed run (see {@link readsClock}).
    */
+  readonly readsTime: boolean
+  /** `readsTime`, or a guard that reads it: when nothing does, the clock is not read at all (a read costs about as
+   * much as awaiting an attempt that settles at once). */
   readonly readsClock: boolean
 }
 
@@ -249,12 +254,12 @@ const END = -1
 class Going<In, R extends Either<unknown, unknown>> {
   /** The run's driver, made at the first outcome (or restored): a first success makes none. */
   private made: Driver.Driver<In> | undefined = undefined
-  /** When the attempt in flight started (read only for a budget, which is told each attempt's latency). */
+  /** When the attempt in flight started (read only for a guard that reads the time: a budget, told latencies). */
   started = 0
   /** Retries since the loop last let the event loop turn, and when they were first timed (see `CHECK_EVERY`). */
   sinceTurn = 0
   private since = 0
-  /** The previous attempt's error, for the budget's `onSuccess`. */
+  /** The previous attempt's error, for a guard told of a success (a budget refunds what it cost). */
   private lastError: unknown = undefined
 
   constructor(readonly run: Run<In>, private readonly start: number, restored?: Driver.Driver<In>) {
@@ -275,45 +280,31 @@ class Going<In, R extends Either<unknown, unknown>> {
     return this.made ?? FIRST
   }
 
-  /** Decides after an attempt: tells the driver, then the breaker, then the budget, then `onRetry`. */
+  /** Decides after an attempt: tells the driver, then the guards (`Guard.decide`), then `onRetry`. */
   decide(result: R): number | Promise<number> {
     const { run } = this
     const goOn = result._tag === run.continueOn
     const now = run.readsClock ? run.clock.now() : this.start
     const driver = this.driver
-    // An abort that came while the attempt ran: no decision, no hook, no sleep (the budget is still told).
+    // An abort that came while the attempt ran: no decision, no hook, no sleep (the guards are still told).
     const aborted = goOn && run.signal?.aborted === true
     const input = (result._tag === 'Left' ? result.left : result.right) as In
     const delay = goOn && !aborted ? driver.advance(input, now) : END
-    // The breaker first: a retry it refuses is no retry, and a budget must not pay for it.
-    const admitted = delay >= 0 && run.breaker !== undefined ? run.breaker.admitsIn(delay) : true
-    if (run.budget === undefined && typeof admitted === 'boolean')
-      return this.verdict(result, input, now, delay, admitted, true)
-    return this.guarded(result, input, now, delay, admitted)
-  }
-
-  /** The guards whose answers may be promises: awaited only when they are. */
-  private async guarded(
-    result: R,
-    input: In,
-    now: number,
-    delay: number,
-    answer: boolean | Promise<boolean>
-  ): Promise<number> {
-    const { budget } = this.run
-    const admitted = isPromise(answer) ? await answer : answer
-    let allowed = true
-    if (budget !== undefined) {
-      const retries = this.driver.iterNumber - (delay < 0 ? 0 : 1)
-      const retrying = delay >= 0 && admitted
-      const told =
-        result._tag === 'Right'
-          ? budget.onSuccess(now - this.started, now, { retries, error: this.lastError, retrying })
-          : budget.onFailure(now - this.started, now, { retries, error: input, retrying })
-      allowed = (isPromise(told) ? await told : told) !== false
-      if (result._tag === 'Left') this.lastError = input
-    }
-    return this.verdict(result, input, now, delay, admitted, allowed)
+    if (run.guards.length === 0) return this.verdict(result, input, now, delay, undefined)
+    const ok = result._tag === 'Right'
+    const refused = Guard.decide(run.guards, {
+      ok,
+      error: ok ? this.lastError : input,
+      latency: now - this.started,
+      now,
+      retries: driver.iterNumber - (delay < 0 ? 0 : 1),
+      retrying: delay >= 0,
+      delay
+    })
+    if (!ok) this.lastError = input
+    return isPromise(refused)
+      ? refused.then((reason) => this.verdict(result, input, now, delay, reason))
+      : this.verdict(result, input, now, delay, refused)
   }
 
   /** The wait before the next attempt (once `onRetry` has seen it), or the end of the run. */
@@ -322,10 +313,9 @@ class Going<In, R extends Either<unknown, unknown>> {
     input: In,
     now: number,
     delay: number,
-    admitted: boolean,
-    allowed: boolean
+    refused: Guard.GuardReason | undefined
   ): number | Promise<number> {
-    if (delay < 0 || !admitted || !allowed) return this.stop(result, now, delay, admitted)
+    if (delay < 0 || refused !== undefined) return this.stop(result, input, now, refused)
     const { onRetry } = this.run
     return onRetry === undefined ? delay : this.retried(onRetry, input, delay)
   }
@@ -339,12 +329,14 @@ class Going<In, R extends Either<unknown, unknown>> {
   }
 
   /** Ends the run with its reason (kept out of the path of a retry, which stays small enough to inline). */
-  private stop(result: R, now: number, delay: number, admitted: boolean): typeof END {
-    const { driver } = this
-    if (result._tag !== this.run.continueOn)
+  private stop(result: R, input: In, now: number, refused: Guard.GuardReason | undefined): typeof END {
+    const { driver, run } = this
+    if (result._tag !== run.continueOn)
       return this.end(result, driver.statusAt(now), result._tag === 'Right' ? 'succeeded' : 'failed')
-    if (delay >= 0) return this.end(result, driver.status, admitted ? 'budget' : 'breaker')
-    return driver.done ? this.end(result, driver.status, 'schedule') : this.end(result, driver.statusAt(now), 'aborted')
+    if (refused !== undefined) return this.end(result, driver.status, refused)
+    if (!driver.done) return this.end(result, driver.statusAt(now), 'aborted')
+    // The schedule stopped on a failure that a guard made (a breaker's refusal, before any I/O): the guard's reason.
+    return this.end(result, driver.status, Guard.refusedBy(run.guards, input) ?? 'schedule')
   }
 
   /** Whether the retries since the event loop last turned have run long enough that it must turn now. */
@@ -408,11 +400,12 @@ const loop = async <In, R extends Either<unknown, unknown>>(run: Run<In>, attemp
   let going =
     run.resume !== undefined
       ? await resumed<In, R>(run, run.resume)
-      : run.budget === undefined && run.onDone === undefined
-      ? undefined // a first success needs nothing more: no budget to tell, no `onDone` to call
+      : run.guards.length === 0 && run.onDone === undefined
+      ? undefined // a first success needs nothing more: no guard to tell, no `onDone` to call
       : new Going<In, R>(run, start)
+  const timesAttempts = run.readsClock && run.guards.length > 0
   for (;;) {
-    if (run.budget !== undefined && going !== undefined) going.started = run.clock.now()
+    if (timesAttempts && going !== undefined) going.started = run.clock.now()
     const result = await attempt(going === undefined ? FIRST : going.progress, signal)
     if (going === undefined) {
       if (result._tag !== run.continueOn) return result
@@ -512,13 +505,19 @@ const makeRun = <In, E, A>(
   if (typeof attemptTimeout === 'number') validate.duration(where, 'options.attemptTimeout', attemptTimeout)
   else if (attemptTimeout !== undefined) validate.callable(where, 'options.attemptTimeout', attemptTimeout)
   if (attemptTimeout !== undefined) validate.callable(where, 'options.onTimeout', onTimeout)
+  const readsTime =
+    schedule.readsTime ||
+    readsStatus ||
+    attemptTimeout !== undefined ||
+    options.onRetry !== undefined ||
+    options.onDone !== undefined ||
+    options.onScheduleEvent !== undefined ||
+    options.resume !== undefined
   return {
     schedule,
     clock: options.clock ?? LiveClock.live,
     random: options.random,
     signal: options.signal,
-    budget: options.budget,
-    breaker: options.breaker,
     resume: options.resume,
     onRetry: options.onRetry,
     onScheduleEvent: options.onScheduleEvent,
@@ -527,17 +526,19 @@ const makeRun = <In, E, A>(
     continueOn,
     where,
     timeout: attemptTimeout === undefined || onTimeout === undefined ? undefined : { after: attemptTimeout, onTimeout },
-    readsClock:
-      schedule.readsTime ||
-      readsStatus ||
-      attemptTimeout !== undefined ||
-      options.onRetry !== undefined ||
-      options.onDone !== undefined ||
-      options.onScheduleEvent !== undefined ||
-      options.budget !== undefined ||
-      options.resume !== undefined
+    ...timing(readsTime, Guard.of(where, options))
   }
 }
+
+/** Whether a run reads its clock: when something besides its guards does (`readsTime`), or one of its guards. */
+const timing = (
+  readsTime: boolean,
+  guards: ReadonlyArray<Guard.Guard>
+): { readonly guards: ReadonlyArray<Guard.Guard>; readonly readsTime: boolean; readonly readsClock: boolean } => ({
+  guards,
+  readsTime,
+  readsClock: readsTime || guards.some((guard) => guard.readsTime)
+})
 
 /** The runner's attempt for an action that sees no signal: `base`, under the run's timeout when it has one. */
 const attemptOf = <In, R extends Either<unknown, unknown>>(
@@ -773,19 +774,14 @@ export const retryingReaderTaskEither = <In, E extends In = In, A = unknown>(
   const template = makeRun(where, schedule, options, 'Left', false)
   return (action) => (env) => {
     validate.services(where, 'env', validate.object(where, 'env', env), true)
-    return () =>
-      loop(
-        {
-          ...template,
-          clock: env.clock,
-          random: env.random,
-          signal: env.signal,
-          budget: env.budget,
-          breaker: env.breaker,
-          readsClock: template.readsClock || env.budget !== undefined
-        },
-        () => action(env)()
-      )
+    const run: Run<In> = {
+      ...template,
+      clock: env.clock,
+      random: env.random,
+      signal: env.signal,
+      ...timing(template.readsTime, Guard.of(`${where}: env`, env))
+    }
+    return () => loop(run, () => action(env)())
   }
 }
 

@@ -404,6 +404,35 @@ describe('Hedging', () => {
         // the failure's hedge is allowed (onFailure), the timer's is not (allows): 2 never goes
         deepStrictEqual(summary, { launches: [0, 20], winner: 1, reason: 'succeeded' })
       })
+
+      it('should launch no hedge while a guard answers a failure by promise (issue 18, defect 9)', async () => {
+        const launchesWith = async (answer: (clock: TestClock.TestClock) => boolean | Promise<boolean>) => {
+          const clock = TestClock.make()
+          const budget: RetryBudget = { onSuccess: () => undefined, onFailure: () => answer(clock) }
+          const s = scripted(clock, [8, 1_000, 1_000, 1_000], ['fail', 'fail', 'fail', 'fail'])
+          const { summary } = await run(clock, (o) => pipe(s.attempt, hedging(every(10, 3), { clock, budget, ...o })))
+          return summary.launches
+        }
+        deepStrictEqual(await launchesWith(() => true), [0, 8, 18, 28])
+        // the same budget answering 5 ms later: the failure's hedge waits for it, and the timer's does not jump in
+        deepStrictEqual(await launchesWith((clock) => clock.sleep(5).then(() => true)), [0, 13, 23, 33])
+      })
+
+      it('should tell its own guards, in order after the budget, and stop with the reason of the one that refused', async () => {
+        const clock = TestClock.make()
+        const told: Array<boolean> = []
+        const closed = {
+          reason: 'breaker' as const,
+          readsTime: false,
+          admit: (o: { retrying: boolean }) => (told.push(o.retrying), false)
+        }
+        const s = scripted(clock, [8, 1_000], ['fail', 'fail'])
+        const { summary } = await run(clock, (o) =>
+          pipe(s.attempt, hedging(every(10, 3), { clock, guards: [closed], ...o }))
+        )
+        deepStrictEqual(summary, { launches: [0], winner: undefined, reason: 'breaker' })
+        deepStrictEqual(told, [true])
+      })
     })
 
     describe('bad input', () => {

@@ -1,0 +1,378 @@
+/**
+ * Guards: whatever may refuse a retry that the schedule wants. A circuit breaker and a retry budget are guards;
+ * so is anything else that must have its say before another attempt (a rate limiter, a bulkhead).
+ *
+ * Every module that retries (the runners, `Hedging`, `Http`, the durable engines) tells its guards of each attempt
+ * through one protocol, {@link Outcome} in, a yes or no out, in the order they are given: breaker before budget,
+ * so that a retry the breaker refuses is no retry and the budget does not pay for it. The guard that refuses names
+ * why the run stopped. While every answer is a boolean, the run decides synchronously; a guard that answers by
+ * promise (one shared through a server) is awaited alone.
+ *
+ * @example
+ * import * as Guard from 'fp-ts-retry/Guard'
+ * import * as Budget from 'fp-ts-retry/Budget'
+ * import { retrying } from 'fp-ts-retry'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as TE from 'fp-ts/TaskEither'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * async function main() {
+ *   // a guard of one's own: no more than two retries in all, across runs
+ *   let left = 2
+ *   const quota: Guard.Guard = { reason: 'budget', readsTime: false, admit: (o) => !o.retrying || left-- > 0 }
+ *   const reasons: Array<string> = []
+ *   const run = retrying(Schedule.recurs(5), { guards: [quota], onDone: (_, __, reason) => void reasons.push(reason) })
+ *   await pipe(TE.left('down'), run)()
+ *   await pipe(TE.left('down'), run)()
+ *   assert.deepStrictEqual(reasons, ['budget', 'budget'])
+ *   assert.ok(Guard.budget(Budget.tokenBucket({ maxTokens: 10, tokenRatio: 0.1 })).readsTime)
+ * }
+ * main()
+ *
+ * @since 0.2.0
+ */
+import type { Breaker as BreakerT } from './Breaker'
+import type { RetryBudget } from './Budget'
+import * as validate from './internal/validate'
+import { isPromise } from './internal/promise'
+import { showValue } from './internal/show'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * The stop reasons a guard may give: a run a guard ended stops with the reason of the guard that refused.
+ *
+ * @example
+ * import type { GuardReason } from 'fp-ts-retry/Guard'
+ *
+ * const reason: GuardReason = 'breaker'
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export type GuardReason = 'budget' | 'breaker'
+
+/**
+ * What a guard is told of each attempt, once the schedule has decided.
+ *
+ * **Details**
+ *
+ * - `ok`: the attempt succeeded. `error`: a failure's error; for a success, the error of the failure before it
+ *   (`undefined` after a first attempt), so that a budget can refund what that failure cost.
+ * - `latency`: how long the attempt took, and `now` the time it ended (ms, on the run's clock; both `0` unless a
+ *   guard of the run `readsTime`).
+ * - `retries`: the retries the run made before this attempt.
+ * - `retrying`: whether another attempt is wanted (the schedule continues, and no guard before this one refused);
+ *   then `delay` is the wait before it, else `delay` is `-1`. A guard answers whether that attempt may go;
+ *   when `retrying` is `false` its answer is not read.
+ *
+ * @example
+ * import type { Outcome } from 'fp-ts-retry/Guard'
+ *
+ * const firstFailure: Outcome = { ok: false, error: 'timeout', latency: 12, now: 12, retries: 0, retrying: true, delay: 100 }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface Outcome {
+  readonly ok: boolean
+  readonly error: unknown
+  readonly latency: number
+  readonly now: number
+  readonly retries: number
+  readonly retrying: boolean
+  readonly delay: number
+}
+
+/**
+ * Whatever may refuse a retry the schedule wants.
+ *
+ * **Details**
+ *
+ * - `admit(outcome)` is told of every attempt (see {@link Outcome}) and answers whether the retry the outcome
+ *   asks for may go: `true`, `false`, or a promise of one. A guard after one that refused is told the outcome with
+ *   `retrying: false`.
+ * - `reason`: the run's stop reason when this guard refuses.
+ * - `readsTime`: whether `admit` reads `latency` and `now` (the run reads its clock only when something does).
+ * - `allows(now)` (optional): whether an attempt that no failure prompted may go, such as a hedge whose delay ran
+ *   out (a budget's `allows`). Without it, such an attempt is let through.
+ * - `refused(error)` (optional): whether a failure is this guard's own refusal of the attempt, made before any
+ *   I/O (a `Breaker.guard`'s typed `Left` while the circuit is open): a run that such a failure ends stops with
+ *   this guard's reason, not the schedule's.
+ *
+ * @example
+ * import type { Guard } from 'fp-ts-retry/Guard'
+ *
+ * // refuses any retry that would wait longer than a second
+ * const impatient: Guard = { reason: 'budget', readsTime: false, admit: (o) => !o.retrying || o.delay <= 1_000 }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface Guard {
+  readonly reason: GuardReason
+  readonly readsTime: boolean
+  readonly admit: (outcome: Outcome) => boolean | Promise<boolean>
+  readonly allows?: ((now: number) => boolean | Promise<boolean>) | undefined
+  readonly refused?: ((error: unknown) => boolean) | undefined
+}
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+/**
+ * A circuit breaker as a guard: a retry is admitted when the breaker would let a call through once its delay has
+ * passed (`admitsIn(delay)`), so a run ends at once rather than sleep toward an open circuit.
+ *
+ * **Details**
+ *
+ * - The breaker is not told of outcomes here: wrap the action with `Breaker.guard` and the same breaker.
+ * - `options.refused`: which failures are the breaker's own refusal (the `Left` that `Breaker.guard` makes while
+ *   the circuit is open), so that a run they end stops with reason `'breaker'`.
+ *
+ * @example
+ * import * as Guard from 'fp-ts-retry/Guard'
+ * import * as Breaker from 'fp-ts-retry/Breaker'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as assert from 'assert'
+ *
+ * const guard = Guard.breaker(Breaker.consecutive({ threshold: 1, halfOpenAfter: Schedule.constant(1_000) }))
+ * assert.strictEqual(guard.admit({ ok: false, error: 'x', latency: 0, now: 0, retries: 0, retrying: true, delay: 10 }), true)
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const breaker = (
+  breaker: BreakerT,
+  options: { readonly refused?: ((error: unknown) => boolean) | undefined } = {}
+): Guard => {
+  const where = 'Guard.breaker'
+  validate.implementing(where, 'breaker', 'a Breaker', ['enter', 'admitsIn'], breaker)
+  validate.object(where, 'options', options)
+  if (options.refused !== undefined) validate.callable(where, 'options.refused', options.refused)
+  return {
+    reason: 'breaker',
+    readsTime: false,
+    admit: (outcome) => !outcome.retrying || breaker.admitsIn(outcome.delay),
+    refused: options.refused
+  }
+}
+
+/**
+ * A retry budget as a guard: the one place a budget is told of outcomes. A success is told with `onSuccess` (the
+ * error of the failure before it, `retrying: false`), a failure with `onFailure`, whose answer admits the retry.
+ *
+ * **Details**
+ *
+ * - `options.counts(error)`: which failures say something of the dependency's health (default: every one). A
+ *   failure that does not count is not told, and is admitted: gRPC's retry throttling counts only the transient
+ *   ones, so a 400 does not drain the budget.
+ * - `allows(now)` is the budget's own, when it has one.
+ *
+ * @example
+ * import * as Guard from 'fp-ts-retry/Guard'
+ * import * as Budget from 'fp-ts-retry/Budget'
+ * import * as assert from 'assert'
+ *
+ * const guard = Guard.budget(Budget.tokenBucket({ maxTokens: 2, tokenRatio: 0.1 }), { counts: (e) => e !== 'bad request' })
+ * const failure = { ok: false, latency: 0, now: 0, retries: 0, retrying: true, delay: 10 }
+ * assert.strictEqual(guard.admit({ ...failure, error: 'timeout' }), true) // 2 tokens -> 1: still above half
+ * assert.strictEqual(guard.admit({ ...failure, error: 'timeout' }), false) // 1 -> 0: refused
+ * assert.strictEqual(guard.admit({ ...failure, error: 'bad request' }), true) // not counted
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const budget = (
+  budget: RetryBudget,
+  options: { readonly counts?: ((error: unknown) => boolean) | undefined } = {}
+): Guard => {
+  const where = 'Guard.budget'
+  validate.implementing(where, 'budget', 'a RetryBudget', ['onSuccess', 'onFailure'], budget)
+  validate.object(where, 'options', options)
+  const counts = options.counts === undefined ? undefined : validate.callable(where, 'options.counts', options.counts)
+  const { allows } = budget
+  return {
+    reason: 'budget',
+    readsTime: true,
+    admit: (o) => {
+      if (o.ok) {
+        const told = budget.onSuccess(o.latency, o.now, { retries: o.retries, error: o.error, retrying: false })
+        return isPromise(told) ? told.then(() => true) : true
+      }
+      if (counts !== undefined && !counts(o.error)) return true
+      const told = budget.onFailure(o.latency, o.now, { retries: o.retries, error: o.error, retrying: o.retrying })
+      return isPromise(told) ? told.then((allowed) => allowed !== false) : told !== false
+    },
+    allows: allows === undefined ? undefined : (now) => allows.call(budget, now)
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// utils
+// -------------------------------------------------------------------------------------
+
+/**
+ * Tells every guard of an outcome, in order, and answers the reason of the first that refused the retry the
+ * outcome asks for, or `undefined` when none did (or none was asked). Synchronous while every answer is a
+ * boolean.
+ *
+ * **Details**
+ *
+ * - A guard after one that refused is told the outcome with `retrying: false` and `delay: -1`: that retry will
+ *   not be made.
+ * - Every guard is told, whatever the others answer. A guard that throws or rejects makes the whole answer throw
+ *   or reject with that error, once every guard has been told.
+ *
+ * @example
+ * import * as Guard from 'fp-ts-retry/Guard'
+ * import * as assert from 'assert'
+ *
+ * const told: Array<boolean> = []
+ * const no: Guard.Guard = { reason: 'breaker', readsTime: false, admit: () => false }
+ * const spy: Guard.Guard = { reason: 'budget', readsTime: false, admit: (o) => (told.push(o.retrying), true) }
+ * const outcome = { ok: false, error: 'x', latency: 0, now: 0, retries: 0, retrying: true, delay: 10 }
+ * assert.strictEqual(Guard.decide([no, spy], outcome), 'breaker')
+ * assert.deepStrictEqual(told, [false]) // the budget heard of a failure that will not be retried
+ *
+ * @category utils
+ * @since 0.2.0
+ */
+export const decide = (
+  guards: ReadonlyArray<Guard>,
+  outcome: Outcome
+): GuardReason | undefined | Promise<GuardReason | undefined> => {
+  let refused: GuardReason | undefined = undefined
+  let told = outcome
+  for (let i = 0; i < guards.length; i++) {
+    const answer = guards[i].admit(told)
+    if (isPromise(answer)) return decideLater(guards, i, answer, told, refused)
+    if (!answer && told.retrying) {
+      refused = guards[i].reason
+      told = { ...told, retrying: false, delay: -1 }
+    }
+  }
+  return refused
+}
+
+/** {@link decide} from the guard at `i`, whose answer is a promise. */
+const decideLater = async (
+  guards: ReadonlyArray<Guard>,
+  i: number,
+  pending: Promise<boolean>,
+  outcome: Outcome,
+  refused: GuardReason | undefined
+): Promise<GuardReason | undefined> => {
+  let told = outcome
+  let answer: boolean | Promise<boolean> = pending
+  for (;;) {
+    if (!(await answer) && told.retrying) {
+      refused = guards[i].reason
+      told = { ...told, retrying: false, delay: -1 }
+    }
+    if (++i === guards.length) return refused
+    answer = guards[i].admit(told)
+  }
+}
+
+/**
+ * Asks every guard that has `allows` whether an attempt no failure prompted may go at `now` (a hedge whose delay
+ * ran out): the reason of the first that refuses, or `undefined`. Synchronous while every answer is a boolean.
+ *
+ * @example
+ * import * as Guard from 'fp-ts-retry/Guard'
+ * import * as assert from 'assert'
+ *
+ * const closed: Guard.Guard = { reason: 'budget', readsTime: false, admit: () => true, allows: () => false }
+ * assert.strictEqual(Guard.allows([closed], 0), 'budget')
+ *
+ * @category utils
+ * @since 0.2.0
+ */
+export const allows = (
+  guards: ReadonlyArray<Guard>,
+  now: number
+): GuardReason | undefined | Promise<GuardReason | undefined> => {
+  for (let i = 0; i < guards.length; i++) {
+    const answer = guards[i].allows?.(now) ?? true
+    if (isPromise(answer)) return allowsLater(guards, i, answer, now)
+    if (!answer) return guards[i].reason
+  }
+  return undefined
+}
+
+const allowsLater = async (
+  guards: ReadonlyArray<Guard>,
+  i: number,
+  pending: Promise<boolean>,
+  now: number
+): Promise<GuardReason | undefined> => {
+  if (!(await pending)) return guards[i].reason
+  const rest = allows(guards.slice(i + 1), now)
+  return isPromise(rest) ? rest : rest
+}
+
+/**
+ * The reason of the guard whose own refusal `error` is (see {@link Guard}'s `refused`), if any.
+ *
+ * @example
+ * import * as Guard from 'fp-ts-retry/Guard'
+ * import * as assert from 'assert'
+ *
+ * const open: Guard.Guard = { reason: 'breaker', readsTime: false, admit: () => true, refused: (e) => e === 'circuit open' }
+ * assert.strictEqual(Guard.refusedBy([open], 'circuit open'), 'breaker')
+ * assert.strictEqual(Guard.refusedBy([open], 'timeout'), undefined)
+ *
+ * @category utils
+ * @since 0.2.0
+ */
+export const refusedBy = (guards: ReadonlyArray<Guard>, error: unknown): GuardReason | undefined => {
+  for (const guard of guards) if (guard.refused?.(error) === true) return guard.reason
+  return undefined
+}
+
+/**
+ * The guards of a run's options (`where` names the caller in the errors), in the one order: the breaker, the
+ * budget, then the run's own `guards`, each checked.
+ *
+ * @example
+ * import * as Guard from 'fp-ts-retry/Guard'
+ * import * as Budget from 'fp-ts-retry/Budget'
+ * import * as assert from 'assert'
+ *
+ * const guards = Guard.of('myRunner', { budget: Budget.tokenBucket({ maxTokens: 10, tokenRatio: 0.1 }) })
+ * assert.deepStrictEqual(guards.map((g) => g.reason), ['budget'])
+ * assert.throws(() => Guard.of('myRunner', { guards: [{}] as never }), TypeError)
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const of = (
+  where: string,
+  options: {
+    readonly breaker?: BreakerT | undefined
+    readonly budget?: RetryBudget | undefined
+    readonly guards?: ReadonlyArray<Guard> | undefined
+  }
+): ReadonlyArray<Guard> => {
+  const own = options.guards ?? []
+  if (!Array.isArray(own))
+    throw new TypeError(`${where}: options.guards must be an array of guards, received ${showValue(own)}`)
+  own.forEach((guard: unknown, i) => {
+    validate.implementing(where, `options.guards[${i}]`, 'a Guard', ['admit'], guard)
+    const { reason, readsTime } = guard as Guard
+    if (typeof reason !== 'string' || typeof readsTime !== 'boolean')
+      throw new TypeError(
+        `${where}: options.guards[${i}] must have a reason and readsTime, received ${showValue(guard)}`
+      )
+  })
+  return [
+    ...(options.breaker === undefined ? [] : [breaker(options.breaker)]),
+    ...(options.budget === undefined ? [] : [budget(options.budget)]),
+    ...own
+  ]
+}
