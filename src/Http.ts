@@ -38,9 +38,11 @@ import { onAbort } from './internal/abort'
 import { showValue } from './internal/show'
 import { MAX_DELAY } from './internal/validate'
 import * as validate from './internal/validate'
+import * as Guard from './Guard'
 import type { Random } from './Random'
+import * as LiveRandom from './Random'
 import type { Hooks } from './Retry'
-import { retrying } from './Retry'
+import { retryingReaderTaskEither } from './Retry'
 import * as Schedule from './Schedule'
 
 // -------------------------------------------------------------------------------------
@@ -1025,7 +1027,12 @@ export const request = (
  *   retries. The `StatusError` a run ends with keeps its body: read it or call {@link discardBody}.
  * - `init.signal` aborts the attempt in flight and ends a sleep at once; the run then returns the last error (an
  *   `AbortError` if the attempt was cut short). A signal aborted before the start gives an `AbortError` at once.
+ * - A body that can be read once (a `ReadableStream`, a Node `Readable`, any async iterable) is sent once: the run
+ *   makes that one attempt and is not retried (reason `'schedule'`), since a second send would find it drained.
+ *   Send a string, bytes or a `Blob` to have the request retried.
  * - Retry-After: put {@link retryAfter} in the schedule, before any time limit.
+ * - With `options.breaker`, a request the open circuit refuses sends nothing and ends the run with reason
+ *   `'breaker'` (its error is a `CircuitOpenError`).
  * - `options.budget` is told of every attempt, transient failures counting as failures and other errors not at
  *   all, and is asked before every retry; when it refuses, the run ends with the last error, reason `'budget'`.
  * - The schedule's time (`upTo`) and the timeouts both run on `options.clock` (default `Clock.live`).
@@ -1078,49 +1085,64 @@ export const retryingFetch = (
     description: retryOn === isRetryable ? 'Http.isRetryable' : undefined
   })(schedule)
   const clock = options.clock ?? LiveClock.live
-  const { random, budget, breaker, onDone, timeout } = options
+  const random = options.random ?? LiveRandom.live
+  const { budget, breaker, onDone, timeout } = options
+  // Set up once, shared by every request: the guards (the breaker's refusal stops a run with its reason; as in
+  // gRPC's retry throttling, only transient failures count against the budget) and the runners.
+  const guards: ReadonlyArray<Guard.Guard> = [
+    ...(breaker === undefined ? [] : [Guard.breaker(breaker, { refused: (e) => isCircuitOpen(e as HttpError) })]),
+    ...(budget === undefined ? [] : [Guard.budget(budget, { counts: (e) => isTransient(e as HttpError) })])
+  ]
+  const hooks: Hooks<HttpError, HttpError, Response> = {
+    onRetry: (error, status, delay, driver) => {
+      void discardBody(error)
+      return onRetry?.(error, status, delay, driver)
+    },
+    onDone
+  }
+  const retried = retryingReaderTaskEither(policy, hooks)
+  // A body that can be read once is sent once: the run makes that one attempt.
+  const once = retryingReaderTaskEither(Schedule.stop, { onDone })
+  const guarded =
+    breaker === undefined
+      ? undefined
+      : (summary: RequestSummary) =>
+          guard(breaker, (state): HttpError => ({ _tag: 'CircuitOpenError', request: summary, state }), {
+            isFailure: isTransient
+          })
   return (input, init = {}) => {
     const requestSummary = summarize(input, init, options)
     const signal = init.signal ?? undefined
+    const fetchOnce: TaskEither<HttpError, Response> = () => attempt(input, init, requestSummary, timeout, clock)
+    const action = guarded === undefined ? fetchOnce : guarded(requestSummary)(fetchOnce)
+    const run = (isReplayable(init.body) ? retried : once)(() => action)({ clock, random, signal, guards })
     return async () => {
       if (signal?.aborted)
         return { _tag: 'Left', left: { _tag: 'AbortError', request: requestSummary, reason: signal.reason } }
-      // What the budget is told: as in gRPC's retry throttling, only transient failures count as failures.
-      let lastCounts = true
-      const counted: RetryBudget | undefined =
-        budget === undefined
-          ? undefined
-          : {
-              onSuccess: budget.onSuccess,
-              onFailure: (latency, now, attempt) => (lastCounts ? budget.onFailure(latency, now, attempt) : true)
-            }
-      const fetchOnce: TaskEither<HttpError, Response> = () => attempt(input, init, requestSummary, timeout, clock)
-      const guarded =
-        breaker === undefined
-          ? fetchOnce
-          : guard(breaker, (state): HttpError => ({ _tag: 'CircuitOpenError', request: requestSummary, state }), {
-              isFailure: isTransient
-            })(fetchOnce)
-      const once: TaskEither<HttpError, Response> = () =>
-        guarded().then((result) => {
-          lastCounts = result._tag === 'Right' || isTransient(result.left)
-          return result
-        })
-      return retrying(policy, {
-        clock,
-        random,
-        signal,
-        budget: counted,
-        breaker,
-        onRetry: (error, status, delay, driver) => {
-          void discardBody(error)
-          return onRetry?.(error, status, delay, driver)
-        },
-        onDone
-      })(once)()
+      return run()
     }
   }
 }
+
+/** What a body that cannot be sent again is, for a message: its class's name. */
+const streamName = (body: unknown): string =>
+  (body as { readonly constructor?: { readonly name?: unknown } } | null)?.constructor?.name?.toString() ?? typeof body
+
+const isCircuitOpen = (error: HttpError): boolean => error._tag === 'CircuitOpenError'
+
+/**
+ * Whether a request body can be sent again: none, a string, bytes, a `Blob`, `FormData` or `URLSearchParams`. A
+ * stream (a `ReadableStream`, a Node `Readable`, any async iterable) is drained by the first send.
+ */
+const isReplayable = (body: RequestInit['body'] | null | undefined): boolean =>
+  body === undefined ||
+  body === null ||
+  typeof body === 'string' ||
+  body instanceof ArrayBuffer ||
+  ArrayBuffer.isView(body) ||
+  body instanceof Blob ||
+  body instanceof URLSearchParams ||
+  (typeof FormData !== 'undefined' && body instanceof FormData)
 
 /** Releases what a result that the call does not return holds: a response body. */
 const releaseResult = (
@@ -1137,7 +1159,8 @@ const releaseResult = (
  *
  * - A request that is not idempotent ({@link isIdempotent}: a POST or PATCH without an `Idempotency-Key`, unless
  *   `options.idempotent` opts it in) is refused before any I/O with an `InvalidRequestError`: hedging sends it
- *   several times at once. So is a `ReadableStream` body, which can be sent once only.
+ *   several times at once. So is a body that can be read once (a `ReadableStream`, a Node `Readable`, any async
+ *   iterable): the first send drains it.
  * - Each attempt gets its own `AbortController`, linked to `init.signal`: a loser is aborted alone, and the
  *   caller's signal aborts them all (the call then returns the last error, an `AbortError`).
  * - The bodies of the responses that lose (a 200 that arrives second, the `StatusError`s not returned) are
@@ -1213,8 +1236,11 @@ export const hedgingFetch = (
             'Idempotency-Key header, or set options.idempotent if the endpoint is safe to repeat'
         )
       }
-      if (typeof ReadableStream !== 'undefined' && init.body instanceof ReadableStream) {
-        return refuse('a ReadableStream body can be sent once only, and hedging sends the request several times')
+      if (!isReplayable(init.body)) {
+        return refuse(
+          `a body that can be read once (a ${streamName(init.body)}) is drained by the first send, and hedging ` +
+            'sends the request several times: send a string, bytes or a Blob'
+        )
       }
       if (signal?.aborted) {
         return { _tag: 'Left', left: { _tag: 'AbortError', request: requestSummary, reason: signal.reason } }

@@ -1,3 +1,4 @@
+import { Readable } from 'stream'
 import { getEventListeners } from 'events'
 import * as fc from 'fast-check'
 import { pipe } from 'fp-ts/function'
@@ -706,8 +707,8 @@ describe('Http', () => {
       const second = await drive(clock, get(`${s.url}/`)())
       ok(second._tag === 'Left' && second.left._tag === 'CircuitOpenError', tagOf(second))
       deepStrictEqual([second.left.request.url, second.left.state._tag], [`${s.url}/`, 'Open'])
-      // nothing was sent, and an open circuit is not retried
-      deepStrictEqual([s.received.length, clock.sleeps, log.done], [2, [100], ['breaker', 'schedule']])
+      // nothing was sent, an open circuit is not retried, and the run says the breaker ended it (issue 18, defect 11)
+      deepStrictEqual([s.received.length, clock.sleeps, log.done], [2, [100], ['breaker', 'breaker']])
     })
 
     it('should count only transient failures: a 404 leaves the circuit closed', async () => {
@@ -741,6 +742,63 @@ describe('Http', () => {
         () => Http.retryingFetch(Schedule.stop, { breaker: {} as Breaker.Breaker }),
         /^Http\.retryingFetch: options\.breaker must be a Breaker, received/
       )
+    })
+  })
+
+  describe('bodies that can be read once (issue 18, defect 2)', () => {
+    const bodies = (): Array<[string, () => RequestInit]> => [
+      [
+        'a Node Readable',
+        () => ({ method: 'PUT', body: Readable.from(['new ', 'value']) as never, duplex: 'half' } as RequestInit)
+      ],
+      [
+        'a ReadableStream',
+        () => ({ method: 'PUT', body: new Blob(['new value']).stream(), duplex: 'half' } as RequestInit)
+      ],
+      [
+        'an async iterable',
+        () =>
+          ({
+            method: 'PUT',
+            body: (async function* () {
+              yield new TextEncoder().encode('new value')
+            })() as never,
+            duplex: 'half'
+          } as RequestInit)
+      ]
+    ]
+
+    it('hedgingFetch should refuse each before any I/O', async () => {
+      const s = await serve((_, res) => answer(res, 200))
+      const put = Http.hedgingFetch(pipe(Schedule.constant(5), Schedule.intersect(Schedule.recurs(2))))
+      for (const [name, init] of bodies()) {
+        const result = await put(`${s.url}/item`, init())()
+        ok(result._tag === 'Left' && result.left._tag === 'InvalidRequestError', `${name}: ${tagOf(result)}`)
+        ok(/can be read once/.test(result.left.message), result.left.message)
+      }
+      strictEqual(s.received.length, 0)
+    })
+
+    it('retryingFetch should send each once, whole, and not retry it', async () => {
+      const seen: Array<string> = []
+      const s = await serve((req, res) => {
+        let text = ''
+        req.on('data', (chunk: Buffer) => (text += chunk.toString()))
+        req.on('end', () => {
+          seen.push(text)
+          answer(res, 503)
+        })
+      })
+      const log = logged()
+      const put = Http.retryingFetch(threeRetries(1), { retryOn: () => true, ...log })
+      for (const [name, init] of bodies()) {
+        const result = await put(`${s.url}/item`, init())()
+        ok(result._tag === 'Left' && result.left._tag === 'StatusError', `${name}: ${tagOf(result)}`)
+        if (result._tag === 'Left') await Http.discardBody(result.left)
+      }
+      // a body sent twice would arrive drained (an empty PUT applied): each arrived once, whole
+      deepStrictEqual(seen, ['new value', 'new value', 'new value'])
+      deepStrictEqual(log.done, ['schedule', 'schedule', 'schedule'])
     })
   })
 
