@@ -178,11 +178,13 @@ export const breaker = (
  * import * as Budget from 'fp-ts-retry/Budget'
  * import * as assert from 'assert'
  *
- * const guard = Guard.budget(Budget.tokenBucket({ maxTokens: 2, tokenRatio: 0.1 }), { counts: (e) => e !== 'bad request' })
+ * const bucket = Budget.tokenBucket({ maxTokens: 4, tokenRatio: 0.1 })
+ * const guard = Guard.budget(bucket, { counts: (e) => e !== 'bad request' })
  * const failure = { ok: false, latency: 0, now: 0, retries: 0, retrying: true, delay: 10 }
- * assert.strictEqual(guard.admit({ ...failure, error: 'timeout' }), true) // 2 tokens -> 1: still above half
- * assert.strictEqual(guard.admit({ ...failure, error: 'timeout' }), false) // 1 -> 0: refused
+ * assert.strictEqual(guard.admit({ ...failure, error: 'timeout' }), true) // 4 tokens -> 3: above half
+ * assert.strictEqual(guard.admit({ ...failure, error: 'timeout' }), false) // 3 -> 2: refused
  * assert.strictEqual(guard.admit({ ...failure, error: 'bad request' }), true) // not counted
+ * assert.strictEqual(bucket.tokens, 2)
  *
  * @category constructors
  * @since 0.2.0
