@@ -43,7 +43,9 @@ import { showValue } from './internal/show'
 // -------------------------------------------------------------------------------------
 
 /**
- * The stop reasons a guard may give: a run a guard ended stops with the reason of the guard that refused.
+ * The stop reasons a guard may give: a run a guard ended stops with the reason of the guard that refused. A retry
+ * budget refuses with `'budget'`, a circuit breaker with `'breaker'`, a rate limiter with `'rateLimit'`, a bulkhead
+ * with `'bulkhead'`.
  *
  * @example
  * import type { GuardReason } from 'fp-ts-retry/Guard'
@@ -53,7 +55,7 @@ import { showValue } from './internal/show'
  * @category model
  * @since 0.2.0
  */
-export type GuardReason = 'budget' | 'breaker'
+export type GuardReason = 'budget' | 'breaker' | 'rateLimit' | 'bulkhead'
 
 /**
  * What a guard is told of each attempt, once the schedule has decided.
