@@ -19,9 +19,10 @@ import * as validate from './internal/validate'
  * **Details**
  *
  * - `now()` is in milliseconds since the Unix epoch, so that an HTTP date (`Retry-After`) can be read against it.
- * - `sleep(ms, signal)` resolves once `ms` milliseconds have passed by `now()`, or as soon as `signal` aborts,
- *   whichever comes first. It never rejects for an abort: the caller checks `signal.aborted` afterwards.
- *   A negative, NaN or infinite `ms` is a `RangeError`.
+ * - `sleep(ms, signal, kind)` resolves once `ms` milliseconds have passed by `now()`, or as soon as `signal`
+ *   aborts, whichever comes first. It never rejects for an abort: the caller checks `signal.aborted` afterwards.
+ *   A negative, NaN or infinite `ms` is a `RangeError`. `kind` says what the wait is for (see {@link SleepKind});
+ *   a real clock ignores it, `TestClock` lists and advances timers by it.
  *
  * @example
  * import * as Clock from 'fp-ts-retry/Clock'
@@ -35,8 +36,23 @@ import * as validate from './internal/validate'
  */
 export interface Clock {
   readonly now: () => number
-  readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>
+  readonly sleep: (ms: number, signal?: AbortSignal, kind?: SleepKind) => Promise<void>
 }
+
+/**
+ * What a sleep is for, as every module of the library says when it asks a clock for one: a retry's `'backoff'`, an
+ * attempt's `'timeout'`, a breaker's `'halfOpen'` wait, a `'hedge'`'s delay, a durable run's `'due'` time, a rate
+ * limiter's `'throttle'` wait; a sleep that names no kind is the `'user'`'s own.
+ *
+ * @example
+ * import type { SleepKind } from 'fp-ts-retry/Clock'
+ *
+ * const kind: SleepKind = 'backoff'
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export type SleepKind = 'backoff' | 'timeout' | 'halfOpen' | 'hedge' | 'due' | 'throttle' | 'user'
 
 /**
  * Options of {@link make}.
