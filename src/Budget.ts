@@ -213,6 +213,113 @@ export const tokenBucket = (options: TokenBucketOptions): TokenBucket => {
   }
 }
 
+/** A latency in a {@link PercentileWindow}: which of its heaps holds it, and where. */
+interface Sample {
+  readonly latency: number
+  low: boolean
+  index: number
+}
+
+/**
+ * A binary heap of samples, the largest latency on top (`low`) or the smallest, each sample knowing its index so
+ * that any one of them is removed in O(log n).
+ */
+class Heap {
+  readonly items: Array<Sample> = []
+  constructor(readonly low: boolean) {}
+
+  /** Whether `a` belongs nearer the top than `b`. */
+  private above(a: Sample, b: Sample): boolean {
+    return this.low ? a.latency > b.latency : a.latency < b.latency
+  }
+
+  private put(i: number, sample: Sample): void {
+    this.items[i] = sample
+    sample.index = i
+  }
+
+  push(sample: Sample): void {
+    sample.low = this.low
+    this.put(this.items.length, sample)
+    this.siftUp(sample.index)
+  }
+
+  remove(sample: Sample): void {
+    const last = this.items.pop() as Sample
+    if (last === sample) return
+    this.put(sample.index, last)
+    this.siftDown(this.siftUp(last.index))
+  }
+
+  pop(): Sample {
+    const top = this.items[0]
+    this.remove(top)
+    return top
+  }
+
+  /** Moves the sample at `i` up to its place; answers that place. */
+  private siftUp(i: number): number {
+    const sample = this.items[i]
+    while (i > 0) {
+      const parent = (i - 1) >> 1
+      if (!this.above(sample, this.items[parent])) break
+      this.put(i, this.items[parent])
+      i = parent
+    }
+    this.put(i, sample)
+    return i
+  }
+
+  private siftDown(i: number): void {
+    const { items } = this
+    const sample = items[i]
+    for (;;) {
+      let child = 2 * i + 1
+      if (child >= items.length) break
+      if (child + 1 < items.length && this.above(items[child + 1], items[child])) child++
+      if (!this.above(items[child], sample)) break
+      this.put(i, items[child])
+      i = child
+    }
+    this.put(i, sample)
+  }
+}
+
+/** The latencies of {@link adaptive}'s window, by order: see {@link percentileWindow}. */
+interface PercentileWindow {
+  readonly add: (latency: number) => Sample
+  readonly remove: (sample: Sample) => void
+  /** The nearest-rank percentile of the `count` latencies held. */
+  readonly value: (count: number) => number
+}
+
+/**
+ * The latencies of a sliding window split at the nearest rank `k = ceil(percentile / 100 · count)`: a max-heap of
+ * the `k` smallest and a min-heap of the rest, so the percentile is the first's top (the two-heap sliding median,
+ * generalised). Adding or removing a latency is O(log n); `k` moves by at most one per change of `count`, so the
+ * rebalancing before an answer moves O(1) latencies per change, amortised. Exact: no sketch, no error.
+ */
+const percentileWindow = (percentile: number): PercentileWindow => {
+  const low = new Heap(true)
+  const high = new Heap(false)
+  return {
+    add: (latency) => {
+      const sample: Sample = { latency, low: false, index: 0 }
+      const top = low.items[0]
+      // Every latency in `low` is at most every latency in `high`: a new one joins the side it belongs to.
+      ;(top !== undefined && latency <= top.latency ? low : high).push(sample)
+      return sample
+    },
+    remove: (sample) => (sample.low ? low : high).remove(sample),
+    value: (count) => {
+      const k = Math.max(1, Math.ceil((percentile * count) / 100))
+      while (low.items.length > k) high.push(low.pop())
+      while (low.items.length < k) low.push(high.pop())
+      return low.items[0].latency
+    }
+  }
+}
+
 /**
  * An adaptive retry guard (as in the "How to implement retries" write-up, 如何实现重试, 2021): over a sliding window
  * of recent attempts, refuses retries while the success rate is below a threshold or a latency percentile is above
@@ -265,33 +372,26 @@ export const adaptive = (options: AdaptiveOptions): LocalBudget => {
   // The samples in the window, oldest first, from `head` on; the front is dropped as time passes.
   const times: Array<number> = []
   const outcomes: Array<boolean> = []
-  const latencies: Array<number> = []
+  // Their latencies, only when a percentile is asked for: kept in order, so that an attempt costs O(log n), not a sort.
+  const samples: Array<Sample> = []
+  const latencies = maxLatencyPercentile === undefined ? undefined : percentileWindow(maxLatencyPercentile.percentile)
   let head = 0
   let successes = 0
-  // The window's latencies, sorted, kept until the window changes.
-  let sorted: Array<number> | undefined
 
   const expire = (now: number): void => {
     const cutoff = now - window
-    const start = head
     while (head < times.length && times[head] <= cutoff) {
       if (outcomes[head]) successes--
+      latencies?.remove(samples[head])
       head++
     }
-    if (head === start) return
-    sorted = undefined
     // Compact now and then, so that the arrays hold about the window's samples and no more.
     if (head > 1024 && head * 2 > times.length) {
       times.splice(0, head)
       outcomes.splice(0, head)
-      latencies.splice(0, head)
+      samples.splice(0, head)
       head = 0
     }
-  }
-
-  const percentileLatency = (percentile: number, count: number): number => {
-    sorted ??= latencies.slice(head).sort((a, b) => a - b)
-    return sorted[Math.max(1, Math.ceil((percentile * count) / 100)) - 1]
   }
 
   const record = (succeeded: boolean, latency: number, now: number): void => {
@@ -301,19 +401,15 @@ export const adaptive = (options: AdaptiveOptions): LocalBudget => {
     expire(now)
     times.push(now)
     outcomes.push(succeeded)
-    latencies.push(latency)
+    if (latencies !== undefined) samples.push(latencies.add(latency))
     if (succeeded) successes++
-    sorted = undefined
   }
 
   const allowed = (): boolean => {
     const count = times.length - head
     if (count < minSamples) return true
     if (successes / count < minSuccessRate) return false
-    return (
-      maxLatencyPercentile === undefined ||
-      percentileLatency(maxLatencyPercentile.percentile, count) <= maxLatencyPercentile.ms
-    )
+    return maxLatencyPercentile === undefined || (latencies as PercentileWindow).value(count) <= maxLatencyPercentile.ms
   }
 
   return {
@@ -386,7 +482,8 @@ const isTimeoutError = (error: unknown): boolean => {
  * - Unlike {@link tokenBucket}, where every failure costs a token, only retries cost here: a failure that the
  *   schedule will not retry takes nothing. With the defaults, 100 retries in a row (50 of timeouts) empty it.
  * - The quota is shared by every run that uses it and never exceeds `tokens`.
- * - Every option is checked when built: a `RangeError` names the bad one.
+ * - Every option is checked when built: a `RangeError` names a number out of range, a `TypeError` an `isTimeout`
+ *   that is not a function.
  *
  * @example
  * import * as Budget from 'fp-ts-retry/Budget'
