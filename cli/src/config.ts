@@ -18,6 +18,8 @@ export const DEFAULT_CONFIG = '{"exponential":"100ms","cap":"2s","jitter":"full"
 export interface NamedSchedule {
   readonly name: string
   readonly schedule: Schedule<unknown>
+  /** The config as read (parsed JSON), for {@link codeCondition}. */
+  readonly config: unknown
 }
 
 /**
@@ -55,7 +57,50 @@ export const readConfig = (argument: string, cwd = process.cwd()): NamedSchedule
     throw new UsageError(`${origin} is not a valid schedule config:\n${indent(parsed.left.message)}`)
   }
   const name = label ?? (source.startsWith('@') ? path.basename(source.slice(1), '.json') : JSON.stringify(json))
-  return { name, schedule: parsed.right }
+  return { name, schedule: parsed.right, config: json }
+}
+
+/** A `retryOn` or `neverRetryOn` of a config, with its codes. */
+export interface CodeCondition {
+  readonly key: 'retryOn' | 'neverRetryOn'
+  readonly codes: ReadonlyArray<ScheduleConfig.Code>
+}
+
+/**
+ * The first `retryOn` / `neverRetryOn` of a config, nested ones included, that stops a failure with this code
+ * (`undefined`: a failure without one), if any: how a command tells why a schedule made no retry. Codes compare
+ * as strings, as `ScheduleConfig.toSchedule` compares them.
+ */
+export const codeCondition = (config: unknown, code: ScheduleConfig.Code | undefined): CodeCondition | undefined => {
+  if (typeof config !== 'object' || config === null) return undefined
+  const record = config as Readonly<Record<string, unknown>>
+  for (const key of ['retryOn', 'neverRetryOn'] as const) {
+    const codes = record[key]
+    if (!Array.isArray(codes)) continue
+    const listed = code !== undefined && codes.map(String).includes(String(code))
+    if (listed === (key === 'neverRetryOn')) return { key, codes: codes as ReadonlyArray<ScheduleConfig.Code> }
+  }
+  for (const value of Object.values(record)) {
+    const nested = Array.isArray(value) ? value : [value]
+    for (const item of nested) {
+      const found = codeCondition(item, code)
+      if (found !== undefined) return found
+    }
+  }
+  return undefined
+}
+
+/** How a command names a {@link CodeCondition} that stopped a failure with `code`, e.g. "exit code 3 is not in retryOn [75]". */
+export const showCodeCondition = (
+  condition: CodeCondition,
+  code: ScheduleConfig.Code | undefined,
+  what: string
+): string => {
+  const list = `${condition.key} ${JSON.stringify(condition.codes)}`
+  if (condition.key === 'neverRetryOn') return `${what} ${JSON.stringify(code)} is in ${list}`
+  return code === undefined
+    ? `${list} retries only failures with one of these codes, and these carry none`
+    : `${what} ${JSON.stringify(code)} is not in ${list}`
 }
 
 const indent = (text: string): string =>

@@ -1,13 +1,13 @@
 /**
  * The commands of `fp-ts-retry`, on commander: `simulate`, `compare` and `run`, each with `--help`.
  */
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander'
+import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import * as fs from 'fs'
 import * as path from 'path'
 import * as Contention from 'fp-ts-retry/Contention'
 import * as Random from 'fp-ts-retry/Random'
 import { Duration } from 'fp-ts-retry/ScheduleConfig'
-import { DEFAULT_CONFIG, readConfig, UsageError } from './config'
+import { codeCondition, DEFAULT_CONFIG, readConfig, showCodeCondition, UsageError } from './config'
 import { compareReport } from './contention'
 import { contentionSpec, delayBandSpec, writeSvg } from './plot'
 import { runCommand } from './run'
@@ -130,7 +130,8 @@ export const program = (io: Io = processIo): Command => {
     .description(
       "Sample many runs of a schedule's delays and show, for each retry, the min / median / p95 / max delay and when it starts."
     )
-    .argument('[config]', `the schedule config (default: ${DEFAULT_CONFIG})`, DEFAULT_CONFIG)
+    // the default's description is the JSON itself: commander would print it again, escaped, as a string
+    .addArgument(new Argument('[config]', 'the schedule config').default(DEFAULT_CONFIG, DEFAULT_CONFIG))
     .addOption(new Option('--runs <n>', 'how many runs to sample').default(1000).argParser(wholeNumber('--runs', 1)))
     .addOption(
       new Option('--retries <n>', 'the most retries to show, for schedules that never stop (at most 10,000)')
@@ -181,7 +182,7 @@ Examples:
             )} (the samples are kept in memory), received ${options.runs} × ${options.retries}.`
           )
         }
-        const { name, schedule } = readConfig(argument)
+        const { name, schedule, config } = readConfig(argument)
         const sampleOptions = {
           runs: options.runs,
           retries: options.retries,
@@ -190,7 +191,14 @@ Examples:
           input: options.errorCode === undefined ? undefined : { code: options.errorCode }
         }
         const result = sample(schedule, sampleOptions)
-        io.stdout(`${sampleReport(name, result, sampleOptions)}\n`)
+        const condition = codeCondition(config, options.errorCode)
+        const why =
+          condition === undefined
+            ? undefined
+            : `${showCodeCondition(condition, options.errorCode, 'error code')} (${
+                options.errorCode === undefined ? 'give them one with --error-code' : 'set by --error-code'
+              })`
+        io.stdout(`${sampleReport(name, result, sampleOptions, why)}\n`)
         if (options.svg !== undefined) {
           await writeSvg(options.svg, delayBandSpec(name, result.runs, result.rows))
           io.stdout(`Wrote ${options.svg}.\n`)
@@ -278,7 +286,7 @@ Examples:
     .usage('[options] -- <command> [args...]')
     .argument('<command>', 'the program to run (not through a shell: use sh -c "..." for pipes and globs)')
     .argument('[args...]', 'its arguments')
-    .option('--schedule <config>', 'the schedule config', DEFAULT_CONFIG)
+    .addOption(new Option('--schedule <config>', 'the schedule config').default(DEFAULT_CONFIG, DEFAULT_CONFIG))
     .addOption(
       new Option('--seed <n>', 'seed the jitter draws, for a reproducible run (default: Math.random)').argParser(
         seedNumber
@@ -297,11 +305,15 @@ Examples:
   fp-ts-retry run --schedule @retry-policy.json -- sh -c 'pg_isready -h db && ./migrate'`
     )
     .action(async (command: string, args: ReadonlyArray<string>, options: { schedule: string; seed?: number }) => {
-      const { schedule } = readConfig(options.schedule)
+      const { schedule, config } = readConfig(options.schedule)
       const code = await runCommand({
         command,
         args,
         schedule,
+        why: (failure) => {
+          const condition = codeCondition(config, failure.code)
+          return condition === undefined ? undefined : showCodeCondition(condition, failure.code, 'exit code')
+        },
         seed: options.seed,
         log: (line) => io.stderr(`fp-ts-retry: ${line}\n`)
       })

@@ -23,6 +23,8 @@ export interface RunOptions {
   readonly args: ReadonlyArray<string>
   /** The schedule from the config: it sees each failure as a {@link Failure}. */
   readonly schedule: Schedule.Schedule<unknown>
+  /** Why the schedule stops at this failure, when the config can tell (its `retryOn` / `neverRetryOn`). */
+  readonly why?: (failure: Failure) => string | undefined
   readonly seed?: number
   /** Where progress lines go. */
   readonly log: (line: string) => void
@@ -110,7 +112,8 @@ export const runCommand = async (options: RunOptions): Promise<number> => {
         else if (E.isLeft(outcome) && outcome.left instanceof SpawnError) log(outcome.left.message)
         else if (E.isLeft(outcome)) {
           const failure = outcome.left as Failure
-          log(`attempt ${attempts} exited with code ${failure.code}; the schedule stops after ${status.iterNumber} ${status.iterNumber === 1 ? 'retry' : 'retries'}: giving up with exit code ${failure.code}`)
+          const why = reason === 'schedule' ? options.why?.(failure) : undefined
+          log(`attempt ${attempts} exited with code ${failure.code}; the schedule stops after ${status.iterNumber} ${status.iterNumber === 1 ? 'retry' : 'retries'}${why === undefined ? '' : ` (${why})`}: giving up with exit code ${failure.code}`)
         }
       }
     })(attempt)()

@@ -83,12 +83,16 @@ export const sample = (schedule: Schedule.Schedule<unknown>, options: SampleOpti
 
 const percent = (part: number, whole: number): string => `${Math.round((part / whole) * 100)}%`
 
-/** The table `simulate` prints, with a heading and a line on how the runs end. */
-export const sampleReport = (name: string, result: Sample, options: SampleOptions): string => {
+/**
+ * The table `simulate` prints, with a heading and a line on how the runs end; `why` says why a schedule that
+ * made no retry stopped, when the config can tell (its `retryOn` / `neverRetryOn`).
+ */
+export const sampleReport = (name: string, result: Sample, options: SampleOptions, why?: string): string => {
   const heading =
     `${name}\n${result.runs} sampled runs (seed ${options.seed}), each attempt taking ${ms(options.attemptDuration)} ms; ` +
     'delays and start times in ms'
-  if (result.rows.length === 0) return `${heading}\n\nNo retry: the schedule stops at the first failure.`
+  if (result.rows.length === 0)
+    return `${heading}\n\nNo retry: the schedule stops at the first failure${why === undefined ? '' : `: ${why}`}.`
   const body = table(
     ['retry', 'runs', 'min', 'median', 'p95', 'max', 'starts at (median)', 'starts at (p95)'],
     result.rows.map((r) => [

@@ -181,6 +181,16 @@ describe('fp-ts-retry (the CLI)', () => {
       assert.match(run.stdout, /SIGINT/)
     })
 
+    // Regression (issue 18, defect 14): simulate --help printed its default twice, the second time escaped.
+    it('should print the default config once, as JSON, in simulate and run --help', async () => {
+      const [simulate, run] = await Promise.all([cli(['simulate', '--help']), cli(['run', '--help'])])
+      for (const r of [simulate, run]) {
+        assert.strictEqual(r.code, 0, r.stderr)
+        assert.strictEqual(r.stdout.split('"maxElapsed":"10s"}').length - 1, 1, r.stdout)
+        assert.ok(!r.stdout.includes('\\"'), r.stdout)
+      }
+    })
+
     it('should exit 2 with usage help for an unknown command or a bad option value', async () => {
       const [unknown, badRuns, badClients, hugeRetries, hexSeed, tooMany] = await Promise.all([
         cli(['bogus']),
@@ -297,6 +307,29 @@ describe('fp-ts-retry (the CLI)', () => {
       assert.match(file.stdout, /No run stops within 4 retries/)
     })
 
+    // Regression (issue 18, defect 14): a config with retryOn and no --error-code said only "No retry".
+    it('should say which retryOn / neverRetryOn stopped every run, and name --error-code', async () => {
+      const [none, other, never] = await Promise.all([
+        cli(['simulate', '{"constant": "100ms", "maxRetries": 3, "retryOn": [75]}', '--runs', '10']),
+        cli(['simulate', '{"constant": "100ms", "maxRetries": 3, "retryOn": [75]}', '--runs', '10', '--error-code', '3']),
+        cli([
+          'simulate',
+          '{"intersect": [{"constant": "1s"}, {"constant": "100ms", "neverRetryOn": ["ECONNRESET"]}]}',
+          '--error-code',
+          'ECONNRESET'
+        ])
+      ])
+      for (const r of [none, other, never]) assert.strictEqual(r.code, 0, r.stderr)
+      assert.match(
+        none.stdout,
+        /No retry: the schedule stops at the first failure: retryOn \[75\] retries only failures with one of these codes, and these carry none \(give them one with --error-code\)\.\n$/
+      )
+      assert.match(other.stdout, /No retry: .*: error code 3 is not in retryOn \[75\] \(set by --error-code\)\.\n$/)
+      assert.match(never.stdout, /No retry: .*: error code "ECONNRESET" is in neverRetryOn \["ECONNRESET"\]/)
+      const listed = await cli(['simulate', '{"constant": "100ms", "maxRetries": 1, "retryOn": [75]}', '--error-code', '75'])
+      assert.match(listed.stdout, /Every run stops by itself within 1 retry/)
+    })
+
     it('should write the delay band as an SVG plot with --svg', async () => {
       const r = await cli([
         'simulate',
@@ -380,6 +413,7 @@ describe('fp-ts-retry (the CLI)', () => {
       ])
       assert.strictEqual(fatal.code, 4, fatal.stderr)
       assert.strictEqual(attemptsMade(), 1)
+      assert.match(fatal.stderr, /stops after 0 retries \(exit code 4 is in neverRetryOn \[4\]\)/)
       const missing = await cli([
         'run',
         '--schedule',
@@ -390,6 +424,19 @@ describe('fp-ts-retry (the CLI)', () => {
       assert.strictEqual(missing.code, 127)
       assert.match(missing.stderr, /cannot run fp-ts-retry-no-such-command: command not found/)
       assert.doesNotMatch(missing.stderr, /attempt 2/)
+    })
+
+    // Regression (issue 18, defect 14): a retryOn that did not list the exit code said "stops after 0 retries" only.
+    it('should say which retryOn / neverRetryOn stopped the run', async () => {
+      const r = await cli(['run', '--schedule', '{"constant": "10ms", "maxRetries": 5, "retryOn": [75]}', '--', ...flaky([75, 3, 0])])
+      assert.strictEqual(r.code, 3, r.stderr)
+      assert.strictEqual(attemptsMade(), 2)
+      assert.match(
+        r.stderr,
+        /attempt 2 exited with code 3; the schedule stops after 1 retry \(exit code 3 is not in retryOn \[75\]\): giving up with exit code 3\n/
+      )
+      const maxed = await cli(['run', '--schedule', '{"constant": "10ms", "maxRetries": 0, "retryOn": [4]}', '--', ...flaky([4])])
+      assert.match(maxed.stderr, /the schedule stops after 0 retries: giving up with exit code 4\n/)
     })
 
     it('should stop at once on SIGINT while waiting to retry: no further attempt, exit code 130', async () => {
