@@ -1,10 +1,12 @@
 /**
  * The demo's flaky operation over real HTTP: a `node:http` server on loopback that resets the first connection,
  * answers the second with `503 Service Unavailable` and `Retry-After: 1`, and the third with the stock. The client
- * is `Http.retryingFetch` with the real clock; the server's 1 s is clamped to 200 ms so that the demo stays quick.
+ * is `Http.retryingFetch` with the real clock; the server's 1 s is clamped to 200 ms so that the demo stays quick,
+ * and the log line of that retry says so.
  * The server is closed at the end, so the process can exit.
  */
 import { pipe } from 'fp-ts/function'
+import * as O from 'fp-ts/Option'
 import * as http from 'http'
 import type { AddressInfo } from 'net'
 import * as Clock from '../src/Clock'
@@ -42,13 +44,27 @@ const startServer = async (log: (line: string) => void): Promise<{ readonly url:
   }
 }
 
+/** The longest wait a server's Retry-After may impose: the server's 1 s is clamped to it, to keep the demo quick. */
+const RETRY_AFTER_MAX = 200
+
+/** When the schedule waited less than the server's Retry-After asked for, why: the clamp. */
+const clamped = (error: Http.HttpError, delay: number): string => {
+  const header = error._tag === 'StatusError' ? error.response.headers.get('retry-after') : null
+  const asked = header === null ? O.none : Http.parseRetryAfter(header, Clock.live.now())
+  return O.isSome(asked) && asked.value > delay
+    ? ` (the server asked for ${ms(asked.value)}; Http.retryAfter(${RETRY_AFTER_MAX}) clamps it to ${ms(delay)})`
+    : ''
+}
+
 /** One line per attempt, from the runner's hooks, timed from the start of the run. */
 const httpLogger = (at: () => string): Hooks<Http.HttpError> => {
   let retries = 0
   return {
     onRetry: (error, _, delay) => {
       retries++
-      console.log(`  ${at()}  attempt ${retries} failed: ${Http.Show.show(error)}; retry ${retries} in ${ms(delay)}`)
+      console.log(
+        `  ${at()}  attempt ${retries} failed: ${Http.Show.show(error)}; retry ${retries} in ${ms(delay)}${clamped(error, delay)}`
+      )
     },
     onDone: (result, _, reason) => {
       const outcome = result._tag === 'Right' ? 'succeeded' : `failed (${reason})`
@@ -66,7 +82,7 @@ export const overHttp = async (): Promise<void> => {
     const policy = pipe(
       Schedule.exponential(50), //             50, 100, 200, ... ms
       Schedule.capped(200), //                 ... at most 200 ms
-      Http.retryAfter(200), //                 the server's Retry-After instead, clamped to 200 ms
+      Http.retryAfter(RETRY_AFTER_MAX), //     the server's Retry-After instead, clamped to 200 ms
       Schedule.intersect(Schedule.recurs(4)), // 4 retries, 5 attempts
       Schedule.upTo(3000) //                   last, so that it counts the Retry-After delays too
     )
