@@ -23,11 +23,11 @@
  */
 import * as E from 'fp-ts/Either'
 import * as O from 'fp-ts/Option'
+import type { Cursor, Json, RetryState, Schedule, ScheduleEvent, StepContext, Stepper } from './internal/model'
+import { showValue } from './internal/show'
 import * as validate from './internal/validate'
 import * as Random from './Random'
-import type { RetryState } from './RetryState'
 import * as RetryStatus from './RetryStatus'
-import type { Cursor, Schedule, ScheduleEvent, StepContext, Stepper } from './Schedule'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -130,6 +130,46 @@ export class ScheduleMismatch extends Error {
   ) {
     super(`Driver: the stored run belongs to the schedule ${found}, not to ${expected}`)
     this.name = 'ScheduleMismatch'
+  }
+}
+
+/**
+ * A stored run of the right schedule whose `scheduleState` that schedule never makes (`Schedule.isState` refuses
+ * it): a state tampered with, or written by a version of the schedule that kept another state.
+ *
+ * **Details**
+ *
+ * Going on from such a state could retry for ever at 0 ms (a `recurs(3)` restored from `"abc"`) or throw deep in
+ * a run; `Driver.restore` refuses it instead.
+ *
+ * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as assert from 'assert'
+ *
+ * const stored = { ...Driver.make(Schedule.recurs(3)).snapshot(), scheduleState: 'abc' }
+ * const restored = Driver.restore(Schedule.recurs(3), stored)
+ * assert.ok(restored._tag === 'Left' && restored.left instanceof Driver.InvalidState)
+ * assert.strictEqual(restored.left.message, 'Driver: the stored state "abc" is not a state of the schedule recurs(3)')
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export class InvalidState extends Error {
+  /**
+   * The tag that tells this error apart in a union of errors.
+   *
+   * @since 0.2.0
+   */
+  readonly _tag = 'InvalidState'
+  constructor(
+    /** The description of the schedule. */
+    readonly schedule: string,
+    /** The stored state it refused. */
+    readonly state: Json
+  ) {
+    super(`Driver: the stored state ${showValue(state)} is not a state of the schedule ${schedule}`)
+    this.name = 'InvalidState'
   }
 }
 
@@ -264,10 +304,19 @@ class Run<In> implements Driver<In> {
   }
 }
 
+/** Whether `schedule` can go on from `state`: a check that throws (a user's) refuses it. */
+const isStateOf = (schedule: Schedule<never>, state: Json): boolean => {
+  try {
+    return schedule.isState(state) === true
+  } catch {
+    return false
+  }
+}
+
 /** Out of `advance`, so that its message does not make `advance` too big to inline into a runner's loop. */
 const badDelay = (schedule: Schedule<never>, delay: unknown): never => {
   throw new RangeError(
-    `Driver: the schedule ${schedule.description} answered the delay ${String(delay)}; ` +
+    `Driver: the schedule ${schedule.description} answered the delay ${showValue(delay)}; ` +
       `a delay must be a finite number of ms in [0, ${validate.MAX_DELAY}]`
   )
 }
@@ -318,7 +367,9 @@ export const make = <In>(schedule: Schedule<In>, options: DriverOptions = {}): D
  *
  * **Details**
  *
- * - The state must come from the same schedule (same `description`), else a `Left` of {@link ScheduleMismatch}.
+ * - The state must come from the same schedule (same `description`), else a `Left` of {@link ScheduleMismatch}, and
+ *   its `scheduleState` must be one that schedule makes (`schedule.isState`), else a `Left` of {@link InvalidState}:
+ *   a tampered state is refused, never a run that retries for ever at 0 ms or throws later.
  * - `onEvent` is told of what the schedule reports, as with {@link make}.
  * - Draws come from `random` when given; else from the stored position of a seeded generator (so a resumed run
  *   draws what an uninterrupted one would); else from `Random.live`.
@@ -348,9 +399,11 @@ export const restore = <In>(
   state: RetryState,
   random?: Random.Random,
   onEvent?: DriverOptions['onEvent']
-): E.Either<ScheduleMismatch, Driver<In>> => {
-  validate.stepping('Driver.restore', 'schedule', schedule)
+): E.Either<ScheduleMismatch | InvalidState, Driver<In>> => {
+  validate.implementing('Driver.restore', 'schedule', 'a Schedule', ['stepper', 'isState'], schedule)
   if (state.schedule !== schedule.description) return E.left(new ScheduleMismatch(schedule.description, state.schedule))
+  if (!isStateOf(schedule, state.scheduleState))
+    return E.left(new InvalidState(schedule.description, state.scheduleState))
   const start = validate.finite('Driver.restore', 'state.startedAt', state.startedAt)
   const draws = random ?? (state.random === null ? Random.live : Random.fromState(state.random))
   return E.right(new Run(schedule, start, draws, state.scheduleState, onEvent).resume(state))

@@ -13,10 +13,10 @@ import { pipe } from 'fp-ts/function'
 import * as t from 'io-ts'
 import * as Driver from './Driver'
 import { JsonCodec } from './internal/json'
+import type * as model from './internal/model'
+import type { RetryStatus, Schedule } from './internal/model'
 import * as validate from './internal/validate'
 import type { Random } from './Random'
-import type { RetryStatus } from './RetryStatus'
-import type { Json, Schedule } from './Schedule'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -28,7 +28,8 @@ import type { Json, Schedule } from './Schedule'
  * **Details**
  *
  * - `schedule`: the `description` of the schedule that made it; resuming with another schedule is refused.
- * - `scheduleState`: the schedule's own state after its latest decision.
+ * - `scheduleState`: the schedule's own state after its latest decision. The codec checks that it is JSON;
+ *   whether it is a state of the schedule is checked on restore (`Driver.InvalidState`).
  * - `iterNumber`, `cumulativeDelay`, `previousDelay` (`null` before the first retry): the retry status.
  * - `startedAt`: when the first attempt started, by the run's clock (epoch ms for `Clock.live`), so `elapsed`
  *   and `upTo` budgets count the time the process was down.
@@ -56,16 +57,7 @@ import type { Json, Schedule } from './Schedule'
  * @category model
  * @since 0.1.0
  */
-export interface RetryState {
-  readonly schedule: string
-  readonly scheduleState: Json
-  readonly iterNumber: number
-  readonly cumulativeDelay: number
-  readonly previousDelay: number | null
-  readonly startedAt: number
-  readonly dueAt: number
-  readonly random: ReadonlyArray<number> | null
-}
+export type RetryState = model.RetryState
 
 /**
  * The answer of {@link next}: the run is over (`Done`), or the next attempt is `Scheduled` at `state.dueAt`.
@@ -157,7 +149,8 @@ export const start = <In>(schedule: Schedule<In>, startedAt: number): RetryState
  *
  * **Details**
  *
- * - Pass the same schedule (rebuilt from the same config) each time; another one is a `Driver.ScheduleMismatch`.
+ * - Pass the same schedule (rebuilt from the same config) each time; another one is a `Driver.ScheduleMismatch`,
+ *   and a `scheduleState` that schedule never makes a `Driver.InvalidState`.
  * - Pass a `Random` restored with `Random.fromState(state.random)` (or any `Random` when `state.random` is
  *   `null`); a `SeededRandom`'s position is stored in the next state.
  * - For the first failure, start from {@link start} with the time the first attempt started.
@@ -188,7 +181,7 @@ export const next = <In>(
   input: In,
   now: number,
   random: Random
-): E.Either<Driver.ScheduleMismatch, Step> => {
+): E.Either<Driver.ScheduleMismatch | Driver.InvalidState, Step> => {
   validate.finite('RetryState.next', 'now', now)
   return pipe(
     Driver.restore(schedule, state, random),

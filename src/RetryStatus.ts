@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 import * as O from 'fp-ts/Option'
+import type * as model from './internal/model'
 
 /**
  * The status of a run, as seen by a schedule deciding on the next retry and by an action that asks for it.
@@ -21,6 +22,7 @@ import * as O from 'fp-ts/Option'
  * @example
  * import * as RetryStatus from 'fp-ts-retry/RetryStatus'
  * import * as O from 'fp-ts/Option'
+import type * as model from './internal/model'
  * import * as assert from 'assert'
  *
  * const status: RetryStatus.RetryStatus = { iterNumber: 2, elapsed: 310, cumulativeDelay: 300, previousDelay: O.some(200) }
@@ -29,12 +31,7 @@ import * as O from 'fp-ts/Option'
  * @category model
  * @since 0.1.0
  */
-export interface RetryStatus {
-  readonly iterNumber: number
-  readonly elapsed: number
-  readonly cumulativeDelay: number
-  readonly previousDelay: O.Option<number>
-}
+export type RetryStatus = model.RetryStatus
 
 /**
  * The status of a run that has not retried yet.
@@ -42,6 +39,7 @@ export interface RetryStatus {
  * @example
  * import * as RetryStatus from 'fp-ts-retry/RetryStatus'
  * import * as O from 'fp-ts/Option'
+import type * as model from './internal/model'
  * import * as assert from 'assert'
  *
  * assert.deepStrictEqual(RetryStatus.initial, { iterNumber: 0, elapsed: 0, cumulativeDelay: 0, previousDelay: O.none })

@@ -24,10 +24,10 @@ import type { Monoid } from 'fp-ts/Monoid'
 import type { Option } from 'fp-ts/Option'
 import type { Predicate } from 'fp-ts/Predicate'
 import * as Driver from './Driver'
+import type * as model from './internal/model'
 import { showValue } from './internal/show'
 import * as validate from './internal/validate'
 import * as Random from './Random'
-import type { RetryStatus } from './RetryStatus'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -44,7 +44,7 @@ import type { RetryStatus } from './RetryStatus'
  * @category model
  * @since 0.1.0
  */
-export type Json = null | boolean | number | string | ReadonlyArray<Json> | { readonly [key: string]: Json }
+export type Json = model.Json
 
 /**
  * A schedule's answer: retry after `delay` ms and continue from `state`.
@@ -58,11 +58,7 @@ export type Json = null | boolean | number | string | ReadonlyArray<Json> | { re
  * @category model
  * @since 0.1.0
  */
-export interface Continue<S = Json> {
-  readonly _tag: 'Continue'
-  readonly delay: number
-  readonly state: S
-}
+export type Continue<S = Json> = model.Continue<S>
 
 /**
  * A schedule's answer: stop retrying.
@@ -76,9 +72,7 @@ export interface Continue<S = Json> {
  * @category model
  * @since 0.1.0
  */
-export interface Done {
-  readonly _tag: 'Done'
-}
+export type Done = model.Done
 
 /**
  * What a schedule's step answers: `Continue` (retry after a delay, with a next state) or `Done`.
@@ -93,7 +87,7 @@ export interface Done {
  * @category model
  * @since 0.1.0
  */
-export type Decision<S = Json> = Continue<S> | Done
+export type Decision<S = Json> = model.Decision<S>
 
 /**
  * What a step sees when it decides: the input (for `retrying`, the error just seen), the run's status, the
@@ -121,13 +115,7 @@ export type Decision<S = Json> = Continue<S> | Done
  * @category model
  * @since 0.2.0
  */
-export interface StepContext<In> {
-  readonly input: In
-  readonly status: RetryStatus
-  readonly now: number
-  readonly dueAt: number
-  readonly random: Random.Random
-}
+export type StepContext<In> = model.StepContext<In>
 
 /**
  * A time limit a schedule holds, as data: `Elapsed` for {@link upTo}, `CumulativeDelay` for
@@ -150,10 +138,7 @@ export interface StepContext<In> {
  * @category model
  * @since 0.2.0
  */
-export type TimeLimit =
-  | { readonly _tag: 'Elapsed'; readonly ms: number }
-  | { readonly _tag: 'CumulativeDelay'; readonly ms: number }
-  | { readonly _tag: 'Unknown' }
+export type TimeLimit = model.TimeLimit
 
 /**
  * Something a schedule tells its interpreter while deciding, without changing the decision: for now, a hint of
@@ -172,7 +157,7 @@ export type TimeLimit =
  * @category model
  * @since 0.2.0
  */
-export type ScheduleEvent = { readonly _tag: 'HintIgnored'; readonly hint: unknown }
+export type ScheduleEvent = model.ScheduleEvent
 
 /**
  * What a {@link Stepper} reads at each step: the {@link Driver.Driver} running it exposes these fields in place,
@@ -191,17 +176,7 @@ export type ScheduleEvent = { readonly _tag: 'HintIgnored'; readonly hint: unkno
  * @category model
  * @since 0.2.0
  */
-export interface Cursor<In> {
-  readonly input: In
-  readonly now: number
-  readonly dueAt: number
-  readonly random: Random.Random
-  readonly iterNumber: number
-  readonly elapsed: number
-  readonly cumulativeDelay: number
-  readonly context: () => StepContext<In>
-  readonly report: (event: ScheduleEvent) => void
-}
+export type Cursor<In> = model.Cursor<In>
 
 /**
  * A schedule running from one state, its working state kept in place: how a {@link Driver.Driver} steps a
@@ -227,10 +202,7 @@ export interface Cursor<In> {
  * @category model
  * @since 0.2.0
  */
-export interface Stepper<In> {
-  readonly next: (cursor: Cursor<In>) => number
-  readonly state: () => Json
-}
+export type Stepper<In> = model.Stepper<In>
 
 /**
  * A retry policy as a value. `In` is what the schedule looks at: for `retrying`, the error just seen.
@@ -244,6 +216,8 @@ export interface Stepper<In> {
  *   in place, what the {@link Driver.Driver} uses; the two always agree.
  * - Metadata is data: `readsTime` says whether a step may read the time (`now`, `status.elapsed`), so that the
  *   runner reads no clock for a schedule that never does; `timeLimits` lists the {@link TimeLimit}s it holds.
+ * - `isState(state)` tells whether a stored state is one this schedule makes, so that `Driver.restore` refuses a
+ *   tampered one (`Driver.InvalidState`); a combinator checks its parts with theirs. It never throws.
  * - A schedule is pure: it never reads the clock or `Math.random` itself, and its state is plain {@link Json},
  *   so one value can drive any number of concurrent runs and a run can be stored and resumed.
  * - `Schedule` is contravariant in `In`: a `Schedule<unknown>` (every constructor) retries any error.
@@ -264,14 +238,7 @@ export interface Stepper<In> {
  * @category model
  * @since 0.1.0
  */
-export interface Schedule<in In> {
-  readonly description: string
-  readonly initial: Json
-  readonly step: (state: Json, context: StepContext<In>) => Decision
-  readonly stepper: (state: Json) => Stepper<In>
-  readonly readsTime: boolean
-  readonly timeLimits: ReadonlyArray<TimeLimit>
-}
+export type Schedule<In> = model.Schedule<In>
 
 /**
  * Options of {@link make}.
@@ -281,13 +248,23 @@ export interface Schedule<in In> {
  * - `description` (default `"custom"`) names the schedule in logs and in persisted runs: give two different
  *   custom schedules different descriptions, so that resuming a stored run with the wrong one is detected.
  * - `readsTime` (default `true`): whether the step reads `context.now` or `context.status.elapsed`. Say `false`
- *   when it does not, so that the runner can leave the clock alone. A step that reads the time may hold a time
- *   limit, so the schedule then lists an `Unknown` {@link TimeLimit}.
+ *   when it does not, so that the runner can leave the clock alone.
+ * - `timeLimits` (default: an `Unknown` {@link TimeLimit} when `readsTime` is true, none otherwise): the limits the
+ *   step holds. A combinator of your own written over another schedule's `step` passes that schedule's
+ *   `timeLimits` on, so that `withHint` and `Http.retryAfter` still refuse to come after a limit inside it.
+ * - `isState` (default: every state is accepted): whether a stored state is one the step can go on from, so that
+ *   `Driver.restore` answers `InvalidState` for a tampered one instead of a run that misbehaves. Give it when runs
+ *   are stored; a combinator of your own checks its inner schedule's part with that schedule's `isState`. It must
+ *   not throw (a throw counts as a refusal).
  *
  * @example
  * import type { MakeOptions } from 'fp-ts-retry/Schedule'
  *
- * const options: MakeOptions = { description: 'everyOther', readsTime: false }
+ * const options: MakeOptions = {
+ *   description: 'everyOther',
+ *   readsTime: false,
+ *   isState: (state) => typeof state === 'number' && Number.isSafeInteger(state) && state >= 0
+ * }
  *
  * @category model
  * @since 0.2.0
@@ -295,6 +272,8 @@ export interface Schedule<in In> {
 export interface MakeOptions {
   readonly description?: string | undefined
   readonly readsTime?: boolean | undefined
+  readonly timeLimits?: ReadonlyArray<TimeLimit> | undefined
+  readonly isState?: ((state: Json) => boolean) | undefined
 }
 
 /**
@@ -368,14 +347,18 @@ const cursorOf = <In>(context: StepContext<In>): Cursor<In> => ({
   report: () => undefined
 })
 
+/** What a schedule is built from: every field of a {@link Schedule} but its `step`, which follows from them. */
+interface Parts<In> {
+  readonly description: string
+  readonly initial: Json
+  readonly stepper: (state: Json) => Stepper<In>
+  readonly isState: (state: Json) => boolean
+  readonly readsTime: boolean
+  readonly timeLimits: ReadonlyArray<TimeLimit>
+}
+
 /** Every schedule is built here: its pure `step` is its stepper run once from the given state. */
-const build = <In>(
-  description: string,
-  initial: Json,
-  stepper: (state: Json) => Stepper<In>,
-  readsTime: boolean,
-  timeLimits: ReadonlyArray<TimeLimit>
-): Schedule<In> => ({
+const build = <In>({ description, initial, stepper, isState, readsTime, timeLimits }: Parts<In>): Schedule<In> => ({
   description,
   initial,
   step: (state: Json, context: StepContext<In>): Decision => {
@@ -384,15 +367,37 @@ const build = <In>(
     return delay < 0 ? done : continueAfter(delay, running.state())
   },
   stepper,
+  isState,
   readsTime,
   timeLimits
 })
+
+/** The limits of a schedule that holds none. */
+const NO_LIMITS: ReadonlyArray<TimeLimit> = []
+
+/** The state of a schedule that keeps none. */
+const isNull = (state: Json): boolean => state === null
+
+/** A number in `[min, max]` (of the schedule's own making: a stored state out of it was not made by it). */
+const isWithin =
+  (min: number, max: number) =>
+  (state: Json): boolean =>
+    typeof state === 'number' && state >= min && state <= max
+
+/** A whole number in `[0, max]`: a count of the schedule's own. */
+const isCountUpTo =
+  (max: number) =>
+  (state: Json): boolean =>
+    validate.isCount(state) && state <= max
+
+/** An array of `n` items, the form of a composite state, read before its items are. */
+const isTuple = (state: Json, n: number): state is ReadonlyArray<Json> => Array.isArray(state) && state.length === n
 
 /** A delay made by user code, checked where it was made: a RangeError naming `where`, never a clamp. */
 const checkDelay = (where: string, delay: unknown): number => {
   if (typeof delay === 'number' && delay >= 0 && delay <= validate.MAX_DELAY) return delay + 0 // -0 becomes 0
   throw new RangeError(
-    `${where} returned the delay ${typeof delay === 'number' ? String(delay) : showValue(delay)}; ` +
+    `${where} returned the delay ${showValue(delay)}; ` +
       `a delay must be a finite number of ms in [0, ${validate.MAX_DELAY}]`
   )
 }
@@ -407,9 +412,6 @@ const isTagged = (value: unknown, a: string, b: string): boolean => {
   return tag === a || tag === b
 }
 
-/** A schedule argument, checked when a combinator is built. */
-const checkSchedule = validate.schedule
-
 /** A stepper without state, shared by every run: it allocates nothing, ever. */
 const stateless = <In>(next: (cursor: Cursor<In>) => number): (() => Stepper<In>) => {
   const stepper: Stepper<In> = { next, state: () => null }
@@ -417,16 +419,16 @@ const stateless = <In>(next: (cursor: Cursor<In>) => number): (() => Stepper<In>
 }
 
 /**
- * A schedule whose state is one number: `delayOf` reads the delay from it (or `STOP`), `after` moves it on once
- * a retry is decided. Two callbacks rather than a returned pair, so that a step allocates nothing.
+ * The stepper of a schedule whose state is one number: `delayOf` reads the delay from it (or `STOP`), `after`
+ * moves it on once a retry is decided. Two callbacks rather than a returned pair, so that a step allocates nothing.
  */
-const numeric = (
-  description: string,
-  initial: number,
-  delayOf: (state: number, cursor: Cursor<unknown>) => number,
-  after: (state: number, delay: number) => number
-): Schedule<unknown> =>
-  build(description, initial, (state) => new NumericStepper(state as number, delayOf, after), false, [])
+const numeric =
+  (
+    delayOf: (state: number, cursor: Cursor<unknown>) => number,
+    after: (state: number, delay: number) => number
+  ): ((state: Json) => Stepper<unknown>) =>
+  (state) =>
+    new NumericStepper(state as number, delayOf, after)
 
 // Steppers are small classes rather than closures: a class's methods are its own functions, so the call sites
 // inside one (`this.inner.next`) see only the schedules built with that class, where the JIT can inline them; the
@@ -474,6 +476,25 @@ class RecursStepper implements Stepper<unknown> {
   }
 }
 
+const UNKNOWN_LIMIT: ReadonlyArray<TimeLimit> = [{ _tag: 'Unknown' }]
+
+/** The default of `make`'s `isState`: a step of the user's may go on from anything it was given. */
+const anyState = (): boolean => true
+
+const isTimeLimit = (limit: unknown): boolean => {
+  if (limit === null || typeof limit !== 'object') return false
+  const { _tag, ms } = limit as { readonly _tag?: unknown; readonly ms?: unknown }
+  return _tag === 'Unknown' || ((_tag === 'Elapsed' || _tag === 'CumulativeDelay') && validate.isDuration(ms))
+}
+
+/** A list of time limits given by a user, copied: changing the array afterwards does not change the schedule. */
+const checkTimeLimits = (where: string, name: string, limits: unknown): ReadonlyArray<TimeLimit> => {
+  if (!Array.isArray(limits) || !limits.every(isTimeLimit)) {
+    throw new TypeError(`${where}: ${name} must be an array of TimeLimit, received ${showValue(limits)}`)
+  }
+  return [...(limits as ReadonlyArray<TimeLimit>)]
+}
+
 /**
  * A schedule from an initial state and a pure step: how users write a schedule of their own.
  *
@@ -485,7 +506,9 @@ class RecursStepper implements Stepper<unknown> {
  * - `options.description` (default `"custom"`) names the schedule in logs and in persisted runs: give two
  *   different custom schedules different descriptions, so that resuming a stored run with the wrong one is
  *   detected. `options.readsTime` (default `true`) says whether the step reads `now` or `status.elapsed`; say
- *   `false` when it does not, and the runner reads no clock for it (see {@link MakeOptions}).
+ *   `false` when it does not, and the runner reads no clock for it. `options.timeLimits` carries the limits of a
+ *   schedule the step wraps; `options.isState` tells a stored state of this schedule from junk (see
+ *   {@link MakeOptions}).
  * - The delays the step returns are checked where they are made: a negative, NaN, infinite or non-number delay
  *   is a `RangeError` naming the schedule, and anything but a `Decision` a `TypeError`. Never a clamp.
  *
@@ -496,9 +519,11 @@ class RecursStepper implements Stepper<unknown> {
  * // 10, 20, 30 ms, then stop
  * const three = Schedule.make(1, (n: number) => (n <= 3 ? Schedule.continueAfter(10 * n, n + 1) : Schedule.done), {
  *   description: 'three',
- *   readsTime: false
+ *   readsTime: false,
+ *   isState: (state) => state === 1 || state === 2 || state === 3 || state === 4
  * })
  * assert.deepStrictEqual(Schedule.delays(three), [10, 20, 30])
+ * assert.strictEqual(three.isState('abc'), false)
  * assert.throws(() => Schedule.delays(Schedule.make(null, () => Schedule.continueAfter(-1, null))), RangeError)
  *
  * @category constructors
@@ -511,19 +536,25 @@ export const make = <S extends Json, In = unknown>(
 ): Schedule<In> => {
   validate.callable('Schedule.make', 'step', step)
   validate.object('Schedule.make', 'options', options)
-  const description = validate.orDefault(options.description, 'custom')
-  if (typeof description !== 'string') {
-    throw new TypeError(`Schedule.make: options.description must be a string, received ${showValue(description)}`)
-  }
-  const readsTime = validate.orDefault(options.readsTime, true)
-  if (typeof readsTime !== 'boolean') {
-    throw new TypeError(`Schedule.make: options.readsTime must be a boolean, received ${showValue(readsTime)}`)
-  }
+  const description = validate.string(
+    'Schedule.make',
+    'options.description',
+    validate.orDefault(options.description, 'custom')
+  )
+  const readsTime = validate.boolean('Schedule.make', 'options.readsTime', validate.orDefault(options.readsTime, true))
+  const timeLimits =
+    options.timeLimits === undefined
+      ? readsTime
+        ? UNKNOWN_LIMIT
+        : NO_LIMITS
+      : checkTimeLimits('Schedule.make', 'options.timeLimits', options.timeLimits)
+  const isState =
+    options.isState === undefined ? anyState : validate.callable('Schedule.make', 'options.isState', options.isState)
   const where = `Schedule.make: the step of ${description}`
-  return build<In>(
+  return build<In>({
     description,
     initial,
-    (state) => {
+    stepper: (state) => {
       // The one place where the state's type is forgotten: a schedule is only ever stepped with its own states.
       let current = state as S
       return {
@@ -541,9 +572,10 @@ export const make = <S extends Json, In = unknown>(
         state: () => current
       }
     },
+    isState,
     readsTime,
-    readsTime ? [{ _tag: 'Unknown' }] : []
-  )
+    timeLimits
+  })
 }
 
 /**
@@ -563,13 +595,14 @@ export const make = <S extends Json, In = unknown>(
  * @category constructors
  * @since 0.1.0
  */
-export const forever: Schedule<unknown> = build(
-  'forever',
-  null,
-  stateless(() => 0),
-  false,
-  []
-)
+export const forever: Schedule<unknown> = build({
+  description: 'forever',
+  initial: null,
+  stepper: stateless(() => 0),
+  isState: isNull,
+  readsTime: false,
+  timeLimits: NO_LIMITS
+})
 
 /**
  * Never retries: one attempt.
@@ -587,13 +620,14 @@ export const forever: Schedule<unknown> = build(
  * @category constructors
  * @since 0.1.0
  */
-export const stop: Schedule<unknown> = build(
-  'stop',
-  null,
-  stateless(() => STOP),
-  false,
-  []
-)
+export const stop: Schedule<unknown> = build({
+  description: 'stop',
+  initial: null,
+  stepper: stateless(() => STOP),
+  isState: isNull,
+  readsTime: false,
+  timeLimits: NO_LIMITS
+})
 
 /**
  * Retries forever, waiting `delay` ms each time.
@@ -609,13 +643,14 @@ export const stop: Schedule<unknown> = build(
  */
 export const constant = (delay: number): Schedule<unknown> => {
   const d = validate.saturate(validate.duration('Schedule.constant', 'delay', delay))
-  return build(
-    `constant(${d})`,
-    null,
-    stateless(() => d),
-    false,
-    []
-  )
+  return build({
+    description: `constant(${d})`,
+    initial: null,
+    stepper: stateless(() => d),
+    isState: isNull,
+    readsTime: false,
+    timeLimits: NO_LIMITS
+  })
 }
 
 /**
@@ -639,8 +674,15 @@ export const constant = (delay: number): Schedule<unknown> => {
 export const exponential = (base: number, factor = 2): Schedule<unknown> => {
   const b = validate.saturate(validate.duration('Schedule.exponential', 'base', base))
   const f = validate.atLeast('Schedule.exponential', 'factor', 1, factor)
-  // The state is the next delay: one multiplication a step, no Math.pow.
-  return build(`exponential(${b}, ${f})`, b, (state) => new ExponentialStepper(state as number, f), false, [])
+  // The state is the next delay: one multiplication a step, no Math.pow; it never falls below `base`.
+  return build({
+    description: `exponential(${b}, ${f})`,
+    initial: b,
+    stepper: (state) => new ExponentialStepper(state as number, f),
+    isState: isWithin(b, validate.MAX_DELAY),
+    readsTime: false,
+    timeLimits: NO_LIMITS
+  })
 }
 
 /**
@@ -657,7 +699,15 @@ export const exponential = (base: number, factor = 2): Schedule<unknown> => {
  */
 export const linear = (step: number): Schedule<unknown> => {
   const s = validate.saturate(validate.duration('Schedule.linear', 'step', step))
-  return numeric(`linear(${s})`, s, identity, (delay) => validate.saturate(delay + s))
+  // The state is the next delay, never below `step`.
+  return build({
+    description: `linear(${s})`,
+    initial: s,
+    stepper: numeric(identity, (delay) => validate.saturate(delay + s)),
+    isState: isWithin(s, validate.MAX_DELAY),
+    readsTime: false,
+    timeLimits: NO_LIMITS
+  })
 }
 
 /**
@@ -674,10 +724,11 @@ export const linear = (step: number): Schedule<unknown> => {
  */
 export const fibonacci = (base: number): Schedule<unknown> => {
   const b = validate.saturate(validate.duration('Schedule.fibonacci', 'base', base))
-  return build(
-    `fibonacci(${b})`,
-    [b, b],
-    (state) => {
+  const isDelay = isWithin(b, validate.MAX_DELAY)
+  return build({
+    description: `fibonacci(${b})`,
+    initial: [b, b],
+    stepper: (state) => {
       let [current, next] = state as readonly [number, number]
       return {
         next: () => {
@@ -689,9 +740,10 @@ export const fibonacci = (base: number): Schedule<unknown> => {
         state: () => [current, next]
       }
     },
-    false,
-    []
-  )
+    isState: (state) => isTuple(state, 2) && isDelay(state[0]) && isDelay(state[1]),
+    readsTime: false,
+    timeLimits: NO_LIMITS
+  })
 }
 
 /**
@@ -718,14 +770,23 @@ export const fibonacci = (base: number): Schedule<unknown> => {
 export const decorrelatedJitter = (base: number, cap: number): Schedule<unknown> => {
   const b = validate.saturate(validate.duration('Schedule.decorrelatedJitter', 'base', base))
   const c = validate.saturate(validate.atLeast('Schedule.decorrelatedJitter', 'cap', b, cap)) + 0 // -0 becomes 0
-  return numeric(
-    `decorrelatedJitter(${b}, ${c})`,
-    b,
-    // previous <= c <= MAX_DELAY, so previous · 3 is finite: the AWS formula as written, even at a saturated cap.
-    (previous, cursor) => Math.min(c, b + draw(cursor, 'Schedule.decorrelatedJitter') * (previous * 3 - b)),
-    (_, delay) => delay
-  )
+  return build({
+    description: `decorrelatedJitter(${b}, ${c})`,
+    initial: b,
+    stepper: numeric(
+      // previous <= c <= MAX_DELAY, so previous · 3 is finite: the AWS formula as written, even at a saturated cap.
+      (previous, cursor) => Math.min(c, b + draw(cursor, 'Schedule.decorrelatedJitter') * (previous * 3 - b)),
+      (_, delay) => delay
+    ),
+    // previous >= base keeps every draw >= base, so the state never leaves [base, cap]
+    isState: isWithin(b, c),
+    readsTime: false,
+    timeLimits: NO_LIMITS
+  })
 }
+
+/** Polly's `f(t) = 2^t · tanh(√(4t))`, whose differences are the delays of `decorrelatedJitterV2`. */
+const polly = (t: number): number => 2 ** t * Math.tanh(Math.sqrt(4 * t))
 
 /**
  * Retries forever with Polly's "decorrelated jitter V2": retry `k` (from 0) comes at a median of about
@@ -766,15 +827,15 @@ export const decorrelatedJitterV2 = (medianFirstRetryDelay: number, maxDelay?: n
       : validate.saturate(validate.duration('Schedule.decorrelatedJitterV2', 'maxDelay', maxDelay))
   // Polly.Core RetryHelper.DecorrelatedJitterBackoffV2 (formula by George Polevoy, Polly issue 530): pFactor 4, scale 1/1.4.
   const scale = median / 1.4
-  return build(
-    maxDelay === undefined ? `decorrelatedJitterV2(${median})` : `decorrelatedJitterV2(${median}, ${max})`,
-    [0, 0],
-    (state) => {
+  return build({
+    description: maxDelay === undefined ? `decorrelatedJitterV2(${median})` : `decorrelatedJitterV2(${median}, ${max})`,
+    initial: [0, 0],
+    stepper: (state) => {
       let [k, previous] = state as readonly [number, number]
       return {
         next: (cursor) => {
           const t = k + draw(cursor, 'Schedule.decorrelatedJitterV2')
-          const next = 2 ** t * Math.tanh(Math.sqrt(4 * t))
+          const next = polly(t)
           // Overflowed: so will every later step; the state stays as it is, plain finite numbers.
           if (next === Infinity) return median === 0 ? 0 : max
           const delay = validate.saturate((next - previous) * scale)
@@ -785,9 +846,20 @@ export const decorrelatedJitterV2 = (medianFirstRetryDelay: number, maxDelay?: n
         state: () => [k, previous]
       }
     },
-    false,
-    []
-  )
+    // previous is f(k - 1 + u) for a draw u in [0, 1), so it lies in [f(k - 1), f(k)] (0 before the first retry):
+    // the next f(k + u) is then at least previous, and no delay is negative.
+    isState: (state) => {
+      if (!isTuple(state, 2)) return false
+      const [k, previous] = state
+      return (
+        validate.isCount(k) &&
+        typeof previous === 'number' &&
+        (k === 0 ? previous === 0 : polly(k - 1) <= previous && previous <= polly(k))
+      )
+    },
+    readsTime: false,
+    timeLimits: NO_LIMITS
+  })
 }
 
 /**
@@ -811,13 +883,14 @@ export const decorrelatedJitterV2 = (medianFirstRetryDelay: number, maxDelay?: n
 export const randomBetween = (min: number, max: number): Schedule<unknown> => {
   const lo = validate.saturate(validate.duration('Schedule.randomBetween', 'min', min))
   const hi = validate.saturate(validate.atLeast('Schedule.randomBetween', 'max', lo, max))
-  return build(
-    `randomBetween(${lo}, ${hi})`,
-    null,
-    stateless((cursor) => lo + draw(cursor, 'Schedule.randomBetween') * (hi - lo)),
-    false,
-    []
-  )
+  return build({
+    description: `randomBetween(${lo}, ${hi})`,
+    initial: null,
+    stepper: stateless((cursor) => lo + draw(cursor, 'Schedule.randomBetween') * (hi - lo)),
+    isState: isNull,
+    readsTime: false,
+    timeLimits: NO_LIMITS
+  })
 }
 
 /**
@@ -840,7 +913,14 @@ export const randomBetween = (min: number, max: number): Schedule<unknown> => {
  */
 export const recurs = (n: number): Schedule<unknown> => {
   validate.count('Schedule.recurs', 'n', n)
-  return build(`recurs(${n})`, 0, (state) => new RecursStepper(state as number, n), false, [])
+  return build({
+    description: `recurs(${n})`,
+    initial: 0,
+    stepper: (state) => new RecursStepper(state as number, n),
+    isState: isCountUpTo(n),
+    readsTime: false,
+    timeLimits: NO_LIMITS
+  })
 }
 
 /**
@@ -869,12 +949,17 @@ export const fromDelays = (delays: ReadonlyArray<number>): Schedule<unknown> => 
   for (let i = 0; i < delays.length; i++) {
     list.push(validate.saturate(validate.duration('Schedule.fromDelays', `delays[${i}]`, delays[i])))
   }
-  return numeric(
-    `fromDelays([${list.join(', ')}])`,
-    0,
-    (i) => (i < list.length ? list[i] : STOP),
-    (i) => i + 1
-  )
+  return build({
+    description: `fromDelays([${list.join(', ')}])`,
+    initial: 0,
+    stepper: numeric(
+      (i) => (i < list.length ? list[i] : STOP),
+      (i) => i + 1
+    ),
+    isState: isCountUpTo(list.length),
+    readsTime: false,
+    timeLimits: NO_LIMITS
+  })
 }
 
 /**
@@ -909,12 +994,17 @@ export const truncatedBinaryExponential = (options: {
   )
   // Counting down from maxDelay by exact powers of two lands the last doubling on maxDelay itself, and stays
   // right when 2^maxDoublings overflows (the early delays are then 0 until they become representable).
-  return numeric(
-    `truncatedBinaryExponential({ maxDoublings: ${maxDoublings}, maxDelay: ${maxDelay} })`,
-    0,
-    (n) => (n < maxDoublings ? maxDelay * 2 ** (n - maxDoublings) : maxDelay),
-    (n) => (n < maxDoublings ? n + 1 : n)
-  )
+  return build({
+    description: `truncatedBinaryExponential({ maxDoublings: ${maxDoublings}, maxDelay: ${maxDelay} })`,
+    initial: 0,
+    stepper: numeric(
+      (n) => (n < maxDoublings ? maxDelay * 2 ** (n - maxDoublings) : maxDelay),
+      (n) => (n < maxDoublings ? n + 1 : n)
+    ),
+    isState: isCountUpTo(maxDoublings),
+    readsTime: false,
+    timeLimits: NO_LIMITS
+  })
 }
 
 /**
@@ -935,13 +1025,13 @@ export const truncatedBinaryExponential = (options: {
  * @category constructors
  * @since 0.1.0
  */
-export const fromPolicy = (policy: (status: RetryStatus) => Option<number>): Schedule<unknown> => {
+export const fromPolicy = (policy: (status: model.RetryStatus) => Option<number>): Schedule<unknown> => {
   validate.callable('Schedule.fromPolicy', 'policy', policy)
   const where = 'Schedule.fromPolicy: the policy'
-  return build(
-    'fromPolicy(<policy>)',
-    null,
-    stateless((cursor) => {
+  return build({
+    description: 'fromPolicy(<policy>)',
+    initial: null,
+    stepper: stateless((cursor) => {
       const delay: unknown = policy(cursor.context().status)
       if (!isTagged(delay, 'Some', 'None')) {
         throw new TypeError(`${where} returned ${showValue(delay)}; it must return an Option of a delay`)
@@ -949,56 +1039,53 @@ export const fromPolicy = (policy: (status: RetryStatus) => Option<number>): Sch
       const option = delay as Option<unknown>
       return option._tag === 'None' ? STOP : checkDelay(where, option.value)
     }),
-    true,
-    [{ _tag: 'Unknown' }]
-  )
+    isState: isNull,
+    readsTime: true,
+    timeLimits: UNKNOWN_LIMIT
+  })
 }
 
 // -------------------------------------------------------------------------------------
 // combinators
 // -------------------------------------------------------------------------------------
 
-/** Wraps the stepper of `self`: `next` sees the inner stepper and the cursor; the state is the inner one. */
-const wrap =
+/** The metadata a unary combinator adds to its schedule's: whether it reads the time, the limit it holds. */
+interface Adds {
+  readonly readsTime?: boolean
+  readonly limit?: TimeLimit
+}
+
+/**
+ * The kernel of every combinator of one schedule: `name(args)(self)` goes on from `self`'s states (so it has
+ * `self`'s `initial` and `isState`), steps with `start(self, state)`, and keeps `self`'s metadata, plus what it
+ * `adds`. `name` is also where a bad `self` is reported (`Schedule.name`).
+ */
+const unary =
   <In, Out extends In = In>(
-    where: string,
-    description: (self: Schedule<In>) => string,
-    next: (inner: Stepper<In>) => (cursor: Cursor<Out>) => number,
-    readsTime = false,
-    limit?: TimeLimit
+    name: string,
+    args: string,
+    start: (self: Schedule<In>, state: Json) => Stepper<Out>,
+    adds: Adds = {}
   ) =>
   (self: Schedule<In>): Schedule<Out> => {
-    checkSchedule(where, 'self', self)
-    return build<Out>(
-      description(self),
-      self.initial,
-      (state) => {
-        const inner = self.stepper(state)
-        return { next: next(inner), state: () => inner.state() }
-      },
-      readsTime || self.readsTime,
-      limit === undefined ? self.timeLimits : [...self.timeLimits, limit]
-    )
+    validate.schedule(`Schedule.${name}`, 'self', self)
+    return build<Out>({
+      description: `${name}${args}(${self.description})`,
+      initial: self.initial,
+      stepper: (state) => start(self, state),
+      isState: self.isState,
+      readsTime: adds.readsTime === true || self.readsTime,
+      timeLimits: adds.limit === undefined ? self.timeLimits : [...self.timeLimits, adds.limit]
+    })
   }
 
-/** Rewrites the delay of each retry. */
-const mapDelay =
-  <In>(name: string, f: (delay: number, cursor: Cursor<In>) => number, start = mapDelayStepper(f)) =>
-  (self: Schedule<In>): Schedule<In> => {
-    checkSchedule(`Schedule.${name.replace(/\(.*$/, '')}`, 'self', self)
-    return build<In>(
-      `${name}(${self.description})`,
-      self.initial,
-      (state) => start(self.stepper(state)),
-      self.readsTime,
-      self.timeLimits
-    )
-  }
-
-const mapDelayStepper =
-  <In>(f: (delay: number, cursor: Cursor<In>) => number) =>
-  (inner: Stepper<In>): Stepper<In> =>
-    new MapDelayStepper(inner, f)
+/** Rewrites the delay of each retry: `f` by default, through a stepper class of its own when given `start`. */
+const mapDelay = <In>(
+  name: string,
+  args: string,
+  f: (delay: number, cursor: Cursor<In>) => number,
+  start: (inner: Stepper<In>) => Stepper<In> = (inner) => new MapDelayStepper(inner, f)
+) => unary<In>(name, args, (self, state) => start(self.stepper(state)))
 
 class MapDelayStepper<In> implements Stepper<In> {
   constructor(private readonly inner: Stepper<In>, private readonly f: (delay: number, cursor: Cursor<In>) => number) {}
@@ -1042,11 +1129,13 @@ class CappedStepper<In> implements Stepper<In> {
  */
 export const capped = (max: number): (<In>(self: Schedule<In>) => Schedule<In>) => {
   const m = validate.saturate(validate.duration('Schedule.capped', 'max', max))
-  return mapDelay(
-    `capped(${m})`,
-    (delay) => (delay > m ? m : delay),
-    <In>(inner: Stepper<In>) => new CappedStepper(inner, m)
-  )
+  return <In>(self: Schedule<In>): Schedule<In> =>
+    mapDelay<In>(
+      'capped',
+      `(${m})`,
+      (delay) => (delay > m ? m : delay),
+      (inner) => new CappedStepper(inner, m)
+    )(self)
 }
 
 /**
@@ -1070,7 +1159,8 @@ export const capped = (max: number): (<In>(self: Schedule<In>) => Schedule<In>) 
  */
 export const minDelay = (min: number): (<In>(self: Schedule<In>) => Schedule<In>) => {
   const floor = validate.saturate(validate.duration('Schedule.minDelay', 'min', min))
-  return mapDelay(`minDelay(${floor})`, (delay) => (delay < floor ? floor : delay))
+  return <In>(self: Schedule<In>): Schedule<In> =>
+    mapDelay<In>('minDelay', `(${floor})`, (delay) => (delay < floor ? floor : delay))(self)
 }
 
 /**
@@ -1093,7 +1183,8 @@ export const minDelay = (min: number): (<In>(self: Schedule<In>) => Schedule<In>
  */
 export const modifyDelay = (f: (delay: number) => number): (<In>(self: Schedule<In>) => Schedule<In>) => {
   validate.callable('Schedule.modifyDelay', 'f', f)
-  return mapDelay('modifyDelay(<f>)', (delay) => checkDelay('Schedule.modifyDelay: f', f(delay)))
+  return <In>(self: Schedule<In>): Schedule<In> =>
+    mapDelay<In>('modifyDelay', '(<f>)', (delay) => checkDelay('Schedule.modifyDelay: f', f(delay)))(self)
 }
 
 /**
@@ -1116,10 +1207,10 @@ export const modifyDelay = (f: (delay: number) => number): (<In>(self: Schedule<
  * @category combinators
  * @since 0.1.0
  */
-export const fullJitter: <In>(self: Schedule<In>) => Schedule<In> = mapDelay(
-  'fullJitter',
-  (delay, cursor) => delay * draw(cursor, 'Schedule.fullJitter')
-)
+export const fullJitter = <In>(self: Schedule<In>): Schedule<In> => mapDelay<In>('fullJitter', '', fullJitterOf)(self)
+
+// One function for every schedule it jitters, so that its call site inside MapDelayStepper stays monomorphic.
+const fullJitterOf = (delay: number, cursor: Cursor<unknown>): number => delay * draw(cursor, 'Schedule.fullJitter')
 
 /**
  * "Equal jitter": each delay `d` becomes `d/2 + u · d/2`, with `u` drawn from the run's `Random` in `[0, 1)`.
@@ -1140,12 +1231,15 @@ export const fullJitter: <In>(self: Schedule<In>) => Schedule<In> = mapDelay(
  * @category combinators
  * @since 0.1.0
  */
-export const equalJitter: <In>(self: Schedule<In>) => Schedule<In> = mapDelay('equalJitter', (delay, cursor) => {
+export const equalJitter = <In>(self: Schedule<In>): Schedule<In> =>
+  mapDelay<In>('equalJitter', '', equalJitterOf)(self)
+
+const equalJitterOf = (delay: number, cursor: Cursor<unknown>): number => {
   const half = delay / 2
   const jittered = half + draw(cursor, 'Schedule.equalJitter') * half
   // Halving a subnormal delay rounds up, so the sum can pass it by a hair.
   return jittered > delay ? delay : jittered
-})
+}
 
 /**
  * Options of {@link withHint}: the most a hint may ask for, in ms, and whether `hintOf` reads the time it is given.
@@ -1205,35 +1299,42 @@ export const withHint = <I>(
   validate.callable('Schedule.withHint', 'hintOf', hintOf)
   validate.object('Schedule.withHint', 'options', options)
   const max = validate.saturate(validate.duration('Schedule.withHint', 'options.max', options.max))
-  const readsTime = validate.orDefault(options.readsTime, false)
-  if (typeof readsTime !== 'boolean') {
-    throw new TypeError(`Schedule.withHint: options.readsTime must be a boolean, received ${showValue(readsTime)}`)
-  }
+  const readsTime = validate.boolean(
+    'Schedule.withHint',
+    'options.readsTime',
+    validate.orDefault(options.readsTime, false)
+  )
+  const next =
+    <In>(inner: Stepper<In & I>) =>
+    (cursor: Cursor<In & I>): number => {
+      const delay = inner.next(cursor)
+      if (delay < 0) return delay
+      const hint: unknown = hintOf(cursor.input, cursor.now)
+      if (typeof hint !== 'number' || !(hint >= 0 && hint !== Infinity)) {
+        if (hint !== undefined) cursor.report({ _tag: 'HintIgnored', hint })
+        return delay
+      }
+      const asked = hint > max ? max : hint
+      return asked > delay ? asked : delay
+    }
   return <In>(self: Schedule<In>): Schedule<In & I> => {
-    checkSchedule('Schedule.withHint', 'self', self)
+    validate.schedule('Schedule.withHint', 'self', self)
     if (self.timeLimits.length > 0) {
       throw new TypeError(
         `Schedule.withHint: the schedule holds a time limit (Schedule.upTo, Schedule.maxCumulativeDelay, or a step ` +
-          `that may read the time: Schedule.make with readsTime true, Schedule.fromPolicy); put withHint before it in ` +
-          `the pipe, so that the hinted delay counts toward the limit, or give make readsTime: false when its step ` +
-          `reads no time; received ${self.description}`
+          `that may read the time: Schedule.make with readsTime true or timeLimits, Schedule.fromPolicy); put ` +
+          `withHint before it in the pipe, so that the hinted delay counts toward the limit, or give make ` +
+          `readsTime: false when its step reads no time; received ${self.description}`
       )
     }
-    return wrap<In, In & I>(
-      'Schedule.withHint',
-      (s) => `withHint(<hint>, ${max})(${s.description})`,
-      (inner) => (cursor) => {
-        const delay = inner.next(cursor)
-        if (delay < 0) return delay
-        const hint: unknown = hintOf(cursor.input, cursor.now)
-        if (typeof hint !== 'number' || !(hint >= 0 && hint !== Infinity)) {
-          if (hint !== undefined) cursor.report({ _tag: 'HintIgnored', hint })
-          return delay
-        }
-        const asked = hint > max ? max : hint
-        return asked > delay ? asked : delay
+    return unary<In, In & I>(
+      'withHint',
+      `(<hint>, ${max})`,
+      (inner, state) => {
+        const stepper: Stepper<In & I> = inner.stepper(state)
+        return { next: next<In>(stepper), state: () => stepper.state() }
       },
-      readsTime
+      { readsTime }
     )(self)
   }
 }
@@ -1263,9 +1364,10 @@ export const withHint = <I>(
 export const jittered = (min = 0.8, max = 1.2): (<In>(self: Schedule<In>) => Schedule<In>) => {
   const lo = validate.duration('Schedule.jittered', 'min', min)
   const hi = validate.atLeast('Schedule.jittered', 'max', lo, max)
-  return mapDelay(`jittered(${lo}, ${hi})`, (delay, cursor) =>
-    validate.saturate(delay * (lo + draw(cursor, 'Schedule.jittered') * (hi - lo)))
-  )
+  return <In>(self: Schedule<In>): Schedule<In> =>
+    mapDelay<In>('jittered', `(${lo}, ${hi})`, (delay, cursor) =>
+      validate.saturate(delay * (lo + draw(cursor, 'Schedule.jittered') * (hi - lo)))
+    )(self)
 }
 
 /**
@@ -1297,51 +1399,16 @@ export const jittered = (min = 0.8, max = 1.2): (<In>(self: Schedule<In>) => Sch
  */
 export const retryFreeWhen = <I>(predicate: Predicate<I>): (<In>(self: Schedule<In>) => Schedule<In & I>) => {
   validate.callable('Schedule.retryFreeWhen', 'predicate', predicate)
-  return <In>(self: Schedule<In>): Schedule<In & I> => {
-    checkSchedule('Schedule.retryFreeWhen', 'self', self)
-    return build<In & I>(
-      `retryFreeWhen(<predicate>)(${self.description})`,
-      self.initial,
-      (state) => {
-        const inner: Stepper<In & I> = self.stepper(state)
-        return {
-          // A free retry asks a copy started from the current state, so that the schedule itself does not move.
-          next: (cursor) => (predicate(cursor.input) ? self.stepper(inner.state()).next(cursor) : inner.next(cursor)),
-          state: () => inner.state()
-        }
-      },
-      self.readsTime,
-      self.timeLimits
-    )
-  }
-}
-
-/**
- * A schedule that also looks at when the failed attempt was due (the cursor's `dueAt`, kept by the interpreter,
- * so that a longer delay chosen around this schedule is counted): `restart` may start `self` over first.
- */
-const timed = <In>(
-  description: string,
-  self: Schedule<In>,
-  next: (inner: Stepper<In>, cursor: Cursor<In>) => number,
-  restart?: (cursor: Cursor<In>) => boolean
-): Schedule<In> =>
-  build<In>(
-    description,
-    self.initial,
-    (state) => {
-      let inner = self.stepper(state)
+  return <In>(self: Schedule<In>): Schedule<In & I> =>
+    unary<In, In & I>('retryFreeWhen', '(<predicate>)', (schedule, state) => {
+      const inner: Stepper<In & I> = schedule.stepper(state)
       return {
-        next: (cursor) => {
-          if (restart?.(cursor) === true) inner = self.stepper(self.initial)
-          return next(inner, cursor)
-        },
+        // A free retry asks a copy started from the current state, so that the schedule itself does not move.
+        next: (cursor) => (predicate(cursor.input) ? schedule.stepper(inner.state()).next(cursor) : inner.next(cursor)),
         state: () => inner.state()
       }
-    },
-    true,
-    self.timeLimits
-  )
+    })(self)
+}
 
 /**
  * Starts `self` over when the attempt that just failed ran for at least `ms`: a connection that was up a while
@@ -1369,12 +1436,23 @@ const timed = <In>(
 export const resetAfter = (ms: number): (<In>(self: Schedule<In>) => Schedule<In>) => {
   const after = validate.duration('Schedule.resetAfter', 'ms', ms)
   return <In>(self: Schedule<In>): Schedule<In> =>
-    timed(
-      `resetAfter(${after})(${checkSchedule('Schedule.resetAfter', 'self', self).description})`,
-      self,
-      (inner, cursor) => inner.next(cursor),
-      (cursor) => cursor.now - cursor.dueAt >= after
-    )
+    unary<In>(
+      'resetAfter',
+      `(${after})`,
+      (schedule, state) => {
+        let inner = schedule.stepper(state)
+        return {
+          // when the failed attempt was due is the cursor's `dueAt`, kept by the interpreter, so that a longer
+          // delay chosen around this schedule is counted
+          next: (cursor) => {
+            if (cursor.now - cursor.dueAt >= after) inner = schedule.stepper(schedule.initial)
+            return inner.next(cursor)
+          },
+          state: () => inner.state()
+        }
+      },
+      { readsTime: true }
+    )(self)
 }
 
 /**
@@ -1400,10 +1478,15 @@ export const resetAfter = (ms: number): (<In>(self: Schedule<In>) => Schedule<In
  */
 export const fixed = (ms: number): Schedule<unknown> => {
   const period = validate.saturate(validate.duration('Schedule.fixed', 'ms', ms))
-  // Saturates: at a period near the largest delay, the sum rounds past it.
-  return timed(`fixed(${period})`, forever, (_, cursor) =>
-    validate.saturate(Math.max(0, cursor.dueAt + period - cursor.now))
-  )
+  return build({
+    description: `fixed(${period})`,
+    initial: null,
+    // Saturates: at a period near the largest delay, the sum rounds past it.
+    stepper: stateless((cursor) => validate.saturate(Math.max(0, cursor.dueAt + period - cursor.now))),
+    isState: isNull,
+    readsTime: true,
+    timeLimits: NO_LIMITS
+  })
 }
 
 /**
@@ -1429,32 +1512,29 @@ export const fixed = (ms: number): Schedule<unknown> => {
 export const windowed = (ms: number): Schedule<unknown> => {
   const window = validate.saturate(validate.duration('Schedule.windowed', 'ms', ms))
   if (window === 0) throw new RangeError('Schedule.windowed: ms must be a finite number > 0, received 0')
-  return build(
-    `windowed(${window})`,
-    null,
-    stateless((cursor) => window - (cursor.elapsed % window)),
-    true,
-    []
-  )
+  return build({
+    description: `windowed(${window})`,
+    initial: null,
+    stepper: stateless((cursor) => window - (cursor.elapsed % window)),
+    isState: isNull,
+    readsTime: true,
+    timeLimits: NO_LIMITS
+  })
 }
 
-/** Stops instead of a retry when `stopIf` holds for its delay; the limit is recorded as metadata. */
-const stopWhen = <In>(
-  name: string,
-  limit: TimeLimit,
-  readsTime: boolean,
-  stopIf: (delay: number, cursor: Cursor<In>) => boolean
-) =>
-  wrap<In>(
-    `Schedule.${name.replace(/\(.*$/, '')}`,
-    (self) => `${name}(${self.description})`,
-    (inner) => (cursor) => {
-      const delay = inner.next(cursor)
-      return delay >= 0 && stopIf(delay, cursor) ? STOP : delay
-    },
-    readsTime,
-    limit
-  )
+/** The stepper of a limit: stops instead of a retry when `stopIf` holds for its delay. */
+const stopWhen =
+  (stopIf: (delay: number, cursor: Cursor<unknown>) => boolean) =>
+  <In>(self: Schedule<In>, state: Json): Stepper<In> => {
+    const inner = self.stepper(state)
+    return {
+      next: (cursor) => {
+        const delay = inner.next(cursor)
+        return delay >= 0 && stopIf(delay, cursor) ? STOP : delay
+      },
+      state: () => inner.state()
+    }
+  }
 
 /**
  * Limits the run's elapsed time to `ms`: stops rather than start a retry that would begin after the budget.
@@ -1478,7 +1558,9 @@ const stopWhen = <In>(
  */
 export const upTo = (ms: number): (<In>(self: Schedule<In>) => Schedule<In>) => {
   const limit = validate.duration('Schedule.upTo', 'ms', ms)
-  return stopWhen(`upTo(${limit})`, { _tag: 'Elapsed', ms: limit }, true, (delay, c) => c.elapsed + delay > limit)
+  const start = stopWhen((delay, c) => c.elapsed + delay > limit)
+  return <In>(self: Schedule<In>): Schedule<In> =>
+    unary<In>('upTo', `(${limit})`, start, { readsTime: true, limit: { _tag: 'Elapsed', ms: limit } })(self)
 }
 
 /**
@@ -1502,27 +1584,21 @@ export const upTo = (ms: number): (<In>(self: Schedule<In>) => Schedule<In>) => 
  */
 export const maxCumulativeDelay = (ms: number): (<In>(self: Schedule<In>) => Schedule<In>) => {
   const limit = validate.duration('Schedule.maxCumulativeDelay', 'ms', ms)
-  return stopWhen(
-    `maxCumulativeDelay(${limit})`,
-    { _tag: 'CumulativeDelay', ms: limit },
-    false,
-    (delay, c) => c.cumulativeDelay + delay > limit
-  )
+  const start = stopWhen((delay, c) => c.cumulativeDelay + delay > limit)
+  return <In>(self: Schedule<In>): Schedule<In> =>
+    unary<In>('maxCumulativeDelay', `(${limit})`, start, { limit: { _tag: 'CumulativeDelay', ms: limit } })(self)
 }
 
+/** `whileInput` and `untilInput`: retries while `retry(input)` holds, without stepping `self` otherwise. */
 const retryWhile = <I>(name: string, retry: Predicate<I>, options: PredicateOptions | undefined) => {
   const where = `Schedule.${name}`
-  const label =
-    validate.object(where, 'options', options ?? {}).description === undefined
-      ? '<predicate>'
-      : validate.that(where, 'options.description', 'a string', (d) => typeof d === 'string', options?.description)
-  const go = <In>(self: Schedule<In>): Schedule<In & I> =>
-    wrap<In, In & I>(
-      where,
-      (s) => `${name}(${label})(${s.description})`,
-      (inner) => (cursor) => retry(cursor.input) ? inner.next(cursor) : STOP
-    )(self)
-  return go
+  const description = validate.object(where, 'options', options ?? {}).description
+  const label = description === undefined ? '<predicate>' : validate.string(where, 'options.description', description)
+  return <In>(self: Schedule<In>): Schedule<In & I> =>
+    unary<In, In & I>(name, `(${label})`, (schedule, state) => {
+      const inner: Stepper<In & I> = schedule.stepper(state)
+      return { next: (cursor) => (retry(cursor.input) ? inner.next(cursor) : STOP), state: () => inner.state() }
+    })(self)
 }
 
 /**
@@ -1580,23 +1656,27 @@ export const untilInput = <I>(
   return retryWhile('untilInput', (input: I) => !predicate(input), options)
 }
 
-/** Two schedules stepped side by side; `combine` makes the decision from both steppers. */
-const pair = <In2>(
-  name: string,
-  that: Schedule<In2>,
-  initial: (self: Schedule<never>) => Json,
-  start: <In1>(self: Schedule<In1>, state: Json) => Stepper<In1 & In2>
-) => {
-  checkSchedule(`Schedule.${name}`, 'that', that)
+/** What a combinator of two schedules makes of them: its state from both, its check of one, its stepper, its limits. */
+interface Pairing<In2> {
+  readonly initial: (self: Schedule<never>) => Json
+  readonly isState: (self: Schedule<never>, state: Json) => boolean
+  readonly start: <In1>(self: Schedule<In1>, state: Json) => Stepper<In1 & In2>
+  readonly timeLimits: (self: Schedule<never>) => ReadonlyArray<TimeLimit>
+}
+
+/** The kernel of every combinator of two schedules: `name(that)(self)`, stepped side by side as `pairing` says. */
+const binary = <In2>(name: string, that: Schedule<In2>, pairing: Pairing<In2>) => {
+  validate.schedule(`Schedule.${name}`, 'that', that)
   return <In1>(self: Schedule<In1>): Schedule<In1 & In2> => {
-    checkSchedule(`Schedule.${name}`, 'self', self)
-    return build<In1 & In2>(
-      `${name}(${that.description})(${self.description})`,
-      initial(self),
-      (state) => start(self, state),
-      self.readsTime || that.readsTime,
-      name === 'intersect' ? [...self.timeLimits, ...that.timeLimits] : unbound(self, that)
-    )
+    validate.schedule(`Schedule.${name}`, 'self', self)
+    return build<In1 & In2>({
+      description: `${name}(${that.description})(${self.description})`,
+      initial: pairing.initial(self),
+      stepper: (state) => pairing.start(self, state),
+      isState: (state) => pairing.isState(self, state),
+      readsTime: self.readsTime || that.readsTime,
+      timeLimits: pairing.timeLimits(self)
+    })
   }
 }
 
@@ -1605,8 +1685,10 @@ const pair = <In2>(
  * bounds the whole; they are still there (a combinator that must come before a limit refuses to come after), as
  * one `Unknown`.
  */
-const unbound = (self: Schedule<never>, that: Schedule<never>): ReadonlyArray<TimeLimit> =>
-  self.timeLimits.length + that.timeLimits.length === 0 ? [] : [{ _tag: 'Unknown' }]
+const unbound =
+  (that: Schedule<never>) =>
+  (self: Schedule<never>): ReadonlyArray<TimeLimit> =>
+    self.timeLimits.length + that.timeLimits.length === 0 ? NO_LIMITS : UNKNOWN_LIMIT
 
 /**
  * Both schedules must continue; the longer delay wins. The usual way to bound a schedule: `intersect(recurs(5))`.
@@ -1633,15 +1715,16 @@ const unbound = (self: Schedule<never>, that: Schedule<never>): ReadonlyArray<Ti
  * @since 0.1.0
  */
 export const intersect = <In2>(that: Schedule<In2>): (<In1>(self: Schedule<In1>) => Schedule<In1 & In2>) =>
-  pair(
-    'intersect',
-    that,
-    (self) => [self.initial, that.initial],
-    <In1>(self: Schedule<In1>, state: Json) => {
+  binary('intersect', that, {
+    initial: (self) => [self.initial, that.initial],
+    isState: (self, state) => isTuple(state, 2) && self.isState(state[0]) && that.isState(state[1]),
+    start: <In1>(self: Schedule<In1>, state: Json) => {
       const [s1, s2] = state as readonly [Json, Json]
       return new IntersectStepper<In1 & In2>(self.stepper(s1), that.stepper(s2))
-    }
-  )
+    },
+    // both must go on: each limit bounds the whole
+    timeLimits: (self) => [...self.timeLimits, ...that.timeLimits]
+  })
 
 class IntersectStepper<In> implements Stepper<In> {
   constructor(private readonly left: Stepper<In>, private readonly right: Stepper<In>) {}
@@ -1691,11 +1774,11 @@ const RIGHT = 2
  * @since 0.1.0
  */
 export const union = <In2>(that: Schedule<In2>): (<In1>(self: Schedule<In1>) => Schedule<In1 & In2>) =>
-  pair(
-    'union',
-    that,
-    (self) => [self.initial, that.initial, LEFT | RIGHT],
-    <In1>(self: Schedule<In1>, state: Json) => {
+  binary('union', that, {
+    initial: (self) => [self.initial, that.initial, LEFT | RIGHT],
+    isState: (self, state) =>
+      isTuple(state, 3) && self.isState(state[0]) && that.isState(state[1]) && isCountUpTo(LEFT | RIGHT)(state[2]),
+    start: <In1>(self: Schedule<In1>, state: Json) => {
       const [s1, s2, bits] = state as readonly [Json, Json, number]
       const left: Stepper<In1 & In2> = self.stepper(s1)
       const right: Stepper<In1 & In2> = that.stepper(s2)
@@ -1711,8 +1794,9 @@ export const union = <In2>(that: Schedule<In2>): (<In1>(self: Schedule<In1>) => 
         },
         state: () => [left.state(), right.state(), running]
       }
-    }
-  )
+    },
+    timeLimits: unbound(that)
+  })
 
 /**
  * Runs `self` until it stops, then `that` from its start.
@@ -1735,11 +1819,11 @@ export const union = <In2>(that: Schedule<In2>): (<In1>(self: Schedule<In1>) => 
  * @since 0.1.0
  */
 export const andThen = <In2>(that: Schedule<In2>): (<In1>(self: Schedule<In1>) => Schedule<In1 & In2>) =>
-  pair(
-    'andThen',
-    that,
-    (self) => [0, self.initial],
-    <In1>(self: Schedule<In1>, state: Json) => {
+  binary('andThen', that, {
+    initial: (self) => [0, self.initial],
+    isState: (self, state) =>
+      isTuple(state, 2) && (state[0] === 0 ? self.isState(state[1]) : state[0] === 1 && that.isState(state[1])),
+    start: <In1>(self: Schedule<In1>, state: Json) => {
       const [startPhase, s] = state as readonly [0 | 1, Json]
       let phase = startPhase
       let current: Stepper<In1 & In2> = phase === 0 ? self.stepper(s) : that.stepper(s)
@@ -1756,8 +1840,9 @@ export const andThen = <In2>(that: Schedule<In2>): (<In1>(self: Schedule<In1>) =
         },
         state: () => [phase, current.state()]
       }
-    }
-  )
+    },
+    timeLimits: unbound(that)
+  })
 
 // -------------------------------------------------------------------------------------
 // instances

@@ -1167,18 +1167,6 @@ describe('Schedule', () => {
           ([name, x]): RangeErrorCase => [`${fn} with ${arg} = ${name}`, () => call(x), naming(fn, arg, name)]
         )
       ),
-      ...functions.flatMap(([fn, arg, call]) =>
-        [
-          ['"f"', 'f'],
-          ['null', null]
-        ].map(
-          ([name, f]): RangeErrorCase => [
-            `${fn} with ${arg} = ${name}`,
-            () => call(f as never),
-            naming(fn, arg, name as string)
-          ]
-        )
-      ),
       ...notDurations.map(
         ([name, x]): RangeErrorCase => [
           `exponential with factor = ${name}`,
@@ -1244,6 +1232,25 @@ describe('Schedule', () => {
     ]
     const step = () => Schedule.done
     it.each<readonly [call: string, f: () => unknown, message: RegExp]>([
+      // one rule for errors: a value of the wrong kind is a TypeError (regression: a non-function was a RangeError)
+      ...functions.flatMap(([fn, arg, call]) =>
+        [
+          ['"f"', 'f'],
+          ['null', null]
+        ].map(
+          ([name, f]) =>
+            [`${fn} with ${arg} = ${name}`, () => call(f as never), naming(fn, arg, name as string)] as const
+        )
+      ),
+      // regression: make's bad description was a TypeError, whileInput's and untilInput's a RangeError
+      ...(['whileInput', 'untilInput'] as const).map(
+        (fn) =>
+          [
+            `${fn} with description = 5`,
+            () => Schedule[fn](() => true, { description: 5 as unknown as string }),
+            new RegExp(`^Schedule\\.${fn}: options\\.description must be a string, received 5$`)
+          ] as const
+      ),
       ...schedules.flatMap(([fn, arg, call]) =>
         // an interpreter reads only the stepper (and checks only it): the combinators read every field
         (fn === 'delays' ? notSchedules.filter(([name]) => name !== 'a stepper alone') : notSchedules).map(

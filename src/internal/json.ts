@@ -5,7 +5,8 @@
  * @internal
  */
 import * as t from 'io-ts'
-import type { Json } from '../Schedule'
+import type { Json } from './model'
+import { showValue } from './show'
 
 /**
  * The deepest nesting of arrays and objects {@link JsonCodec} accepts: `[]` is 1 level, `[[]]` 2.
@@ -66,7 +67,7 @@ const scalarProblem = (value: unknown): string | undefined => {
     case 'boolean':
       return undefined
     case 'number':
-      return Number.isFinite(value) ? undefined : `${value} is not a finite number`
+      return Number.isFinite(value) ? undefined : `${showValue(value)} is not a finite number`
     case 'object':
       return undefined // null: arrays and objects are checked by the caller
     case 'undefined':

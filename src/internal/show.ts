@@ -1,28 +1,35 @@
 /**
- * Shows a value found in bad input, for an error message.
+ * Shows a value found in bad input, for an error message: the one printer of the project's messages.
  *
  * @internal
  */
 
+/** The longest array shown item by item: a longer one is shown by its length, without reading it. */
+const MAX_ITEMS = 16
+
 /**
- * The value as JSON when it has one (a number as itself), shortened to `max` characters; never throws (a BigInt or a
- * cycle has no JSON).
+ * The value as JSON when it has one (a number as itself), shortened to `max` characters. Never throws, and takes
+ * no longer for a huge array (2^32 - 1 holes would take JSON.stringify minutes): it is shown by its length. A value
+ * without JSON (a BigInt inside, a cycle) is shown by its class; one that throws when read (a revoked Proxy, a
+ * throwing getter) as such.
  */
 export const showValue = (value: unknown, max = 80): string => {
   // JSON has no NaN, Infinity or -0: it would show them as null and 0
   if (typeof value === 'number') return Object.is(value, -0) ? '-0' : String(value)
-  let json: string | undefined
-  try {
-    json = JSON.stringify(value)
-  } catch {
-    json = undefined
+  if (typeof value === 'bigint') return `${value}n`
+  if (value === undefined || typeof value === 'symbol' || typeof value === 'function') {
+    return String(value).split('\n')[0]
   }
-  const text =
-    json ??
-    (typeof value === 'bigint'
-      ? `${value}n`
-      : value === undefined || typeof value === 'symbol' || typeof value === 'function'
-      ? String(value).split('\n')[0]
-      : Object.prototype.toString.call(value))
+  let text: string
+  try {
+    if (Array.isArray(value) && value.length > MAX_ITEMS) return `an array of length ${value.length}`
+    text = JSON.stringify(value)
+  } catch {
+    try {
+      text = Object.prototype.toString.call(value)
+    } catch {
+      return 'a value that cannot be read'
+    }
+  }
   return text.length > max ? `${text.slice(0, max - 3)}...` : text
 }

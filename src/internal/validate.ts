@@ -2,9 +2,11 @@
  * The rules for the values every module checks (a duration, a count, a generator state, ...), stated once.
  *
  * Each rule is a predicate (`isDuration`, `isCount`, `isGeneratorState`, ...) that never throws, whatever it is
- * given: the codecs build their io-ts refinements on them, and the throwing checks below (`duration`, `count`,
- * `generatorState`, ...) use them too, throwing a `RangeError` that names the function, the argument and the
- * value received, so that a bad argument fails where it is written.
+ * given: the codecs build their io-ts refinements on them, and the throwing checks below use them too, naming the
+ * function, the argument and the value received (through `showValue`), so that a bad argument fails where it is
+ * written. One rule for the class: a check of a number (`duration`, `count`, `generatorState`, ...) throws a
+ * `RangeError`, whatever it received; a check of a kind of value (`callable`, `object`, `string`, `boolean`, a
+ * service) throws a `TypeError`.
  *
  * @internal
  */
@@ -84,31 +86,14 @@ export const isGeneratorState = (value: unknown): value is ReadonlyArray<number>
 // throwing checks
 // -------------------------------------------------------------------------------------
 
-const isPrimitive = (value: unknown): boolean =>
-  value === null || (typeof value !== 'object' && typeof value !== 'function')
-
-/**
- * The value received, for a message; never throws, and takes no longer for a huge array: a short list of
- * primitives is shown as JSON, as it was written, a longer one by its length.
- */
-const show = (value: unknown): string => {
-  if (typeof value === 'string') return JSON.stringify(value)
-  if (Object.is(value, -0)) return '-0'
-  try {
-    if (Array.isArray(value)) {
-      const items = value as ReadonlyArray<unknown>
-      return items.length <= 16 && items.every(isPrimitive)
-        ? JSON.stringify(items)
-        : `an array of length ${items.length}`
-    }
-    return String(value)
-  } catch {
-    return 'a value that cannot be read'
-  }
+/** A number out of its range (or not a number at all, where a number is due): a `RangeError`. */
+const fail = (where: string, name: string, expected: string, value: unknown): never => {
+  throw new RangeError(`${where}: ${name} must be ${expected}, received ${showValue(value)}`)
 }
 
-const fail = (where: string, name: string, expected: string, value: unknown): never => {
-  throw new RangeError(`${where}: ${name} must be ${expected}, received ${show(value)}`)
+/** A value of the wrong kind: a `TypeError`. */
+const wrongType = (where: string, name: string, expected: string, value: unknown): never => {
+  throw new TypeError(`${where}: ${name} must be ${expected}, received ${showValue(value)}`)
 }
 
 /**
@@ -124,7 +109,7 @@ export const implementing = <S>(
 ): S => {
   const o = value as Record<string, unknown> | null
   if (o !== null && typeof o === 'object' && methods.every((m) => typeof o[m] === 'function')) return value
-  throw new TypeError(`${where}: ${name} must be ${what}, received ${showValue(value)}`)
+  return wrongType(where, name, what, value)
 }
 
 /**
@@ -158,6 +143,7 @@ interface ScheduleShape {
   readonly readsTime?: unknown
   readonly timeLimits?: unknown
   readonly description?: unknown
+  readonly isState?: unknown
 }
 
 /**
@@ -170,7 +156,7 @@ export const stepping = <S>(where: string, name: string, value: S): S =>
     : implementing(where, name, 'a Schedule', ['stepper'], value)
 
 /**
- * A `Schedule`: its `stepper`, `readsTime`, `timeLimits` and `description`, as every constructor makes them, for
+ * A `Schedule`: its `stepper`, `readsTime`, `timeLimits`, `description` and `isState`, as every constructor makes them, for
  * the combinators and the runners, which read them all (once, when they are built).
  */
 export const schedule = <S>(where: string, name: string, value: S): S => {
@@ -182,19 +168,27 @@ export const schedule = <S>(where: string, name: string, value: S): S => {
     typeof s.stepper === 'function' &&
     typeof s.readsTime === 'boolean' &&
     Array.isArray(s.timeLimits) &&
-    typeof s.description === 'string'
+    typeof s.description === 'string' &&
+    typeof s.isState === 'function'
   )
     return value
-  throw new TypeError(`${where}: ${name} must be a Schedule, received ${showValue(value)}`)
+  return wrongType(where, name, 'a Schedule', value)
 }
 
 /** An options object (not `null`, not a primitive), for arguments that JavaScript callers may get wrong: a `TypeError`. */
 export const object = <O>(where: string, name: string, value: O): O => {
-  if (value !== null && typeof value === 'object') return value
-  throw new TypeError(`${where}: ${name} must be an object, received ${showValue(value)}`)
+  return value !== null && typeof value === 'object' ? value : wrongType(where, name, 'an object', value)
 }
 
-/** Any other rule: `value` when `holds(value)`, else a `RangeError` saying it must be `expected`. */
+/** A string, such as a description: a `TypeError`. */
+export const string = (where: string, name: string, value: unknown): string =>
+  typeof value === 'string' ? value : wrongType(where, name, 'a string', value)
+
+/** A boolean flag: a `TypeError`. */
+export const boolean = (where: string, name: string, value: unknown): boolean =>
+  typeof value === 'boolean' ? value : wrongType(where, name, 'a boolean', value)
+
+/** Any other rule of a number: `value` when `holds(value)`, else a `RangeError` saying it must be `expected`. */
 export const that = <A>(where: string, name: string, expected: string, holds: (value: A) => boolean, value: A): A =>
   holds(value) ? value : fail(where, name, expected, value)
 
@@ -231,9 +225,9 @@ export const unitInterval = (where: string, name: string, value: number): number
 export const generatorState = (where: string, name: string, value: ReadonlyArray<number>): ReadonlyArray<number> =>
   readGeneratorState(value) ?? fail(where, name, '4 signed 32-bit integers, not all zero', value)
 
-/** A function, for arguments that JavaScript callers may get wrong. */
+/** A function, for arguments that JavaScript callers may get wrong: a `TypeError`. */
 export const callable = <F>(where: string, name: string, value: F): F =>
-  typeof value === 'function' ? value : fail(where, name, 'a function', value)
+  typeof value === 'function' ? value : wrongType(where, name, 'a function', value)
 
 /** Caps a non-negative result at {@link MAX_DELAY}, so that growth saturates instead of overflowing. */
 export const saturate = (ms: number): number => (ms > MAX_DELAY ? MAX_DELAY : ms)

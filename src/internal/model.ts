@@ -1,0 +1,106 @@
+/**
+ * The plain types of the schedule core, in one module that imports nothing of the project's, so that `Schedule`,
+ * `Driver`, `RetryState`, `RetryStatus` and the internal modules all depend on it and never on each other for a
+ * type. The public modules re-export each one under its documented name (`Schedule.Schedule`,
+ * `RetryState.RetryState`, ...): read the documentation there.
+ *
+ * @internal
+ */
+import type { Option } from 'fp-ts/Option'
+
+/** Plain JSON data (`Schedule.Json`). */
+export type Json = null | boolean | number | string | ReadonlyArray<Json> | { readonly [key: string]: Json }
+
+/** A source of uniform draws in `[0, 1)`: the shape of `Random.Random`. */
+export interface Random {
+  readonly next: () => number
+}
+
+/** Where a run of retries stands (`RetryStatus.RetryStatus`). */
+export interface RetryStatus {
+  readonly iterNumber: number
+  readonly elapsed: number
+  readonly cumulativeDelay: number
+  readonly previousDelay: Option<number>
+}
+
+/** `Schedule.Continue`. */
+export interface Continue<S = Json> {
+  readonly _tag: 'Continue'
+  readonly delay: number
+  readonly state: S
+}
+
+/** `Schedule.Done`. */
+export interface Done {
+  readonly _tag: 'Done'
+}
+
+/** `Schedule.Decision`. */
+export type Decision<S = Json> = Continue<S> | Done
+
+/** `Schedule.StepContext`. */
+export interface StepContext<In> {
+  readonly input: In
+  readonly status: RetryStatus
+  readonly now: number
+  readonly dueAt: number
+  readonly random: Random
+}
+
+/** `Schedule.TimeLimit`. */
+export type TimeLimit =
+  | { readonly _tag: 'Elapsed'; readonly ms: number }
+  | { readonly _tag: 'CumulativeDelay'; readonly ms: number }
+  | { readonly _tag: 'Unknown' }
+
+/** `Schedule.ScheduleEvent`. */
+export type ScheduleEvent = { readonly _tag: 'HintIgnored'; readonly hint: unknown }
+
+/** `Schedule.Cursor`. */
+export interface Cursor<In> {
+  readonly input: In
+  readonly now: number
+  readonly dueAt: number
+  readonly random: Random
+  readonly iterNumber: number
+  readonly elapsed: number
+  readonly cumulativeDelay: number
+  readonly context: () => StepContext<In>
+  readonly report: (event: ScheduleEvent) => void
+}
+
+/** `Schedule.Stepper`. */
+export interface Stepper<In> {
+  readonly next: (cursor: Cursor<In>) => number
+  readonly state: () => Json
+}
+
+/** `Schedule.Schedule`. */
+export interface Schedule<in In> {
+  readonly description: string
+  readonly initial: Json
+  readonly step: (state: Json, context: StepContext<In>) => Decision
+  readonly stepper: (state: Json) => Stepper<In>
+  readonly isState: (state: Json) => boolean
+  readonly readsTime: boolean
+  readonly timeLimits: ReadonlyArray<TimeLimit>
+}
+
+/** `RetryState.RetryState`. */
+export interface RetryState {
+  readonly schedule: string
+  readonly scheduleState: Json
+  readonly iterNumber: number
+  readonly cumulativeDelay: number
+  readonly previousDelay: number | null
+  readonly startedAt: number
+  readonly dueAt: number
+  readonly random: ReadonlyArray<number> | null
+}
+
+/**
+ * Why a run stopped: its action succeeded, failed in a way not to retry, its schedule stopped, a guard (the
+ * budget, the breaker) refused the retry, or it was aborted.
+ */
+export type StopReason = 'succeeded' | 'failed' | 'schedule' | 'budget' | 'breaker' | 'aborted'
