@@ -2,8 +2,8 @@
  * Durable retries on BullMQ, for many workers on one Redis: the `Durable.Engine` on a BullMQ queue per definition,
  * a processor for teams with their own `Worker`, and a backoff strategy for teams on BullMQ's own retry path.
  *
- * Every decision is made by `Durable.deliver` (on the `Driver`), so runs behave here exactly as on
- * `Durable.fileEngine`. The run's `RetryState` lives in the job's data; the delay is exactly the schedule's,
+ * Every decision is made by `Durable.deliver` (on the `Driver`), and every write follows the same durable step, so
+ * runs behave here exactly as on `FileEngine.make`. The run's `RetryState` lives in the job's data; the delay is exactly the schedule's,
  * through BullMQ's delayed jobs (not its built-in backoff types), rounded up to a whole millisecond.
  *
  * bullmq and ioredis are optional peer dependencies: they are loaded when a function of this module first needs
@@ -19,7 +19,8 @@
  *
  * const notify = Durable.define({
  *   name: 'notify',
- *   schedule: pipe(Schedule.exponential(1_000), Schedule.fullJitter, Schedule.capped(60_000), Schedule.intersect(Schedule.recurs(10))),
+ *   // cap first, then jitter: capped retries jittered after the cap do not land in step
+ *   schedule: pipe(Schedule.exponential(1_000), Schedule.capped(60_000), Schedule.fullJitter, Schedule.intersect(Schedule.recurs(10))),
  *   payload: t.type({ user: t.string }),
  *   action: (payload, run) => TE.right(`notified ${payload.user} (key ${run.id})`)
  * })
@@ -35,25 +36,32 @@
  */
 import type * as Bull from 'bullmq'
 import * as E from 'fp-ts/Either'
+import type { Clock } from './Clock'
+import * as LiveClock from './Clock'
 import * as Driver from './Driver'
 import * as Durable from './Durable'
 import {
   DEFAULT_KEEP_DONE,
+  DEFAULT_WRITE_RETRY,
   HOOK_RETRY_DELAY,
   checkDefinition,
   checkId,
+  decodeState,
+  defaultRandom,
   durationAtLeast,
   attemptSignals,
   checkWorkOptions,
   encodePayload,
   optionsObject,
   positiveCount,
-  reportError
+  reportError,
+  restoreState,
+  step
 } from './internal/durable'
 import { fromBullId, toBullId } from './internal/ids'
 import { showValue } from './internal/show'
 import * as validate from './internal/validate'
-import * as Random from './Random'
+import type * as Random from './Random'
 import { RetryStateCodec } from './RetryState'
 import type { Json, Schedule } from './Schedule'
 
@@ -91,6 +99,8 @@ export type Connection =
  *   runs, so `lockDuration` need not exceed the attempts, only the longest pause of a worker's event loop.
  *   `maxStalledCount` is set so high that a job that stalls again and again still runs to the end its schedule
  *   gives it: the schedule, not BullMQ, decides when to give up.
+ * - `writeRetry`: when a run's state or outcome cannot be stored (`updateData` fails), the write, not the attempt,
+ *   is made again after this schedule's delays, each failure reported to `onError` (see {@link ProcessorOptions}).
  *
  * @example
  * import type { EngineOptions } from 'fp-ts-retry/BullMQ'
@@ -106,6 +116,7 @@ export interface EngineOptions {
   readonly keepDone?: number | undefined
   readonly lockDuration?: number | undefined
   readonly stalledInterval?: number | undefined
+  readonly writeRetry?: Schedule<unknown> | undefined
 }
 
 /**
@@ -179,6 +190,16 @@ export interface JobOptions {
  * Options of {@link processor}: the worker's options, and a signal for the worker's shutdown (the signal of the
  * attempts aborts with it, and with BullMQ's own signal for the job).
  *
+ * **Details**
+ *
+ * - `writeRetry`: when the job's data cannot be updated (`updateData` rejects), the write, not the attempt, is
+ *   made again after this schedule's delays, each failure reported to `onError`; the decided retry or outcome waits
+ *   in memory meanwhile. Default: from 100 ms, doubling, capped at 30 s, then equal jitter, without end.
+ *   **Gotcha**: a schedule that stops (or a worker that closes) fails the delivery, which BullMQ delivers again a
+ *   second later, as stored: its last attempt may then be made again.
+ * - `clock` (default `Clock.live`): the time runs are decided in (epoch ms, as BullMQ's) and the waits between
+ *   failed writes.
+ *
  * @example
  * import type { ProcessorOptions } from 'fp-ts-retry/BullMQ'
  *
@@ -190,6 +211,8 @@ export interface JobOptions {
  */
 export interface ProcessorOptions<E, A> extends Omit<Durable.WorkOptions<E, A>, 'concurrency'> {
   readonly signal?: AbortSignal | undefined
+  readonly writeRetry?: Schedule<unknown> | undefined
+  readonly clock?: Clock | undefined
 }
 
 /**
@@ -362,20 +385,6 @@ export const submit = async <P, E, A>(
   await queue.add(def.name, data, jobOptions(id, keepDone))
 }
 
-const notify = async (
-  onError: Durable.WorkOptions<never, never>['onError'],
-  id: string,
-  f: () => Promise<void>
-): Promise<boolean> => {
-  try {
-    await f()
-    return true
-  } catch (e) {
-    reportError(onError, e, id)
-    return false
-  }
-}
-
 /**
  * The processor of a definition's jobs, for a `Worker` of your own: `new Worker(queue, BullMQ.processor(def,
  * options), { connection, ...BullMQ.workerOptions })`. What {@link engine}'s workers run.
@@ -385,12 +394,14 @@ const notify = async (
  * Each delivery of a job goes through `Durable.deliver`, then:
  *
  * - delivered before its stored `dueAt`: delayed again until then (rounded up to a whole ms), no attempt;
- * - a failure the schedule retries: the new state is stored in the job's data (`updateData`), `onRetry` is
- *   called, then the job is delayed until the new `dueAt`: state first, so that a crash between the two writes
- *   leaves a job that is delivered early and delayed again, never retried early;
+ * - a failure the schedule retries: the new state is stored in the job's data (`updateData`), the job is delayed
+ *   until the new `dueAt`, and `onRetry` is called (BullMQ's failure path delays the job once the processor has
+ *   thrown: after `onRetry`): state first, so that a crash between the two writes leaves a job that is delivered
+ *   early and delayed again, never retried early;
  * - done: the outcome is stored (when `onDone` is set), `onDone` is called, and the job completes with the stored
  *   outcome as its return value. A worker killed after `onDone` and before completing calls it again, with the
  *   stored outcome.
+ * - a failed `updateData` is made again (`writeRetry` of {@link ProcessorOptions}), never the attempt.
  *
  * A job added by {@link submit} (or `engine`'s) is delayed through BullMQ's failure path: the processor throws,
  * and the backoff strategy of {@link workerOptions} answers the wait until the due time, so BullMQ delays the job
@@ -432,6 +443,10 @@ export const processor = <P, E, A>(
   const where = 'BullMQ.processor'
   checkDefinition(where, def)
   const o = optionsObject(where, 'options', options)
+  validate.services(where, 'options', { clock: o.clock })
+  const clock = o.clock ?? LiveClock.live
+  const writeRetry =
+    o.writeRetry === undefined ? DEFAULT_WRITE_RETRY : validate.schedule(where, 'options.writeRetry', o.writeRetry)
   const signals = attemptSignals(o.signal)
   return async (job, token, signal) => {
     const { DelayedError } = bull(where)
@@ -443,30 +458,29 @@ export const processor = <P, E, A>(
     // others (added by hand) are delayed with moveToDelayed.
     const backoff = job.opts?.backoff
     const viaFailure = typeof backoff === 'object' && backoff.type === BACKOFF_TYPE
-    const delay = async (dueAt: number): Promise<never> => {
-      if (viaFailure) throw dueLater(dueAt)
-      await job.moveToDelayed(Math.ceil(dueAt), token)
-      throw new DelayedError()
-    }
     try {
-      const delivery = await Durable.deliver(def, id, job.data, { now: Date.now, signal: attempt.signal, options: o })
-      switch (delivery._tag) {
-        case 'NotDue':
-          return await delay(delivery.dueAt)
+      const delivery = await Durable.deliver(def, id, job.data, { now: clock.now, signal: attempt.signal, options: o })
+      const end = await step(
+        delivery,
+        {
+          saveRetry: (run) => job.updateData(run),
+          saveOutcome: (run) => job.updateData(run),
+          // BullMQ's failure path delays the job once the processor throws, below; a job added otherwise is moved.
+          later: (dueAt) => (viaFailure ? undefined : job.moveToDelayed(Math.ceil(dueAt), token)),
+          // Returning completes the job.
+          finish: () => Promise.resolve()
+        },
+        { id, clock, signal: attempt.signal, writeRetry, onError: o.onError }
+      )
+      switch (end._tag) {
+        case 'Later':
+          throw viaFailure ? dueLater(end.dueAt) : new DelayedError()
         case 'Abandoned':
           // The worker is closing, and BullMQ records no failure then: leave the job due at once, explicitly.
-          await job.moveToDelayed(Date.now(), token)
+          await job.moveToDelayed(clock.now(), token)
           throw new DelayedError()
-        case 'Retry':
-          // The state first, then the delay: a crash between the two leaves a job that is delivered early and
-          // delayed again, never retried early.
-          await job.updateData(delivery.run)
-          await notify(o.onError, id, delivery.notify)
-          return await delay(delivery.dueAt)
         case 'Done':
-          if (delivery.run !== null) await job.updateData(delivery.run)
-          if (!(await notify(o.onError, id, delivery.notify))) return await delay(Date.now() + HOOK_RETRY_DELAY)
-          return delivery.outcome
+          return delivery._tag === 'Done' ? delivery.outcome : null
       }
     } finally {
       attempt.release()
@@ -522,6 +536,8 @@ export const engine = (options: EngineOptions): Durable.Engine => {
   const keepDone = durationAtLeast(where, 'options.keepDone', 0, options.keepDone ?? DEFAULT_KEEP_DONE)
   const lockDuration = durationAtLeast(where, 'options.lockDuration', 1, options.lockDuration ?? 30_000)
   const stalledInterval = durationAtLeast(where, 'options.stalledInterval', 1, options.stalledInterval ?? 30_000)
+  const { writeRetry } = options
+  if (writeRetry !== undefined) validate.schedule(where, 'options.writeRetry', writeRetry)
   const base = { connection: connection as Bull.ConnectionOptions, ...(prefix === undefined ? {} : { prefix }) }
   const queues = new Map<string, Bull.Queue>()
   const workers = new Set<Durable.Worker>()
@@ -554,7 +570,7 @@ export const engine = (options: EngineOptions): Durable.Engine => {
       const o = checkWorkOptions(`${where}: work`, workOptions)
       const concurrency = positiveCount(`${where}: work`, 'options.concurrency', o.concurrency ?? 1)
       const shutdown = new AbortController()
-      const run = processor(def, { ...o, signal: shutdown.signal })
+      const run = processor(def, { ...o, signal: shutdown.signal, writeRetry })
       const worker = new (bull(where).Worker)(toBullId(def.name), (job, token, signal) => run(job, token, signal), {
         ...base,
         concurrency,
@@ -649,7 +665,7 @@ export const backoffStrategy = (
     validate.schedule(where, `schedules.${type}`, schedule)
   }
   const o = optionsObject(where, 'options', options)
-  const random = o.random ?? (() => Random.seeded(Math.floor(Math.random() * 0x100000000)))
+  const random = o.random ?? defaultRandom
   return async (_attemptsMade, type, err, job) => {
     const schedule =
       type !== undefined && Object.prototype.hasOwnProperty.call(schedules, type) ? schedules[type] : undefined
@@ -670,9 +686,10 @@ export const backoffStrategy = (
     if (stored === undefined || stored === null) {
       driver = Driver.make(schedule, { start: job.processedOn ?? now, random: random(job.id ?? '') })
     } else {
-      const state = RetryStateCodec.decode(stored)
+      // as Durable.deliver reads a stored state: one that does not decode or is not its schedule's fails the job
+      const state = decodeState(stored)
       if (E.isLeft(state)) return -1
-      const restored = Driver.restore(schedule, state.right)
+      const restored = restoreState(schedule, state.right)
       if (E.isLeft(restored)) return -1
       driver = restored.right
     }

@@ -2,15 +2,17 @@
  * Durable retries: runs of an action that survive a restart and, with a shared engine, a fleet of workers.
  *
  * A {@link Definition} names a kind of run: its schedule, the codec of its payload (plain JSON) and its action.
- * An {@link Engine} stores the runs submitted to it and has workers make their attempts when due: the embedded
- * {@link fileEngine} for one machine, `BullMQ.engine` (module `fp-ts-retry/BullMQ`) for many workers on Redis.
- * Every engine makes its decisions through {@link deliver}, one step built on the `Driver`, so every engine decides
- * alike: the same attempts, delays and outcome for the same definition, seed and failures.
+ * An {@link Engine} stores the runs submitted to it and has workers make their attempts when due:
+ * `FileEngine.make` (module `fp-ts-retry/FileEngine`) for one machine, `BullMQ.engine` (module
+ * `fp-ts-retry/BullMQ`) for many workers on Redis. Every engine makes its decisions through {@link deliver}, one
+ * step built on the `Driver`, so every engine decides alike: the same attempts, delays and outcome for the same
+ * definition, seed and failures.
  *
  * This module loads neither bullmq nor ioredis.
  *
  * @example
  * import * as Durable from 'fp-ts-retry/Durable'
+ * import * as FileEngine from 'fp-ts-retry/FileEngine'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import * as E from 'fp-ts/Either'
  * import * as t from 'io-ts'
@@ -31,7 +33,7 @@
  *
  * async function main() {
  *   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'durable-'))
- *   const engine = Durable.fileEngine({ dir })
+ *   const engine = FileEngine.make({ dir })
  *   const done = new Promise<string>((resolve) =>
  *     engine.work(sendInvoice, { onDone: (id, result, status, reason) => resolve(`${id}: ${JSON.stringify(result)} after ${status.iterNumber + 1} attempts (${reason})`) })
  *   )
@@ -47,36 +49,24 @@
 import * as E from 'fp-ts/Either'
 import * as O from 'fp-ts/Option'
 import type { TaskEither } from 'fp-ts/TaskEither'
-import { randomBytes } from 'crypto'
-import * as fs from 'fs/promises'
-import * as path from 'path'
 import * as t from 'io-ts'
 import type { RetryBudget } from './Budget'
-import type { Clock } from './Clock'
-import * as LiveClock from './Clock'
 import * as Driver from './Driver'
-import * as FileStore from './FileStore'
 import {
-  attemptSignals,
-  DEFAULT_KEEP_DONE,
-  HOOK_RETRY_DELAY,
-  checkDefinition,
-  checkId,
-  durationAtLeast,
-  checkWorkOptions,
-  encodePayload,
-  positiveCount,
-  reportError
+  decodeState,
+  defaultRandom,
+  describeError,
+  errorLines,
+  reportError,
+  restoreState
 } from './internal/durable'
-import { fromFileName, toFileName } from './internal/ids'
 import { showValue } from './internal/show'
 import * as validate from './internal/validate'
-import * as Random from './Random'
+import type * as Random from './Random'
 import type { StopReason } from './Retry'
 import { RetryStateCodec, type RetryState } from './RetryState'
 import * as RetryStatus from './RetryStatus'
 import type { Json, Schedule } from './Schedule'
-import { syncDirectory, writeAtomically } from './internal/atomicFile'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -236,7 +226,7 @@ export interface Worker {
 }
 
 /**
- * Where runs are stored and worked: the file store ({@link fileEngine}) or a queue (`BullMQ.engine`).
+ * Where runs are stored and worked: the file store (`FileEngine.make`) or a queue (`BullMQ.engine`).
  *
  * **Details**
  *
@@ -297,8 +287,8 @@ export class PayloadInvalid extends Error {
 }
 
 /**
- * A run whose stored data is damaged: its record (`'not a run'`), its retry state (`'not a RetryState'`) or its
- * stored outcome (`'not an outcome'`).
+ * A run whose stored data is damaged: its record (`'not a run'`), its retry state (`'not a RetryState'`: it does
+ * not decode, or its schedule does not recognise it) or its stored outcome (`'not an outcome'`).
  *
  * @example
  * import * as Durable from 'fp-ts-retry/Durable'
@@ -331,9 +321,8 @@ export class CorruptState extends Error {
 }
 
 /**
- * A run whose action threw or rejected instead of answering a `Left`, whose schedule threw (on its stored state
- * too), or whose budget threw or rejected when told of a failure: a defect, not a failure, so it is not retried
- * (as in the runner).
+ * A run whose action threw or rejected instead of answering a `Left`, whose schedule threw, or whose budget threw
+ * or rejected when told of a failure: a defect, not a failure, so it is not retried (as in the runner).
  *
  * @example
  * import * as Durable from 'fp-ts-retry/Durable'
@@ -358,7 +347,7 @@ export class Defect extends Error {
     /** What was thrown. */
     readonly error: unknown
   ) {
-    super(`Durable: the attempt of run ${JSON.stringify(id)} threw: ${describe(error)}`)
+    super(`Durable: the attempt of run ${JSON.stringify(id)} threw: ${describeError(error)}`)
     this.name = 'Defect'
   }
 }
@@ -372,7 +361,8 @@ export class Defect extends Error {
  * - {@link PayloadInvalid}: the payload does not decode with the definition's codec.
  * - `Driver.ScheduleMismatch`: the stored state belongs to another schedule (the definition changed while the run
  *   waited). Its status is the stored one.
- * - {@link CorruptState}: the stored record, retry state or outcome does not decode.
+ * - {@link CorruptState}: the stored record, retry state or outcome does not decode, or the stored state is not
+ *   one its schedule recognises.
  * - {@link Defect}: the action threw or rejected, or the schedule threw.
  *
  * @example
@@ -478,43 +468,9 @@ export interface DeliveryContext<E, A> {
   readonly options: WorkOptions<E, A>
 }
 
-/**
- * Options of {@link fileEngine}.
- *
- * **Details**
- *
- * - `dir`: the folder of the store; created if missing.
- * - `keepDone`: how long a done run's id is remembered, in ms, so that submitting it again starts nothing
- *   (default 24 hours). Pruned when a worker starts and then at most once a minute.
- * - `clock` (default `Clock.live`): the time runs are decided and stored in (epoch ms with `Clock.live`), their
- *   timers, and the times a done run is pruned by. A `TestClock` drives the engine without waiting (the files
- *   are still real).
- *
- * @example
- * import type { FileEngineOptions } from 'fp-ts-retry/Durable'
- *
- * const options: FileEngineOptions = { dir: '/var/lib/my-service/retries', keepDone: 7 * 24 * 3600_000 }
- *
- * @category model
- * @since 0.2.0
- */
-export interface FileEngineOptions {
-  readonly dir: string
-  readonly keepDone?: number | undefined
-  readonly clock?: Clock | undefined
-}
-
 // -------------------------------------------------------------------------------------
 // codecs
 // -------------------------------------------------------------------------------------
-
-const describe = (error: unknown): string => {
-  try {
-    return error instanceof Error ? `${error.name}: ${error.message}` : showValue(error)
-  } catch {
-    return 'a value that cannot be shown'
-  }
-}
 
 const isPlainJson = (value: unknown): value is Json => {
   try {
@@ -566,21 +522,9 @@ export const plainCodec: t.Type<unknown, Json, unknown> = new t.Type<unknown, Js
     if (a instanceof Error) return { error: { name: a.name, message: a.message } }
     if (a === undefined) return { undefined: true }
     if (isPlainJson(a)) return { json: JSON.parse(JSON.stringify(a)) as Json }
-    return { json: describe(a) }
+    return { json: describeError(a) }
   }
 )
-
-/** io-ts errors as `path: value` lines, one per path, at most 20. */
-const errorLines = (errors: t.Errors): ReadonlyArray<string> => {
-  const lines = errors.map((e) => {
-    const keys = e.context
-      .map((c) => c.key)
-      .filter((k) => k !== '')
-      .join('.')
-    return `${keys === '' ? '(root)' : keys}: ${showValue(e.value, 60)}`
-  })
-  return [...new Set(lines)].slice(0, 20)
-}
 
 const StatusJson = t.type({
   iterNumber: t.number,
@@ -746,11 +690,12 @@ const isCodec = (value: unknown): boolean =>
  * import { pipe } from 'fp-ts/function'
  * import * as assert from 'assert'
  *
- * // what BullMQ and pg-boss users ask for, each a line of the schedule: jitter, a cap, a deadline, no retry for some errors
+ * // what BullMQ and pg-boss users ask for, each a line of the schedule: a cap, then jitter (so that capped retries
+ * // do not land in step), a deadline, no retry for some errors
  * const schedule = pipe(
  *   Schedule.exponential(1_000),
- *   Schedule.fullJitter,
  *   Schedule.capped(60_000),
+ *   Schedule.fullJitter,
  *   Schedule.upTo(3_600_000),
  *   Schedule.whileInput((e: { status: number }) => e.status >= 500)
  * )
@@ -798,8 +743,6 @@ export const define = <P, E, A>(options: DefinitionOptions<P, E, A>): Definition
 
 const noop = (): Promise<void> => Promise.resolve()
 
-const defaultRandom = (): Random.Random => Random.seeded(Math.floor(Math.random() * 0x100000000))
-
 /** Reads a stored record; `undefined` when it is not one. */
 const readRun = (stored: unknown): StoredRun | undefined => {
   if (stored === null || typeof stored !== 'object' || Array.isArray(stored)) return undefined
@@ -831,7 +774,8 @@ const statusOfState = (state: RetryState, now: number): RetryStatus.RetryStatus 
  * In order:
  *
  * 1. A run with a stored outcome (its `onDone` did not finish): `Done`, repeating that outcome, no attempt.
- * 2. A stored retry state that does not decode: `Done` with a {@link CorruptState}, no attempt.
+ * 2. A stored retry state that does not decode: `Done` with a {@link CorruptState}, no attempt (as for a state
+ *    its schedule does not recognise, at step 4).
  * 3. A run delivered before its stored `dueAt`: `NotDue`, no attempt. So no retry starts earlier than its
  *    schedule, whatever delivered the run early.
  * 4. A state of another schedule (`Driver.ScheduleMismatch`) or a payload that does not decode
@@ -907,9 +851,8 @@ export const deliver = async <P, E, A>(
   // 2. the stored state
   let state: RetryState | undefined
   if (run.retry !== null) {
-    const decoded = RetryStateCodec.decode(run.retry)
-    if (E.isLeft(decoded))
-      return fail(run, new CorruptState(id, 'not a RetryState', errorLines(decoded.left)), RetryStatus.initial)
+    const decoded = decodeState(run.retry)
+    if (E.isLeft(decoded)) return fail(run, new CorruptState(id, 'not a RetryState', decoded.left), RetryStatus.initial)
     state = decoded.right
     // 3. delivered early
     if (state.dueAt > context.now()) return { _tag: 'NotDue', dueAt: state.dueAt }
@@ -917,14 +860,16 @@ export const deliver = async <P, E, A>(
   // 4. the schedule and the payload
   let driver: Driver.Driver<E> | undefined
   if (state !== undefined) {
-    let restored: E.Either<Driver.ScheduleMismatch, Driver.Driver<E>>
-    try {
-      restored = Driver.restore(def.schedule, state)
-    } catch (e) {
-      // a state of the right name that its schedule cannot read (the schedule's stepper threw on it)
-      return fail(run, new Defect(id, e), statusOfState(state, context.now()))
+    const restored = restoreState(def.schedule, state)
+    if (E.isLeft(restored)) {
+      const error = restored.left
+      const status = statusOfState(state, context.now())
+      return fail(
+        run,
+        error instanceof Driver.ScheduleMismatch ? error : new CorruptState(id, 'not a RetryState', error),
+        status
+      )
     }
-    if (E.isLeft(restored)) return fail(run, restored.left, statusOfState(state, context.now()))
     driver = restored.right
   }
   const payload = def.payload.decode(run.payload)
@@ -1002,378 +947,4 @@ export const deliver = async <P, E, A>(
     delay,
     notify: onRetry === undefined ? noop : async () => onRetry(id, error, decided, delay)
   }
-}
-
-// -------------------------------------------------------------------------------------
-// the file engine
-// -------------------------------------------------------------------------------------
-
-const isCode = (e: unknown, ...codes: ReadonlyArray<string>): boolean =>
-  codes.includes((e as NodeJS.ErrnoException | null)?.code ?? '')
-
-const exists = async (p: string): Promise<boolean> => {
-  try {
-    await fs.stat(p)
-    return true
-  } catch (e) {
-    if (isCode(e, 'ENOENT')) return false
-    throw e
-  }
-}
-
-/** Flushes a directory, so that a rename in it survives a power cut; not every platform can open one. */
-/** Writes `file` whole or not at all (internal/atomicFile), through a temporary file beside it. */
-const writeWhole = (file: string, text: string): Promise<void> =>
-  writeAtomically(file, text, `${file}.${randomBytes(6).toString('hex')}.tmp`)
-
-/** A JSON file: its value, its text when it is not JSON, `undefined` when there is none. */
-const readJson = async (file: string): Promise<unknown> => {
-  let text: string
-  try {
-    text = await fs.readFile(file, 'utf8')
-  } catch (e) {
-    if (isCode(e, 'ENOENT')) return undefined
-    throw e
-  }
-  try {
-    return JSON.parse(text) as unknown
-  } catch {
-    return text
-  }
-}
-
-const RUN_FILE = 'run.json'
-const STATE_FILE = 'state.json'
-const OUTCOME_FILE = 'outcome.json'
-const STAGING = '.staging-'
-const PRUNE_EVERY = 60_000
-
-/** The store of one definition name: `<dir>/<name>/pending/<id>/` and `<dir>/<name>/done/<id>/`. */
-interface Folder {
-  readonly root: string
-  readonly pending: string
-  readonly done: string
-  readonly ready: Promise<void>
-  /** Per run: the tail of its chain of operations, so that a submit and a delivery of one run never overlap. */
-  readonly locks: Map<string, Promise<void>>
-  readonly clock: Clock
-  worker: FileWorker | undefined
-  lastPrune: number
-}
-
-const withLock = <R>(folder: Folder, key: string, f: () => Promise<R>): Promise<R> => {
-  const previous = folder.locks.get(key) ?? Promise.resolve()
-  const result = previous.then(f)
-  const tail = result.then(
-    () => undefined,
-    () => undefined
-  )
-  folder.locks.set(key, tail)
-  void tail.then(() => {
-    if (folder.locks.get(key) === tail) folder.locks.delete(key)
-  })
-  return result
-}
-
-const prune = async (folder: Folder, keepDone: number): Promise<void> => {
-  folder.lastPrune = folder.clock.now()
-  const cutoff = folder.lastPrune - keepDone
-  let names: ReadonlyArray<string>
-  try {
-    names = await fs.readdir(folder.done)
-  } catch (e) {
-    if (isCode(e, 'ENOENT')) return
-    throw e
-  }
-  for (const name of names) {
-    const p = path.join(folder.done, name)
-    try {
-      if ((await fs.stat(p)).mtimeMs <= cutoff)
-        await withLock(folder, name, () => fs.rm(p, { recursive: true, force: true }))
-    } catch (e) {
-      if (!isCode(e, 'ENOENT')) throw e
-    }
-  }
-}
-
-interface FileWorker {
-  readonly schedule: (key: string, at: number) => void
-  readonly close: () => Promise<void>
-}
-
-const startFileWorker = <P, E, A>(
-  folder: Folder,
-  def: Definition<P, E, A>,
-  options: WorkOptions<E, A>,
-  concurrency: number,
-  keepDone: number
-): FileWorker => {
-  const { clock } = folder
-  /** Per run waiting for its time: what ends its sleep. */
-  const timers = new Map<string, AbortController>()
-  const due: Array<string> = []
-  const queued = new Set<string>()
-  const inFlight = new Set<Promise<void>>()
-  const controller = new AbortController()
-  const signals = attemptSignals(controller.signal)
-  let active = 0
-  let closed = false
-
-  const schedule = (key: string, at: number): void => {
-    if (closed) return
-    timers.get(key)?.abort()
-    timers.delete(key)
-    // A retry is due at a fraction of a ms: wait to the next whole one, as a queue does.
-    const wait = Math.ceil(at) - clock.now()
-    if (wait <= 0) return enqueue(key)
-    const timer = new AbortController()
-    timers.set(key, timer)
-    void clock.sleep(wait, timer.signal).then(() => {
-      if (timer.signal.aborted) return
-      timers.delete(key)
-      enqueue(key)
-    })
-  }
-
-  const enqueue = (key: string): void => {
-    if (queued.has(key)) return
-    queued.add(key)
-    due.push(key)
-    pump()
-  }
-
-  const pump = (): void => {
-    while (!closed && active < concurrency && due.length > 0) {
-      const key = due.shift() as string
-      queued.delete(key)
-      active++
-      const running: Promise<void> = withLock(folder, key, () => process(key))
-        .catch((e: unknown) => {
-          reportError(options.onError, e, fromFileName(key) ?? key)
-          // An I/O error: try the run again later rather than lose it.
-          schedule(key, clock.now() + HOOK_RETRY_DELAY)
-        })
-        .finally(() => {
-          active--
-          inFlight.delete(running)
-          pump()
-        })
-      inFlight.add(running)
-    }
-  }
-
-  const notify = async (id: string, f: () => Promise<void>): Promise<boolean> => {
-    try {
-      await f()
-      return true
-    } catch (e) {
-      reportError(options.onError, e, id)
-      return false
-    }
-  }
-
-  const process = async (key: string): Promise<void> => {
-    const dir = path.join(folder.pending, key)
-    const record = await readJson(path.join(dir, RUN_FILE))
-    // Gone: done and pruned, or never there.
-    if (record === undefined) return
-    const r = record as Partial<Record<string, unknown>> | null
-    const isObject = r !== null && typeof r === 'object' && !Array.isArray(r)
-    const id = isObject && typeof r.id === 'string' ? r.id : fromFileName(key) ?? key
-    const stored = isObject
-      ? {
-          ...r,
-          retry: await readJson(path.join(dir, STATE_FILE)),
-          outcome: await readJson(path.join(dir, OUTCOME_FILE))
-        }
-      : record
-    const attempt = signals()
-    let delivery: Delivery
-    try {
-      delivery = await deliver(def, id, stored, { now: clock.now, signal: attempt.signal, options })
-    } finally {
-      attempt.release()
-    }
-    switch (delivery._tag) {
-      case 'NotDue':
-        return schedule(key, delivery.dueAt)
-      case 'Abandoned':
-        return
-      case 'Retry':
-        await FileStore.make(path.join(dir, STATE_FILE)).save(delivery.state)
-        schedule(key, delivery.dueAt)
-        await notify(id, delivery.notify)
-        return
-      case 'Done': {
-        if (delivery.run !== null) await writeWhole(path.join(dir, OUTCOME_FILE), JSON.stringify(delivery.outcome))
-        if (!(await notify(id, delivery.notify))) return schedule(key, clock.now() + HOOK_RETRY_DELAY)
-        const target = path.join(folder.done, key)
-        await fs.rm(target, { recursive: true, force: true })
-        await fs.rename(dir, target)
-        // Its time of death, on the engine's clock: what `keepDone` counts from.
-        const now = new Date(clock.now())
-        await fs.utimes(target, now, now)
-        await syncDirectory(folder.pending)
-        if (clock.now() - folder.lastPrune >= PRUNE_EVERY) void prune(folder, keepDone).catch(() => undefined)
-        return
-      }
-    }
-  }
-
-  return {
-    schedule,
-    close: async () => {
-      closed = true
-      for (const timer of timers.values()) timer.abort()
-      timers.clear()
-      due.length = 0
-      queued.clear()
-      controller.abort()
-      await Promise.all([...inFlight])
-    }
-  }
-}
-
-/**
- * The embedded engine, for one machine: runs stored as files, with the atomic writes of `FileStore`; timers for
- * due runs; pending runs picked up again when `work` starts after a restart.
- *
- * **Details**
- *
- * - Layout: `<dir>/<name>/pending/<id>/` per pending run: `run.json` (id and payload, written once at submit: the
- *   folder is written aside and renamed into place), `state.json` (the retry state, saved by `FileStore`) and
- *   `outcome.json` (the outcome, while `onDone` is pending). A done run's folder moves to `<dir>/<name>/done/`
- *   and is pruned after `keepDone`. Names and ids are escaped to file names one-to-one (a long id is hashed).
- * - One engine per folder, in one process: two processes working one folder are not coordinated (use
- *   `BullMQ.engine` for a fleet). A run submitted while a worker of its name is running is worked at once;
- *   otherwise when a worker starts.
- * - Every write is flushed to disk before the next step; a run's retry state is saved before its timer is set, so
- *   a process killed at any point resumes it no earlier than its schedule says.
- * - One worker per definition name at a time: a second `work` for a name being worked is an `Error`.
- *
- * @example
- * import * as Durable from 'fp-ts-retry/Durable'
- * import * as Schedule from 'fp-ts-retry/Schedule'
- * import * as TE from 'fp-ts/TaskEither'
- * import * as t from 'io-ts'
- * import * as fs from 'fs'
- * import * as os from 'os'
- * import * as path from 'path'
- * import * as assert from 'assert'
- *
- * async function main() {
- *   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'durable-'))
- *   const def = Durable.define({ name: 'greet', schedule: Schedule.recurs(2), payload: t.string, action: (who: string) => TE.right(`hello ${who}`) })
- *   // submitted before any worker runs: stored, and worked when a worker starts
- *   const first = Durable.fileEngine({ dir })
- *   await first.submit(def, 'g-1', 'world')
- *   await first.submit(def, 'g-1', 'again') // the same id: no second run
- *   await first.close()
- *   const second = Durable.fileEngine({ dir })
- *   const results: Array<string> = []
- *   await new Promise<void>((resolve) =>
- *     second.work(def, { onDone: (id, result) => { results.push(`${id} ${JSON.stringify(result)}`); resolve() } })
- *   )
- *   assert.deepStrictEqual(results, ['g-1 {"_tag":"Right","right":"hello world"}'])
- *   await second.close()
- *   fs.rmSync(dir, { recursive: true, force: true })
- * }
- * main()
- *
- * @category constructors
- * @since 0.2.0
- */
-export const fileEngine = (options: FileEngineOptions): Engine => {
-  const where = 'Durable.fileEngine'
-  validate.object(where, 'options', options)
-  const { dir } = options
-  if (typeof dir !== 'string' || dir === '')
-    throw new TypeError(`${where}: options.dir must be a non-empty path, received ${showValue(dir)}`)
-  const keepDone = durationAtLeast(where, 'options.keepDone', 0, options.keepDone ?? DEFAULT_KEEP_DONE)
-  validate.services(where, 'options', options)
-  const clock = options.clock ?? LiveClock.live
-  const folders = new Map<string, Folder>()
-  let closed = false
-
-  const folderOf = async (name: string): Promise<Folder> => {
-    let folder = folders.get(name)
-    if (folder === undefined) {
-      const root = path.join(dir, toFileName(name))
-      const pending = path.join(root, 'pending')
-      const done = path.join(root, 'done')
-      const ready = Promise.all([fs.mkdir(pending, { recursive: true }), fs.mkdir(done, { recursive: true })]).then(
-        () => undefined
-      )
-      folder = { root, pending, done, ready, locks: new Map(), clock, worker: undefined, lastPrune: 0 }
-      folders.set(name, folder)
-    }
-    await folder.ready
-    return folder
-  }
-
-  const checkOpen = (what: string): void => {
-    if (closed) throw new Error(`${where}: ${what}: the engine is closed`)
-  }
-
-  const submit = async <P, E, A>(def: Definition<P, E, A>, id: string, payload: P): Promise<void> => {
-    checkOpen('submit')
-    checkDefinition(`${where}: submit`, def)
-    checkId(`${where}: submit`, id)
-    const encoded = encodePayload(`${where}: submit`, def.payload, payload)
-    const folder = await folderOf(def.name)
-    const key = toFileName(id)
-    const added = await withLock(folder, key, async () => {
-      if ((await exists(path.join(folder.pending, key))) || (await exists(path.join(folder.done, key)))) return false
-      const staging = await fs.mkdtemp(path.join(folder.root, STAGING))
-      try {
-        await writeWhole(path.join(staging, RUN_FILE), JSON.stringify({ id, payload: encoded }))
-        await fs.rename(staging, path.join(folder.pending, key))
-      } catch (e) {
-        await fs.rm(staging, { recursive: true, force: true })
-        if (isCode(e, 'EEXIST', 'ENOTEMPTY')) return false
-        throw e
-      }
-      await syncDirectory(folder.pending)
-      return true
-    })
-    if (added) folder.worker?.schedule(key, clock.now())
-  }
-
-  const work = async <P, E, A>(def: Definition<P, E, A>, workOptions?: WorkOptions<E, A>): Promise<Worker> => {
-    checkOpen('work')
-    checkDefinition(`${where}: work`, def)
-    const o = checkWorkOptions(`${where}: work`, workOptions)
-    const concurrency = positiveCount(`${where}: work`, 'options.concurrency', o.concurrency ?? 1)
-    const folder = await folderOf(def.name)
-    if (folder.worker !== undefined)
-      throw new Error(`${where}: work: the runs of ${JSON.stringify(def.name)} are already worked by this engine`)
-    const worker = startFileWorker(folder, def, o, concurrency, keepDone)
-    folder.worker = worker
-    // Leftovers of a submit killed midway, then every pending run: each is delivered, and is NotDue until due.
-    for (const name of await fs.readdir(folder.root)) {
-      if (name.startsWith(STAGING)) await fs.rm(path.join(folder.root, name), { recursive: true, force: true })
-    }
-    await prune(folder, keepDone)
-    for (const key of await fs.readdir(folder.pending)) worker.schedule(key, 0)
-    return {
-      close: async () => {
-        if (folder.worker === worker) folder.worker = undefined
-        await worker.close()
-      }
-    }
-  }
-
-  const close = async (): Promise<void> => {
-    closed = true
-    await Promise.all(
-      [...folders.values()].map(async (folder) => {
-        const worker = folder.worker
-        folder.worker = undefined
-        await worker?.close()
-        await Promise.all([...folder.locks.values()])
-      })
-    )
-  }
-
-  return { submit, work, close }
 }

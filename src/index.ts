@@ -9,6 +9,7 @@ import * as Clock from './Clock'
 import * as Contention from './Contention'
 import * as Driver from './Driver'
 import * as Durable from './Durable'
+import * as FileEngine from './FileEngine'
 import * as FileStore from './FileStore'
 import * as Hedging from './Hedging'
 import * as Http from './Http'
@@ -58,13 +59,20 @@ export {
    */
   Driver,
   /**
-   * Durable retries: `define` a run, `submit` it to an `Engine` (the embedded `fileEngine`, or `BullMQ.engine`),
-   * `work` it; one `deliver` step decides for every engine.
+   * Durable retries: `define` a run, `submit` it to an `Engine` (the embedded `FileEngine.make`, or
+   * `BullMQ.engine`), `work` it; one `deliver` step decides for every engine.
    *
    * @category interpreters
    * @since 0.2.0
    */
   Durable,
+  /**
+   * The embedded durable engine, for one machine: runs stored as files, timers for due runs.
+   *
+   * @category interpreters
+   * @since 0.2.0
+   */
+  FileEngine,
   /**
    * A file-backed store for a persisted run: atomic `save`, `load`, `clear`.
    *

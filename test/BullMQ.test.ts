@@ -9,6 +9,7 @@ import * as os from 'os'
 import * as path from 'path'
 import * as BullMQ from '../src/BullMQ'
 import * as Durable from '../src/Durable'
+import * as FileEngine from '../src/FileEngine'
 import * as Driver from '../src/Driver'
 import * as Random from '../src/Random'
 import * as RetryState from '../src/RetryState'
@@ -98,7 +99,7 @@ describeWithRedis('BullMQ on a real Redis', (server) => {
     for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true })
   })
 
-  it('should make, for the same definition seeded, the attempts and delays Durable.fileEngine makes', async () => {
+  it('should make, for the same definition seeded, the attempts and delays FileEngine.make makes', async () => {
     const failures = [0, 1, 2, 3, -1, 4, 2, 1, 0, -1]
     const ids = failures.map((k, i) => `job:${i}/${k}`)
     const run = async (e: Durable.Engine): Promise<S.Record> => {
@@ -112,7 +113,7 @@ describeWithRedis('BullMQ on a real Redis', (server) => {
     }
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fp-ts-retry-bullmq-'))
     dirs.push(dir)
-    const file = Durable.fileEngine({ dir })
+    const file = FileEngine.make({ dir })
     engines.push(file)
     const [onFiles, onBullMQ] = await Promise.all([run(file), run(engine(prefix()))])
     for (const [i, id] of ids.entries()) {

@@ -3,6 +3,8 @@ import * as path from 'path'
 import * as index from '../src/index'
 import * as Clock from '../src/Clock'
 import * as Driver from '../src/Driver'
+import * as Durable from '../src/Durable'
+import * as FileEngine from '../src/FileEngine'
 import * as Random from '../src/Random'
 import * as Retry from '../src/Retry'
 import * as RetryStatus from '../src/RetryStatus'
@@ -42,6 +44,12 @@ describe('index', () => {
     strictEqual<unknown>(index.Random, Random)
     strictEqual<unknown>(index.TestClock, TestClock)
     strictEqual<unknown>(index.Driver, Driver)
+  })
+
+  it('should export the durable modules Durable and FileEngine (not BullMQ: it is reached by its subpath)', () => {
+    strictEqual<unknown>(index.Durable, Durable)
+    strictEqual<unknown>(index.FileEngine, FileEngine)
+    strictEqual((index as unknown as Record<string, unknown>).BullMQ, undefined)
   })
 
   it('should export the runners retrying, retryingWithStatus, retryingReaderTaskEither and repeating, and their Retry namespace', () => {

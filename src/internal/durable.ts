@@ -1,12 +1,21 @@
 /**
- * What the engines of `Durable` and `BullMQ` share besides `Durable.deliver`: the checks of their options, the
- * report of a hook's error, a signal that follows two others.
+ * What the durable engines (`FileEngine`, `BullMQ`) and `Durable.deliver` share: the durable step around
+ * `deliver` (what each answer makes an engine store, and in which order; what a storage error does), the restore
+ * of a stored state, the default random, the checks of their options, the report of a hook's error, a signal that
+ * follows two others.
  *
  * @internal
  */
+import * as E from 'fp-ts/Either'
+import { pipe } from 'fp-ts/function'
 import type * as t from 'io-ts'
-import { onAbort } from './abort'
+import type { Clock } from '../Clock'
+import * as Driver from '../Driver'
+import * as Random from '../Random'
+import { RetryStateCodec, type RetryState } from '../RetryState'
+import * as Schedule from '../Schedule'
 import type { Json } from '../Schedule'
+import { onAbort } from './abort'
 import { JsonCodec } from './json'
 import { showValue } from './show'
 import * as validate from './validate'
@@ -123,4 +132,180 @@ export const checkDefinition = (where: string, def: unknown): void => {
 export const checkId = (where: string, id: unknown): string => {
   if (typeof id === 'string' && id !== '') return id
   throw new TypeError(`${where}: id must be a non-empty string, received ${showValue(id)}`)
+}
+
+// -------------------------------------------------------------------------------------
+// a stored run
+// -------------------------------------------------------------------------------------
+
+/** io-ts errors as `path: value` lines, one per path, at most 20. */
+export const errorLines = (errors: t.Errors): ReadonlyArray<string> => {
+  const lines = errors.map((e) => {
+    const keys = e.context
+      .map((c) => c.key)
+      .filter((k) => k !== '')
+      .join('.')
+    return `${keys === '' ? '(root)' : keys}: ${showValue(e.value, 60)}`
+  })
+  return [...new Set(lines)].slice(0, 20)
+}
+
+/** The generator of a run when the worker gives none: seeded at random, so that its state can be stored. */
+export const defaultRandom = (): Random.Random => Random.seeded(Math.floor(Math.random() * 0x100000000))
+
+/** A stored retry state, decoded; `Left` with what did not decode. */
+export const decodeState = (json: unknown): E.Either<ReadonlyArray<string>, RetryState> =>
+  pipe(RetryStateCodec.decode(json), E.mapLeft(errorLines))
+
+/**
+ * The `Driver` of a stored state: `Left(ScheduleMismatch)` for a state of another schedule, `Left(lines)` for one
+ * its schedule cannot read (any other `Left` of `Driver.restore`, or a throw): a state that is not its own.
+ */
+export const restoreState = <In>(
+  schedule: Schedule.Schedule<In>,
+  state: RetryState
+): E.Either<Driver.ScheduleMismatch | ReadonlyArray<string>, Driver.Driver<In>> => {
+  let restored: E.Either<unknown, Driver.Driver<In>>
+  try {
+    restored = Driver.restore(schedule, state)
+  } catch (e) {
+    return E.left([`scheduleState: ${describeError(e)}`])
+  }
+  if (E.isRight(restored)) return E.right(restored.right)
+  // `unknown`, not the declared union: any error but a mismatch is a state its schedule does not recognise.
+  const error = restored.left
+  return E.left(error instanceof Driver.ScheduleMismatch ? error : [`scheduleState: ${describeError(error)}`])
+}
+
+/** An error as one line, whatever was thrown. */
+export const describeError = (error: unknown): string => {
+  try {
+    return error instanceof Error ? `${error.name}: ${error.message}` : showValue(error)
+  } catch {
+    return 'a value that cannot be shown'
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// the durable step
+// -------------------------------------------------------------------------------------
+
+/**
+ * How a failed write of a run's state or outcome is retried (the write, never the attempt): from 100 ms,
+ * doubling, capped at 30 s, then equal jitter (cap first, so that workers sharing a full disk do not retry in
+ * step), without end.
+ */
+export const DEFAULT_WRITE_RETRY: Schedule.Schedule<unknown> = pipe(
+  Schedule.exponential(100),
+  Schedule.capped(30_000),
+  Schedule.equalJitter
+)
+
+/** `Durable.Delivery`, as far as the step reads it (the step cannot import the public module: no cycle). */
+export type Answer<R> =
+  | { readonly _tag: 'NotDue'; readonly dueAt: number }
+  | {
+      readonly _tag: 'Retry'
+      readonly run: R
+      readonly state: RetryState
+      readonly dueAt: number
+      readonly notify: () => Promise<void>
+    }
+  | {
+      readonly _tag: 'Done'
+      readonly run: R | null
+      readonly outcome: Json | null
+      readonly notify: () => Promise<void>
+    }
+  | { readonly _tag: 'Abandoned' }
+
+/** What an engine stores, and how it delivers a run again. */
+export interface Store<R> {
+  /** Stores a retry's run (its new state is `state`). */
+  readonly saveRetry: (run: R, state: RetryState) => Promise<void>
+  /** Stores a done run's outcome. */
+  readonly saveOutcome: (run: R, outcome: Json) => Promise<void>
+  /** Has the run delivered again at `dueAt` (a timer, a delayed job). */
+  readonly later: (dueAt: number) => void | Promise<void>
+  /** Marks the run done, once its `onDone` has returned. */
+  readonly finish: () => Promise<void>
+}
+
+/** What the step needs of the worker. */
+export interface StepContext {
+  readonly id: string
+  readonly clock: Clock
+  /** The worker's: a write retried while it closes is given up. */
+  readonly signal: AbortSignal
+  readonly writeRetry: Schedule.Schedule<unknown>
+  readonly onError: ((error: unknown, id: string) => void) | undefined
+}
+
+/** How a step ended: the run is due again at `dueAt`, is done, or was abandoned (the worker closed mid-attempt). */
+export type StepEnd = { readonly _tag: 'Later'; readonly dueAt: number } | { readonly _tag: 'Done' | 'Abandoned' }
+
+/** Calls a hook; its error goes to `onError`. `false` when it threw. */
+export const notify = async (context: StepContext, hook: () => Promise<void>): Promise<boolean> => {
+  try {
+    await hook()
+    return true
+  } catch (e) {
+    reportError(context.onError, e, context.id)
+    return false
+  }
+}
+
+/**
+ * Writes until the write succeeds, each failure reported and followed by a wait of `writeRetry`: the decision it
+ * stores stays in memory meanwhile, so a full disk or a lost connection never runs an attempt again. Rejects with
+ * the last error when `writeRetry` stops or the worker closes: the engine then delivers the run again as stored.
+ */
+export const persist = async (context: StepContext, write: () => Promise<void>): Promise<void> => {
+  let driver: Driver.Driver<unknown> | undefined
+  for (;;) {
+    try {
+      return await write()
+    } catch (e) {
+      reportError(context.onError, e, context.id)
+      const now = context.clock.now()
+      driver ??= Driver.make(context.writeRetry, { start: now, random: defaultRandom() })
+      const delay = context.signal.aborted ? -1 : driver.advance(e, now)
+      if (delay < 0) throw e
+      await context.clock.sleep(delay, context.signal)
+      if (context.signal.aborted) throw e
+    }
+  }
+}
+
+/**
+ * The durable step: what an engine does with an answer of `Durable.deliver`, in this order. `NotDue`: deliver it
+ * again when due. `Retry`: store the state, then have it delivered at `dueAt`, then `onRetry`: a crash between
+ * two of them leaves a run delivered early and found `NotDue`, never retried early. `Done`: store the outcome,
+ * then `onDone` (when it throws, the run is delivered again in a second, and repeats its stored outcome), then
+ * mark the run done. Every write goes through {@link persist}.
+ */
+export const step = async <R>(answer: Answer<R>, store: Store<R>, context: StepContext): Promise<StepEnd> => {
+  switch (answer._tag) {
+    case 'NotDue':
+      await store.later(answer.dueAt)
+      return { _tag: 'Later', dueAt: answer.dueAt }
+    case 'Abandoned':
+      return answer
+    case 'Retry':
+      await persist(context, () => store.saveRetry(answer.run, answer.state))
+      await store.later(answer.dueAt)
+      await notify(context, answer.notify)
+      return { _tag: 'Later', dueAt: answer.dueAt }
+    case 'Done': {
+      const { run, outcome } = answer
+      if (run !== null && outcome !== null) await persist(context, () => store.saveOutcome(run, outcome))
+      if (!(await notify(context, answer.notify))) {
+        const dueAt = context.clock.now() + HOOK_RETRY_DELAY
+        await store.later(dueAt)
+        return { _tag: 'Later', dueAt }
+      }
+      await persist(context, store.finish)
+      return { _tag: 'Done' }
+    }
+  }
 }

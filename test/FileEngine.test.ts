@@ -10,6 +10,7 @@ import * as path from 'path'
 import * as Budget from '../src/Budget'
 import * as Driver from '../src/Driver'
 import * as Durable from '../src/Durable'
+import * as FileEngine from '../src/FileEngine'
 import { fromBullId, fromFileName, toBullId, toFileName } from '../src/internal/ids'
 import * as Random from '../src/Random'
 import * as RetryState from '../src/RetryState'
@@ -29,7 +30,7 @@ const tempDir = (): string => {
 }
 const engines: Array<Durable.Engine> = []
 const fileEngine = (dir: string, keepDone?: number, clock?: TestClock.TestClock): Durable.Engine => {
-  const engine = Durable.fileEngine({ dir, keepDone, clock })
+  const engine = FileEngine.make({ dir, keepDone, clock })
   engines.push(engine)
   return engine
 }
@@ -270,31 +271,38 @@ describe('Durable.deliver', () => {
   })
 
   // Regression: a stored state its schedule could not read made the stepper throw outside the delivery's try, and
-  // the worker delivered the run again every second.
-  it('should end a run whose stored state its schedule cannot read as a Defect', async () => {
+  // the worker delivered the run again every second. It is a damaged state (the schedule refuses it, or throws on
+  // it), the same CorruptState as one that does not decode, with no attempt.
+  it('should end a run whose stored state its schedule does not recognise with a CorruptState, no attempt', async () => {
     const tuple = pipe(Schedule.exponential(100), Schedule.intersect(Schedule.recurs(2)))
-    const stored = {
-      ...RetryState.start(tuple, 0),
-      scheduleState: null
+    for (const [schedule, scheduleState] of [
+      [tuple, null],
+      [Schedule.recurs(3), 'abc'],
+      [Schedule.recurs(3), -1e9]
+    ] as const) {
+      const stored = { ...RetryState.start(schedule, 0), scheduleState }
+      const outcomes: Array<string> = []
+      let attempts = 0
+      const d = await Durable.deliver(
+        Durable.define({
+          name: 'n',
+          schedule,
+          payload: t.number,
+          action: (): TE.TaskEither<string, string> => (attempts++, TE.left('down'))
+        }),
+        'job-1',
+        { ...fresh, retry: RetryState.RetryStateCodec.encode(stored) },
+        context(() => 0, {
+          onDone: (_, result, __, reason) =>
+            void outcomes.push(
+              `${reason}: ${E.isLeft(result) && result.left instanceof Durable.CorruptState ? result.left.reason : 'no'}`
+            )
+        })
+      )
+      assert.ok(d._tag === 'Done')
+      await d.notify()
+      deepStrictEqual([outcomes, attempts], [['failed: not a RetryState'], 0])
     }
-    const outcomes: Array<string> = []
-    const d = await Durable.deliver(
-      Durable.define({
-        name: 'n',
-        schedule: tuple,
-        payload: t.number,
-        action: (): TE.TaskEither<string, string> => TE.left('down')
-      }),
-      'job-1',
-      { ...fresh, retry: RetryState.RetryStateCodec.encode(stored) },
-      context(() => 0, {
-        onDone: (_, result, __, reason) =>
-          void outcomes.push(`${reason}: ${String(E.isLeft(result) && result.left instanceof Durable.Defect)}`)
-      })
-    )
-    assert.ok(d._tag === 'Done')
-    await d.notify()
-    deepStrictEqual(outcomes, ['failed: true'])
   })
 
   it('should store nothing for a done run when there is no onDone to repeat', async () => {
@@ -455,25 +463,25 @@ describe('Durable.deliver', () => {
   })
 })
 
-describe('Durable.fileEngine', () => {
+describe('FileEngine.make', () => {
   it('should check its options and arguments', async () => {
-    assert.throws(() => Durable.fileEngine({ dir: '' }), /Durable\.fileEngine: options\.dir must be a non-empty path/)
+    assert.throws(() => FileEngine.make({ dir: '' }), /FileEngine\.make: options\.dir must be a non-empty path/)
     assert.throws(
-      () => Durable.fileEngine({ dir: 'x', keepDone: -1 }),
-      /Durable\.fileEngine: options\.keepDone must be a finite number >= 0, received -1/
+      () => FileEngine.make({ dir: 'x', keepDone: -1 }),
+      /FileEngine\.make: options\.keepDone must be a finite number >= 0, received -1/
     )
     const engine = fileEngine(tempDir())
     const def = S.definition('checks', S.newRecord())
     await assert.rejects(
       engine.submit(def, '', { failures: 0 }),
-      /Durable\.fileEngine: submit: id must be a non-empty string, received ""/
+      /FileEngine\.make: submit: id must be a non-empty string, received ""/
     )
     // regression: a payload the codec refuses, or that is not plain JSON, was stored and failed later (PayloadInvalid,
     // or CorruptState "not a run" for undefined)
     for (const [payload, message] of [
-      [{ failures: 'x' }, /^Durable\.fileEngine: submit: payload must be a .*, received \{"failures":"x"\}$/],
-      [undefined, /^Durable\.fileEngine: submit: payload must be a .*, received undefined$/],
-      [{ failures: NaN }, /^Durable\.fileEngine: submit: payload encodes to .*, which is not plain JSON$/]
+      [{ failures: 'x' }, /^FileEngine\.make: submit: payload must be a .*, received \{"failures":"x"\}$/],
+      [undefined, /^FileEngine\.make: submit: payload must be a .*, received undefined$/],
+      [{ failures: NaN }, /^FileEngine\.make: submit: payload encodes to .*, which is not plain JSON$/]
     ] as const) {
       await assert.rejects(
         engine.submit(def, 'bad', payload as unknown as S.Payload),
@@ -482,25 +490,25 @@ describe('Durable.fileEngine', () => {
     }
     await assert.rejects(
       engine.work(def, { concurrency: 0 }),
-      /Durable\.fileEngine: work: options\.concurrency must be a whole number >= 1, received 0/
+      /FileEngine\.make: work: options\.concurrency must be a whole number >= 1, received 0/
     )
     // regression: these were accepted, and failed at the first attempt (a budget of {} made it repeat every second)
     await assert.rejects(
       engine.work(def, { budget: {} as Budget.RetryBudget }),
       (e: unknown) =>
-        e instanceof TypeError && /^Durable\.fileEngine: work: options\.budget must be a RetryBudget/.test(e.message)
+        e instanceof TypeError && /^FileEngine\.make: work: options\.budget must be a RetryBudget/.test(e.message)
     )
     await assert.rejects(
       engine.work(def, { onDone: 5 as unknown as undefined }),
-      /^RangeError: Durable\.fileEngine: work: options\.onDone must be a function, received 5/
+      /^TypeError: FileEngine\.make: work: options\.onDone must be a function, received 5/
     )
     await engine.work(def)
     await assert.rejects(
       engine.work(def),
-      /Durable\.fileEngine: work: the runs of "checks" are already worked by this engine/
+      /FileEngine\.make: work: the runs of "checks" are already worked by this engine/
     )
     await engine.close()
-    await assert.rejects(engine.submit(def, 'a', { failures: 0 }), /Durable\.fileEngine: submit: the engine is closed/)
+    await assert.rejects(engine.submit(def, 'a', { failures: 0 }), /FileEngine\.make: submit: the engine is closed/)
   })
 
   it('should run each job as its schedule says: the attempts, the exact delays, no gap shorter than a delay', async () => {
