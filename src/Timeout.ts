@@ -1,0 +1,205 @@
+/**
+ * A timeout on the clock, as a combinator of its own: an action that has not settled after `ms` gives way to a
+ * typed `Left`, and an action that can see an `AbortSignal` is told to stop.
+ *
+ * Put the timeout inside the retry, so that each attempt has its own: a timeout outside `retrying` cuts the whole
+ * run, retries and all (cockatiel#115). See docs/resilience-order.md for which wraps which.
+ *
+ * @example
+ * import * as Timeout from 'fp-ts-retry/Timeout'
+ * import * as TestClock from 'fp-ts-retry/TestClock'
+ * import type { TaskEither } from 'fp-ts/TaskEither'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * async function main() {
+ *   const clock = TestClock.make()
+ *   const hangs: TaskEither<string, number> = () => new Promise(() => undefined)
+ *   const call = pipe(hangs, Timeout.timeout(1_000, (ms) => `timed out after ${ms} ms`, { clock }))()
+ *   await clock.runAll()
+ *   assert.deepStrictEqual(await call, { _tag: 'Left', left: 'timed out after 1000 ms' })
+ *   assert.strictEqual(clock.now(), 1_000)
+ * }
+ * main()
+ *
+ * @since 0.2.0
+ */
+import type { Either } from 'fp-ts/Either'
+import type { TaskEither } from 'fp-ts/TaskEither'
+import type { Clock } from './Clock'
+import * as LiveClock from './Clock'
+import { noop, onAbort } from './internal/abort'
+import * as validate from './internal/validate'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * Options of {@link timeout} and {@link timeoutSignalled}: `clock` (default `Clock.live`), the clock the timeout
+ * sleeps on. Give it the run's clock, so that a `TestClock` drives the timeout too.
+ *
+ * @example
+ * import type { TimeoutOptions } from 'fp-ts-retry/Timeout'
+ * import * as TestClock from 'fp-ts-retry/TestClock'
+ *
+ * const options: TimeoutOptions = { clock: TestClock.make() }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface TimeoutOptions {
+  readonly clock?: Clock | undefined
+}
+
+// -------------------------------------------------------------------------------------
+// implementation
+// -------------------------------------------------------------------------------------
+
+const TIMED_OUT: unique symbol = Symbol('timed out')
+
+const check = (where: string, ms: number, onTimeout: unknown, options: TimeoutOptions): Clock => {
+  validate.duration(where, 'ms', ms)
+  validate.callable(where, 'onTimeout', onTimeout)
+  validate.object(where, 'options', options)
+  validate.services(where, 'options', { clock: options.clock })
+  return options.clock ?? LiveClock.live
+}
+
+/**
+ * Runs `action` with a signal of its own that aborts with `outer`'s reason, or at the timeout with a
+ * `TimeoutError` DOMException; at the timeout the answer is `onTimeout(ms)`, whatever the action does later.
+ */
+const race = async <E1, E2, A>(
+  ms: number,
+  onTimeout: (ms: number) => E2,
+  clock: Clock,
+  outer: AbortSignal | undefined,
+  action: (signal: AbortSignal) => TaskEither<E1, A>
+): Promise<Either<E1 | E2, A>> => {
+  const controller = new AbortController()
+  let unlink = noop
+  if (outer?.aborted) controller.abort(outer.reason)
+  else if (outer !== undefined) unlink = onAbort(outer, () => controller.abort(outer.reason))
+  // The timer ends only when the action settles, not when `outer` aborts: an action that cannot see its signal
+  // still gives way at the timeout.
+  const timer = new AbortController()
+  try {
+    const running = action(controller.signal)()
+    const first = await Promise.race([running, clock.sleep(ms, timer.signal).then((): typeof TIMED_OUT => TIMED_OUT)])
+    if (first !== TIMED_OUT) return first
+    controller.abort(new DOMException(`timed out after ${ms} ms`, 'TimeoutError'))
+    // Abandoned: what it answers or throws from now on is nobody's, and must not be an unhandled rejection.
+    running.then(noop, noop)
+    return { _tag: 'Left', left: onTimeout(ms) }
+  } finally {
+    unlink()
+    timer.abort()
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// combinators
+// -------------------------------------------------------------------------------------
+
+/**
+ * Gives an action `ms` milliseconds of `options.clock`: if it has not settled by then, the answer is
+ * `Left(onTimeout(ms))`, and the action is abandoned.
+ *
+ * **Details**
+ *
+ * - Never early: the timeout is a `clock.sleep(ms)`, which never wakes before `ms` have passed. An action that
+ *   settles first wins, and the timer is cleared at once (nothing left to keep the process alive).
+ * - An abandoned action cannot be told to stop (use {@link timeoutSignalled} for one that can): its later
+ *   result is ignored, its later rejection too. An action that rejects before the timeout rejects the task.
+ * - `ms` must be a finite number >= 0 (`RangeError` naming it, for `NaN`, a negative or an infinite number);
+ *   `onTimeout` a function (`TypeError`). `0` gives an action that has not settled synchronously no time at all.
+ *
+ * @example
+ * import * as Timeout from 'fp-ts-retry/Timeout'
+ * import * as TestClock from 'fp-ts-retry/TestClock'
+ * import type { TaskEither } from 'fp-ts/TaskEither'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * async function main() {
+ *   const clock = TestClock.make()
+ *   const slow: TaskEither<string, string> = () => clock.sleep(300).then(() => ({ _tag: 'Right', right: 'ok' }))
+ *   const call = pipe(slow, Timeout.timeout(500, () => 'timeout', { clock }))()
+ *   await clock.runAll()
+ *   assert.deepStrictEqual(await call, { _tag: 'Right', right: 'ok' })
+ *   assert.deepStrictEqual(clock.sleeps, [300, 500]) // the timeout's sleep was cleared at 300
+ *   assert.throws(() => Timeout.timeout(NaN, () => 'timeout'), RangeError)
+ * }
+ * main()
+ *
+ * @category combinators
+ * @since 0.2.0
+ */
+export const timeout = <E2>(
+  ms: number,
+  onTimeout: (ms: number) => E2,
+  options: TimeoutOptions = {}
+): (<E1, A>(action: TaskEither<E1, A>) => TaskEither<E1 | E2, A>) => {
+  const clock = check('Timeout.timeout', ms, onTimeout, options)
+  return (action) => () => race(ms, onTimeout, clock, undefined, () => action)
+}
+
+/**
+ * Like {@link timeout}, for an action that can be told to stop: it is given a signal of its own that aborts at the
+ * timeout, with a `TimeoutError` `DOMException` as its reason, or when the caller's signal aborts, with that
+ * signal's reason.
+ *
+ * **Details**
+ *
+ * - The result takes the caller's signal (optional): `pipe(action, timeoutSignalled(...))(signal)` is a
+ *   `TaskEither`. It fits anywhere an action taking a signal does: `Bulkhead.guardSignalled`,
+ *   `RateLimiter.throttleSignalled`, or `retryingWithContext` through `({ signal }) => f(signal)`.
+ * - When the caller's signal aborts, the action is told through its signal and its answer is awaited (it decides
+ *   what an abort means); the timeout still runs, so an action that ignores its signal still gives way at `ms`.
+ *   A caller's signal that has aborted already gives the action an aborted signal.
+ * - The action's signal is linked to the caller's only while the action runs: one listener per caller's signal,
+ *   however many calls share it, and none left behind. It is not aborted once the action has settled, so a
+ *   response it returned can still be read.
+ * - `ms` and `onTimeout` are checked as in {@link timeout}.
+ *
+ * @example
+ * import * as Timeout from 'fp-ts-retry/Timeout'
+ * import * as TestClock from 'fp-ts-retry/TestClock'
+ * import type { TaskEither } from 'fp-ts/TaskEither'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * async function main() {
+ *   const clock = TestClock.make()
+ *   const reasons: Array<string> = []
+ *   const hangs = (signal: AbortSignal): TaskEither<string, string> => () =>
+ *     new Promise((resolve) => signal.addEventListener('abort', () => {
+ *       reasons.push((signal.reason as DOMException).name)
+ *       resolve({ _tag: 'Left', left: 'aborted' })
+ *     }))
+ *   const call = pipe(hangs, Timeout.timeoutSignalled(1_000, () => 'timeout', { clock }))()()
+ *   await clock.runAll()
+ *   assert.deepStrictEqual(await call, { _tag: 'Left', left: 'timeout' })
+ *   assert.deepStrictEqual(reasons, ['TimeoutError'])
+ * }
+ * main()
+ *
+ * @category combinators
+ * @since 0.2.0
+ */
+export const timeoutSignalled = <E2>(
+  ms: number,
+  onTimeout: (ms: number) => E2,
+  options: TimeoutOptions = {}
+): (<E1, A>(
+  action: (signal: AbortSignal) => TaskEither<E1, A>
+) => (signal?: AbortSignal) => TaskEither<E1 | E2, A>) => {
+  const where = 'Timeout.timeoutSignalled'
+  const clock = check(where, ms, onTimeout, options)
+  return (action) => (signal) => {
+    if (signal !== undefined)
+      validate.implementing(where, 'signal', 'an AbortSignal', ['addEventListener', 'removeEventListener'], signal)
+    return () => race(ms, onTimeout, clock, signal, action)
+  }
+}
