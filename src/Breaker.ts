@@ -51,6 +51,7 @@ import * as validate from './internal/validate'
 import type { Random } from './Random'
 import type { Schedule } from './Schedule'
 import { isPromise } from './internal/promise'
+import { noop, onAbort } from './internal/abort'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -322,23 +323,32 @@ export interface SamplingOptions extends BreakerOptions {
 }
 
 /**
- * Options of {@link guard}: `isFailure` (default: every `Left`) says which errors count against the dependency.
+ * Options of {@link guard}: `isFailure` (default: every `Left`) says which errors count against the dependency;
+ * `signal`, the attempt's signal, tells it when the attempt has been given up.
  *
  * **Details**
  *
- * An error it rejects (a 404, a validation error) counts as a success: the dependency answered. As in Polly, where
- * outcomes its `ShouldHandle` does not handle are successes for the breaker.
+ * - An error `isFailure` rejects (a 404, a validation error) counts as a success: the dependency answered. As in
+ *   Polly, where outcomes its `ShouldHandle` does not handle are successes for the breaker.
+ * - When `signal` aborts before the action settles (the attempt timed out, or the run was aborted), the call is
+ *   reported as a failure at once, and its outcome, if it ever comes, is not reported again. Give it the
+ *   `AttemptContext`'s signal under `retryingWithContext`: an attempt that hangs past `attemptTimeout` then frees
+ *   the probe it holds.
  *
  * @example
  * import type { GuardOptions } from 'fp-ts-retry/Breaker'
  *
- * const options: GuardOptions<{ status: number }> = { isFailure: (e) => e.status >= 500 }
+ * const options: GuardOptions<{ status: number }> = {
+ *   isFailure: (e) => e.status >= 500,
+ *   signal: AbortSignal.timeout(1_000)
+ * }
  *
  * @category model
  * @since 0.2.0
  */
 export interface GuardOptions<E> {
   readonly isFailure?: Predicate<E> | undefined
+  readonly signal?: AbortSignal | undefined
 }
 
 // -------------------------------------------------------------------------------------
@@ -358,6 +368,26 @@ const andThen = <A, B>(value: A | Promise<A>, then: (a: A) => B | Promise<B>): B
   isPromise(value) ? value.then(then) : then(value)
 
 const NEVER = Number.POSITIVE_INFINITY
+
+/**
+ * Throws `error` on its own, after the current call: what the breaker does with an error that must neither stop a
+ * change half-way nor replace a call's own answer (a hook's, a schedule's, a store's), as Node does with an error
+ * thrown by an `EventTarget` listener.
+ */
+const throwAside = (error: unknown): void =>
+  queueMicrotask(() => {
+    throw error
+  })
+
+/** Reports an outcome to a permit; an error of the report (the store's write) is thrown on its own. */
+const tell = (report: () => void | Promise<void>): void | Promise<void> => {
+  try {
+    const told = report()
+    if (isPromise(told)) return told.catch(throwAside)
+  } catch (e) {
+    throwAside(e)
+  }
+}
 
 const isStoredState = (u: unknown): u is StoredState => {
   if (u === null || typeof u !== 'object') return false
@@ -405,10 +435,8 @@ class Circuit implements Breaker {
       hook({ from, to, source })
     } catch (e) {
       // A hook observes: its error must not stop a change half-way (a half-open circuit whose probe was never
-      // handed out stays half-open for good). It is thrown on its own, as Node does for an EventTarget listener.
-      queueMicrotask(() => {
-        throw e
-      })
+      // handed out stays half-open for good).
+      throwAside(e)
     }
   }
 
@@ -417,8 +445,17 @@ class Circuit implements Breaker {
   }
 
   private open(now: number): void | Promise<void> {
-    this.waits ??= Driver.make(this.halfOpenAfter, { start: now, random: this.random })
-    const wait = this.waits.advance(undefined, now)
+    let wait: number
+    try {
+      this.waits ??= Driver.make(this.halfOpenAfter, { start: now, random: this.random })
+      wait = this.waits.advance(undefined, now)
+    } catch (e) {
+      // A schedule that throws is taken as one that stopped: the circuit opens for good rather than stay half-open
+      // for good with its probe spent, and the error is not lost.
+      this.waits = undefined
+      wait = -1
+      throwAside(e)
+    }
     const halfOpenAt = wait < 0 ? NEVER : now + wait
     this.change({ _tag: 'Open', since: now, halfOpenAt }, 'local')
     return this.publish({ _tag: 'Open', since: now, halfOpenAt: wait < 0 ? null : halfOpenAt })
@@ -753,11 +790,17 @@ export const guard = <E2, E = unknown>(
   validate.object(where, 'options', options)
   const isFailure =
     options.isFailure === undefined ? undefined : validate.callable(where, 'options.isFailure', options.isFailure)
+  validate.services(where, 'options', { signal: options.signal })
+  const { signal } = options
   return <E1 extends E, A>(action: TaskEither<E1, A>): TaskEither<E1 | E2, A> =>
     async () => {
       const entered = breaker.enter()
       const permit = isPromise(entered) ? await entered : entered
       if (permit === undefined) return { _tag: 'Left', left: onOpen(breaker.state) }
+      // An attempt given up through its signal (a runner's attemptTimeout) is a failure now: a probe that waited
+      // for it to settle would hold the circuit half-open for good. Its later outcome is not reported again.
+      const abandon = (): void => void tell(permit.onFailure)
+      const unlink = signal === undefined ? noop : signal.aborted ? (abandon(), noop) : onAbort(signal, abandon)
       let succeeded: boolean
       let result: Either<E1, A>
       try {
@@ -765,11 +808,14 @@ export const guard = <E2, E = unknown>(
         succeeded = result._tag === 'Right' || (isFailure !== undefined && !isFailure(result.left))
       } catch (defect) {
         // Whatever threw (the action, or `isFailure` on what it answered), the permit is reported: a probe that
-        // is never reported would hold a half-open circuit for good.
-        await permit.onFailure()
+        // is never reported would hold a half-open circuit for good. The defect is the call's answer, whatever the
+        // report does.
+        await tell(permit.onFailure)
         throw defect
+      } finally {
+        unlink()
       }
-      const told = succeeded ? permit.onSuccess() : permit.onFailure()
+      const told = tell(succeeded ? permit.onSuccess : permit.onFailure)
       if (isPromise(told)) await told
       return result
     }

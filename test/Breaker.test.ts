@@ -2,11 +2,12 @@ import * as fc from 'fast-check'
 import * as E from 'fp-ts/Either'
 import { pipe } from 'fp-ts/function'
 import type { TaskEither } from 'fp-ts/TaskEither'
+import * as TE from 'fp-ts/TaskEither'
 import * as Breaker from '../src/Breaker'
 import * as Budget from '../src/Budget'
 import type { Clock } from '../src/Clock'
 import * as Random from '../src/Random'
-import { retrying, retryingReaderTaskEither, type StopReason } from '../src/Retry'
+import { retrying, retryingReaderTaskEither, retryingWithContext, type StopReason } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
 import * as TestClock from '../src/TestClock'
 import { killLeftoverChildren, runFixture } from './support/child'
@@ -40,6 +41,31 @@ const dependency = (clock: Clock, down: () => boolean, latency = 10) => {
 }
 
 const OPEN = 'circuit open'
+
+/**
+ * Runs `f`, catching the errors the breaker throws on its own (through `queueMicrotask`, as a hook's): they would
+ * be uncaught exceptions. Answers them once `f` is done and the microtasks it queued have run.
+ */
+const thrownAside = async (f: () => unknown): Promise<Array<unknown>> => {
+  const errors: Array<unknown> = []
+  const queue = globalThis.queueMicrotask.bind(globalThis)
+  const spy = jest.spyOn(globalThis, 'queueMicrotask').mockImplementation((callback) =>
+    queue(() => {
+      try {
+        callback()
+      } catch (e) {
+        errors.push(e)
+      }
+    })
+  )
+  try {
+    await f()
+    await new Promise((resolve) => setImmediate(resolve))
+  } finally {
+    spy.mockRestore()
+  }
+  return errors
+}
 
 // -------------------------------------------------------------------------------------
 // reference model
@@ -219,7 +245,7 @@ describe('Breaker', () => {
         /halfOpenAfter must be a Schedule, received 1000/
       )
       const onStateChange = 'log' as unknown as () => void
-      throwsRangeError(
+      throwsTypeError(
         () => Breaker.consecutive({ threshold: 1, halfOpenAfter, onStateChange }),
         /onStateChange must be a function/
       )
@@ -534,15 +560,90 @@ describe('Breaker', () => {
         /^Breaker\.guard: breaker must be a Breaker/
       )
       const breaker = Breaker.consecutive({ threshold: 1, halfOpenAfter: constant(1) })
-      throwsRangeError(
+      throwsTypeError(
         () => Breaker.guard(breaker, 'open' as unknown as () => string),
         /^Breaker\.guard: onOpen must be a function/
+      )
+      throwsTypeError(
+        () => Breaker.guard(breaker, () => OPEN, { signal: {} as AbortSignal }),
+        /^Breaker\.guard: options\.signal must be an AbortSignal, received/
       )
       throwsTypeError(
         () => Breaker.guard(breaker, () => OPEN, null as unknown as Breaker.GuardOptions<string>),
         /^Breaker\.guard: options must be an object, received null$/
       )
     })
+  })
+
+  // Issue 18, defect 10: the store's failing write replaced the action's own rejection (and a success's answer).
+  describe('a store whose write fails', () => {
+    const storeError = new Error('store down')
+    const stores: ReadonlyArray<readonly [string, Breaker.Store]> = [
+      ['by promise', { read: () => undefined, write: () => Promise.reject(storeError) }],
+      [
+        'at once',
+        {
+          read: () => undefined,
+          write: () => {
+            throw storeError
+          }
+        }
+      ]
+    ]
+
+    it.each(stores)(
+      'should reject with the action’s own error, the store’s thrown on its own (a write that fails %s)',
+      async (_, store) => {
+        const breaker = Breaker.consecutive({
+          threshold: 1,
+          halfOpenAfter: constant(100),
+          clock: TestClock.make(),
+          store
+        })
+        const boom = new Error('boom')
+        const guarded = pipe(
+          (() => Promise.reject(boom)) as TaskEither<string, string>,
+          Breaker.guard(breaker, () => OPEN)
+        )
+        const errors = await thrownAside(() => expect(guarded()).rejects.toBe(boom))
+        deepStrictEqual(errors, [storeError])
+        strictEqual(breaker.state._tag, 'Open')
+      }
+    )
+
+    it.each(stores)('should answer the action’s own result (a write that fails %s)', async (_, store) => {
+      const breaker = Breaker.consecutive({
+        threshold: 1,
+        halfOpenAfter: constant(100),
+        clock: TestClock.make(),
+        store
+      })
+      const guarded = pipe(
+        (() => Promise.resolve(E.left('503'))) as TaskEither<string, string>,
+        Breaker.guard(breaker, () => OPEN)
+      )
+      const errors = await thrownAside(async () => deepStrictEqual(await guarded(), E.left('503')))
+      deepStrictEqual(errors, [storeError])
+      strictEqual(breaker.state._tag, 'Open')
+    })
+  })
+
+  // Issue 18, defect 7: a halfOpenAfter that threw as a probe failed left the breaker half-open for good.
+  it('a halfOpenAfter that throws should open the circuit for good, not leave it half-open, and the error be thrown on its own', async () => {
+    const clock = TestClock.make()
+    const boom = new Error('bad schedule')
+    const halfOpenAfter = Schedule.make(0, (n: number): Schedule.Decision<number> => {
+      if (n > 0) throw boom
+      return { _tag: 'Continue', delay: 1_000, state: n + 1 }
+    })
+    const breaker = Breaker.consecutive({ threshold: 1, halfOpenAfter, clock })
+    strictEqual(call(breaker, false), true)
+    await clock.advance(1_000)
+    const probe = breaker.enter() as Breaker.Permit
+    const errors = await thrownAside(() => probe.onFailure())
+    deepStrictEqual(errors, [boom])
+    deepStrictEqual(breaker.state, { _tag: 'Open', since: 1_000, halfOpenAt: Infinity })
+    strictEqual(breaker.enter(), undefined)
   })
 
   // Regression: a hook that threw as the circuit went half-open left it half-open with no probe handed out, for good.
@@ -649,6 +750,40 @@ describe('Breaker', () => {
       }
       strictEqual(await calls(true), 5)
       strictEqual(await calls(false), 5 * 4)
+    })
+
+    // Issue 18, defect 3: guard awaited the attempt the runner had given up, so a probe that hung past attemptTimeout
+    // held the circuit half-open for good and every later call was refused.
+    it('a probe that hangs past attemptTimeout should open the circuit again, given the attempt’s signal', async () => {
+      const clock = TestClock.make()
+      const breaker = Breaker.consecutive({ threshold: 1, halfOpenAfter: constant(1_000), clock })
+      strictEqual(call(breaker, false), true) // open from 0 to 1,000
+      await clock.advance(1_000)
+      const states: Array<string> = []
+      const reasons: Array<StopReason> = []
+      const action = ({ status, signal }: { status: { iterNumber: number }; signal: AbortSignal }) =>
+        pipe(
+          status.iterNumber === 0 ? () => new Promise<E.Either<string, string>>(() => undefined) : TE.right('ok'),
+          Breaker.guard(breaker, () => OPEN, { signal })
+        )
+      const run = pipe(
+        action,
+        retryingWithContext(pipe(constant(1_000), Schedule.intersect(Schedule.recurs(1))), {
+          clock,
+          breaker,
+          attemptTimeout: 100,
+          onTimeout: () => 'timeout',
+          onRetry: () => void states.push(JSON.stringify(breaker.state)),
+          onDone: (_, __, reason) => void reasons.push(reason)
+        })
+      )()
+      await clock.runAll()
+      deepStrictEqual(await run, E.right('ok'))
+      // the probe timed out at 1,100: open again until 2,100, when the retry is the next probe, and it closes
+      deepStrictEqual(states, [JSON.stringify({ _tag: 'Open', since: 1_100, halfOpenAt: 2_100 })])
+      deepStrictEqual(reasons, ['succeeded'])
+      deepStrictEqual(breaker.state, { _tag: 'Closed', since: 2_100 })
+      deepStrictEqual(breaker.metrics, { successes: 1, failures: 2, rejections: 0 })
     })
 
     it('should tell a budget of the refused attempt and stop with reason breaker, not budget', async () => {
