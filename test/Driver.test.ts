@@ -401,6 +401,96 @@ describe('Driver', () => {
         /^Driver\.restore: schedule must be a Schedule/
       )
     })
+
+    describe('a stored state checked against its schedule (regression: issue 18, defect 8)', () => {
+      const recurs3 = Driver.make(Schedule.recurs(3)).snapshot()
+      it.each<readonly [string, Schedule.Json, string]>([
+        ['{}', {}, '{}'],
+        ['"abc"', 'abc', '"abc"'],
+        ['-1e9', -1e9, '-1000000000'],
+        ['a count past n', 4, '4'],
+        ['a fraction', 1.5, '1.5']
+      ])(
+        'recurs(3) restored from %s should be an InvalidState, not a run that retries for ever at 0 ms',
+        (_, bad, shown) => {
+          const invalid = leftOf(Driver.restore(Schedule.recurs(3), { ...recurs3, scheduleState: bad }))
+          ok(invalid instanceof Driver.InvalidState)
+          deepStrictEqual(
+            [invalid._tag, invalid.name, invalid.schedule, invalid.state, invalid.message],
+            [
+              'InvalidState',
+              'InvalidState',
+              'recurs(3)',
+              bad,
+              `Driver: the stored state ${shown} is not a state of the schedule recurs(3)`
+            ]
+          )
+        }
+      )
+
+      it('should refuse junk in a composite state with an InvalidState, not a TypeError "state is not iterable"', () => {
+        const s = pipe(Schedule.exponential(100), Schedule.capped(1000), Schedule.intersect(Schedule.recurs(3)))
+        const stored = Driver.make(s).snapshot()
+        for (const bad of [{}, 'abc', -1e9, [100], [100, 'x'], [50, 0], [100, 0, 0]]) {
+          ok(leftOf(Driver.restore(s, { ...stored, scheduleState: bad })) instanceof Driver.InvalidState)
+        }
+      })
+
+      it('should refuse a state whose check throws, and accept any state of a make without a check', () => {
+        const throwing = Schedule.make(0, () => Schedule.done, {
+          isState: () => {
+            throw new Error('boom')
+          }
+        })
+        ok(leftOf(Driver.restore(throwing, Driver.make(throwing).snapshot())) instanceof Driver.InvalidState)
+        const unchecked = Schedule.make(0, () => Schedule.done)
+        ok(Driver.restore(unchecked, { ...Driver.make(unchecked).snapshot(), scheduleState: 'abc' })._tag === 'Right')
+      })
+
+      /** Junk for a state: any JSON, or the schedule's own state with one number or item replaced. */
+      const junkFor = (state: Schedule.Json): fc.Arbitrary<Schedule.Json> => {
+        const junk = fc.oneof(
+          fc.constantFrom<Schedule.Json>(null, {}, 'abc', -1e9, -1, 0, 1, 2, 3, 1.5, 1e300, true, [], [0]),
+          fc.double({ noNaN: true, noDefaultInfinity: true }),
+          fc.integer({ min: -5, max: 20 })
+        )
+        const replaced = (value: Schedule.Json): fc.Arbitrary<Schedule.Json> =>
+          Array.isArray(value) && value.length > 0
+            ? fc
+                .nat(value.length - 1)
+                .chain((i) =>
+                  fc
+                    .oneof(junk, replaced(value[i] as Schedule.Json))
+                    .map((item) => value.map((v: Schedule.Json, j: number) => (j === i ? item : v)))
+                )
+            : junk
+        return fc.oneof(fc.jsonValue() as fc.Arbitrary<Schedule.Json>, replaced(state))
+      }
+
+      it('should restore every snapshot a schedule made, and either refuse junk or go on from it without a throw or a bad delay', () => {
+        const cases = fc.tuple(schedule, runPlanArbitrary(), fc.nat(10)).chain(([s, plan, at]) => {
+          const driver = driverFor(s, plan)
+          advanceRun(driver, plan, at)
+          const snapshot = driver.snapshot()
+          return junkFor(snapshot.scheduleState).map((bad) => ({ s, plan, snapshot, bad }))
+        })
+        fc.assert(
+          fc.property(cases, ({ s, plan, snapshot, bad }) => {
+            ok(s.isState(snapshot.scheduleState))
+            ok(Driver.restore(s, snapshot)._tag === 'Right')
+            const restored = Driver.restore(s, { ...snapshot, scheduleState: bad })
+            if (restored._tag === 'Left') {
+              ok(restored.left instanceof Driver.InvalidState)
+            } else {
+              // accepted: then it is a state of the schedule, and the run goes on as from any other
+              ok(s.isState(bad))
+              for (const d of advanceRun(restored.right, plan, 30)) ok(d.delay === -1 || d.delay >= 0)
+            }
+          }),
+          { numRuns: numRuns * 5 }
+        )
+      })
+    })
   })
 
   describe('stepper', () => {

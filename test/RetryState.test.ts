@@ -286,6 +286,17 @@ describe('RetryState', () => {
       RetryState.next(jittered, state, undefined, 10, Random.seeded(1))
       deepStrictEqual(state, copy)
     })
+
+    it('regression (issue 18, defect 8): should answer an InvalidState for a scheduleState the codec passes but the schedule never makes', () => {
+      const schedule = Schedule.recurs(3)
+      for (const bad of [{}, 'abc', -1e9]) {
+        const stored = rightOf(
+          RetryState.RetryStateCodec.decode({ ...RetryState.start(schedule, 0), scheduleState: bad })
+        )
+        const result = RetryState.next(schedule, stored, 'e', 10, Random.live)
+        ok(E.isLeft(result) && result.left instanceof Driver.InvalidState)
+      }
+    })
   })
 
   describe('times that are not finite numbers', () => {

@@ -1333,6 +1333,85 @@ describe('Schedule', () => {
     })
   })
 
+  describe('make: timeLimits and isState', () => {
+    /** The composing guide's own combinator, written as the guide now shows it: the inner limits passed on. */
+    const slowerWhen =
+      <I>(overloaded: (input: I) => boolean) =>
+      <In>(self: Schedule.Schedule<In>): Schedule.Schedule<In & I> =>
+        Schedule.make(
+          self.initial,
+          (state, context: Schedule.StepContext<In & I>) => {
+            const decision = self.step(state, context)
+            return decision._tag === 'Continue' && overloaded(context.input)
+              ? Schedule.continueAfter(decision.delay * 2, decision.state)
+              : decision
+          },
+          {
+            description: `slowerWhen(${self.description})`,
+            readsTime: self.readsTime,
+            timeLimits: self.timeLimits,
+            isState: self.isState
+          }
+        )
+
+    it('regression (issue 18, defect 12): a combinator made over a limit keeps it, so withHint after it is refused', () => {
+      const limited = pipe(
+        Schedule.constant(300),
+        Schedule.maxCumulativeDelay(1000),
+        slowerWhen((e: { readonly ms: number }) => e.ms > 0)
+      )
+      deepStrictEqual(limited.timeLimits, [{ _tag: 'CumulativeDelay', ms: 1000 }])
+      strictEqual(limited.readsTime, false)
+      // it slept 5,000 ms against the 1,000 ms limit: the hint came after the limit, which make had dropped
+      throwsTypeError(
+        () => Schedule.withHint((e: { readonly ms: number }) => e.ms, { max: 60_000 })(limited),
+        /^Schedule\.withHint: the schedule holds a time limit .*received slowerWhen\(maxCumulativeDelay\(1000\)\(constant\(300\)\)\)$/
+      )
+      // the right order: the hint first, then the limit, which holds
+      const ordered = pipe(
+        Schedule.constant(300),
+        Schedule.withHint((e: { readonly ms: number }) => e.ms, { max: 60_000 }),
+        slowerWhen((e: { readonly ms: number }) => e.ms > 0),
+        Schedule.maxCumulativeDelay(1000)
+      )
+      deepStrictEqual(Schedule.delays(ordered, { input: { ms: 5000 } }), [])
+      deepStrictEqual(Schedule.delays(ordered, { input: { ms: 200 } }), [600])
+    })
+
+    it('should keep the limits it is given, copied, and read its default from readsTime', () => {
+      const limits: Array<Schedule.TimeLimit> = [{ _tag: 'Elapsed', ms: 5 }]
+      const s = Schedule.make(0, () => Schedule.done, { timeLimits: limits })
+      limits.push({ _tag: 'Unknown' })
+      deepStrictEqual(s.timeLimits, [{ _tag: 'Elapsed', ms: 5 }])
+      deepStrictEqual(Schedule.make(0, () => Schedule.done).timeLimits, [{ _tag: 'Unknown' }])
+      deepStrictEqual(Schedule.make(0, () => Schedule.done, { readsTime: false }).timeLimits, [])
+    })
+
+    it('should check its inner state with the isState it is given', () => {
+      const s = pipe(
+        Schedule.recurs(3),
+        slowerWhen(() => false)
+      )
+      deepStrictEqual([s.isState(2), s.isState(4), s.isState('abc')], [true, false, false])
+    })
+
+    it.each<readonly [string, Schedule.MakeOptions, RegExp]>([
+      [
+        'timeLimits = "x"',
+        { timeLimits: 'x' as never },
+        /^Schedule\.make: options\.timeLimits must be an array of TimeLimit, received "x"$/
+      ],
+      [
+        'a limit of -1 ms',
+        { timeLimits: [{ _tag: 'Elapsed', ms: -1 }] },
+        /^Schedule\.make: options\.timeLimits must be an array of TimeLimit, received \[\{"_tag":"Elapsed","ms":-1\}\]$/
+      ],
+      ['isState = 5', { isState: 5 as never }, /^Schedule\.make: options\.isState must be a function, received 5$/]
+    ])('should refuse %s with a TypeError naming it', (_, options, message) => {
+      throwsTypeError(() => Schedule.make(0, () => Schedule.done, options), message)
+    })
+  })
+
   describe('readsTime', () => {
     const clockwise = Schedule.make(0, (n: number, { now }: Schedule.StepContext<unknown>) =>
       Schedule.continueAfter(now % 10, n + 1)

@@ -7,6 +7,7 @@ import * as fc from 'fast-check'
 import { pipe } from 'fp-ts/function'
 import * as O from 'fp-ts/Option'
 import * as Driver from '../../src/Driver'
+import * as validate from '../../src/internal/validate'
 import * as Random from '../../src/Random'
 import type { RetryStatus } from '../../src/RetryStatus'
 import * as Schedule from '../../src/Schedule'
@@ -304,7 +305,7 @@ export const generatedArbitrary = (options: GeneratedOptions = {}): fc.Arbitrary
             0,
             (k: number, c: Schedule.StepContext<number>) =>
               c.status.iterNumber < n ? Schedule.continueAfter(10 * c.input + k, k + 1) : Schedule.done,
-            { description: `upToIter(${n})`, readsTime: false }
+            { description: `upToIter(${n})`, readsTime: false, isState: (k) => validate.isCount(k) }
           ),
           `make(0, upToIter(${n}), { readsTime: false })`
         )
@@ -319,7 +320,10 @@ export const generatedArbitrary = (options: GeneratedOptions = {}): fc.Arbitrary
             [0],
             ([k]: ReadonlyArray<number>, c: Schedule.StepContext<number>) =>
               c.status.elapsed > limit ? Schedule.done : Schedule.continueAfter((c.now % 7) + k, [k + 1]),
-            { description: `clockwise(${limit})` }
+            {
+              description: `clockwise(${limit})`,
+              isState: (state) => Array.isArray(state) && state.length === 1 && validate.isCount(state[0])
+            }
           ),
           `make([0], clockwise(${limit}))`,
           true
