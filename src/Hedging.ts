@@ -231,7 +231,7 @@ class Call<E, A> {
     const timer = new AbortController()
     this.timer = timer
     const due = this.launches.length
-    this.c.clock.sleep(delay, timer.signal).then(
+    this.c.clock.sleep(delay, timer.signal, 'hedge').then(
       () => {
         if (timer.signal.aborted) return
         this.timer = undefined

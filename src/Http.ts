@@ -942,7 +942,7 @@ const attempt = async (
   const timer = new AbortController()
   let timedOut = false
   if (timeout !== undefined) {
-    void clock.sleep(timeout, timer.signal).then(() => {
+    void clock.sleep(timeout, timer.signal, 'timeout').then(() => {
       if (timer.signal.aborted) return
       timedOut = true
       controller.abort(new DOMException(`the attempt timed out after ${timeout} ms`, 'TimeoutError'))

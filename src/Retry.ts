@@ -370,7 +370,7 @@ const resumed = async <In, R extends Either<unknown, unknown>>(
   if (restored._tag === 'Left') throw restored.left
   const driver = restored.right
   const wait = driver.dueAt - clock.now()
-  if (wait > 0) await clock.sleep(wait, signal)
+  if (wait > 0) await clock.sleep(wait, signal, 'backoff')
   // There is no error in hand to return (it was seen before the restart), so an abort rejects, as before a start.
   if (signal?.aborted) throw signal.reason
   return new Going(run, driver.start, driver)
@@ -414,7 +414,7 @@ const loop = async <In, R extends Either<unknown, unknown>>(run: Run<In>, attemp
     const decided = going.decide(result)
     const wait = typeof decided === 'number' ? decided : await decided
     if (wait < 0) return result
-    if (wait > 0) await run.clock.sleep(wait, signal)
+    if (wait > 0) await run.clock.sleep(wait, signal, 'backoff')
     if (++going.sinceTurn % CHECK_EVERY === 0 && going.longStreak()) await yieldToEventLoop()
     if (signal?.aborted) {
       going.end(result, going.driver.status, 'aborted')
@@ -452,7 +452,7 @@ const withTimeout =
       const running = attempt(driver, controller.signal)
       const first = await Promise.race([
         running,
-        run.clock.sleep(ms, timer.signal).then((): typeof TIMED_OUT => TIMED_OUT)
+        run.clock.sleep(ms, timer.signal, 'timeout').then((): typeof TIMED_OUT => TIMED_OUT)
       ])
       if (first !== TIMED_OUT) return first
       controller.abort(new DOMException(`the attempt timed out after ${ms} ms`, 'TimeoutError'))
@@ -712,7 +712,8 @@ export interface AttemptContext {
  *   await clock.runAll()
  *   assert.deepStrictEqual(await run, { _tag: 'Right', right: 'ok' })
  *   assert.deepStrictEqual(aborted, [1_000])
- *   assert.deepStrictEqual(clock.sleeps, [1_000, 100, 1_000]) // each attempt's timeout is a sleep on the clock too
+ *   assert.deepStrictEqual(clock.sleeps, [100]) // the backoffs
+ *   assert.deepStrictEqual(clock.sleepsOf('timeout'), [1_000, 1_000]) // each attempt's timeout is a sleep on the clock too
  * }
  * main()
  *

@@ -3,8 +3,10 @@
  *
  * @since 0.1.0
  */
-import type { Clock } from './Clock'
+import type { Task } from 'fp-ts/Task'
+import type { Clock, SleepKind } from './Clock'
 import { onAbort } from './internal/abort'
+import { showValue } from './internal/show'
 import * as validate from './internal/validate'
 
 // -------------------------------------------------------------------------------------
@@ -17,9 +19,16 @@ import * as validate from './internal/validate'
  * **Details**
  *
  * - `now()` starts at the time given to {@link make} and changes only through `advance` and `runAll`.
- * - `sleep(ms)` records `ms` in `sleeps` and waits until the clock is moved past its wake-up time.
- *   `sleep(0)` is recorded and resolves at once (the runners never ask for one: a zero delay skips the clock); an
- *   aborted signal wakes its sleeper at once.
+ * - `sleep(ms, signal, kind)` records the sleep in `timers` and waits until the clock is moved past its wake-up
+ *   time. `sleep(0)` is recorded and resolves at once (the runners never ask for one: a zero delay skips the
+ *   clock); an aborted signal wakes its sleeper at once.
+ * - `sleeps` lists the `ms` of the backoffs and of the sleeps that name no kind (`'user'`), in the order they
+ *   were asked: the delays a retry test checks, without the attempts' timeouts, the breakers' half-open waits,
+ *   the hedges' delays or the durable runs' due times, which `sleepsOf(kind)` and `timers` list.
+ * - `next(kind)` moves time to the next pending timer of `kind` (any kind when omitted), waking it and every
+ *   earlier one in order; when none is pending yet, it first waits, on the real event loop, until one is (the
+ *   work may be waiting on real I/O), for up to `options.within` real ms (default 2,000), then rejects naming
+ *   the kind and what is pending.
  * - `advance(ms)` moves time forward by `ms`, waking the due sleepers one at a time in order of their wake-up
  *   time (ties in the order they went to sleep), and lets each run before moving on, so a sleeper that goes back
  *   to sleep within the window is woken again.
@@ -33,7 +42,7 @@ import * as validate from './internal/validate'
  *   before left the clock: `Promise.all([clock.advance(100), clock.advance(100)])` moves time by 200, and
  *   time never goes back.
  * - All the sleeps on one `AbortSignal` share one 'abort' listener, as with `Clock.live`.
- * - `pending` is the number of sleepers still waiting.
+ * - `pending` is the number of sleepers still waiting; `pendingTimers` their kinds and wake-up times, in order.
  *
  * @example
  * import * as TestClock from 'fp-ts-retry/TestClock'
@@ -52,16 +61,69 @@ import * as validate from './internal/validate'
  * @since 0.1.0
  */
 export interface TestClock extends Clock {
+  readonly sleep: (ms: number, signal?: AbortSignal, kind?: SleepKind) => Promise<void>
   readonly advance: (ms: number) => Promise<void>
   readonly runAll: (maxWakes?: number) => Promise<void>
+  readonly next: (kind?: SleepKind, options?: { readonly within?: number | undefined }) => Promise<void>
   readonly sleeps: ReadonlyArray<number>
+  readonly sleepsOf: (kind: SleepKind) => ReadonlyArray<number>
+  readonly timers: ReadonlyArray<Timer>
   readonly pending: number
+  readonly pendingTimers: ReadonlyArray<PendingTimer>
 }
 
-interface Sleeper {
+/**
+ * A sleep a {@link TestClock} was asked for: what it is for, how long, and the time it was asked at.
+ *
+ * @example
+ * import * as TestClock from 'fp-ts-retry/TestClock'
+ * import * as assert from 'assert'
+ *
+ * async function main() {
+ *   const clock = TestClock.make()
+ *   const slept = clock.sleep(2_000, undefined, 'timeout')
+ *   await clock.runAll()
+ *   await slept
+ *   const timers: ReadonlyArray<TestClock.Timer> = clock.timers
+ *   assert.deepStrictEqual(timers, [{ kind: 'timeout', ms: 2_000, at: 0 }])
+ * }
+ * main()
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface Timer {
+  readonly kind: SleepKind
+  readonly ms: number
+  readonly at: number
+}
+
+/**
+ * A sleep still waiting on a {@link TestClock}: what it is for and when it wakes.
+ *
+ * @example
+ * import * as TestClock from 'fp-ts-retry/TestClock'
+ * import * as assert from 'assert'
+ *
+ * const clock = TestClock.make()
+ * void clock.sleep(100, undefined, 'backoff')
+ * const pending: ReadonlyArray<TestClock.PendingTimer> = clock.pendingTimers
+ * assert.deepStrictEqual(pending, [{ kind: 'backoff', wake: 100 }])
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface PendingTimer {
+  readonly kind: SleepKind
   readonly wake: number
+}
+
+interface Sleeper extends PendingTimer {
   readonly resolve: () => void
 }
+
+/** The kinds `sleeps` lists: the retries' delays and the user's own sleeps. */
+const isDelay = (kind: SleepKind): boolean => kind === 'backoff' || kind === 'user'
 
 // setImmediate runs after every queued promise job, including those queued by those jobs.
 const settle = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
@@ -106,6 +168,7 @@ const TURN_EVERY = 1024
 export const make = (start = 0): TestClock => {
   let time = validate.finite('TestClock.make', 'start', start)
   const sleeps: Array<number> = []
+  const timers: Array<Timer> = []
   // Sorted by wake-up time, then by the order of going to sleep.
   const sleepers: Array<Sleeper> = []
 
@@ -124,12 +187,14 @@ export const make = (start = 0): TestClock => {
     sleepers.splice(lo, 0, sleeper)
   }
 
-  const sleep = (ms: number, signal?: AbortSignal): Promise<void> => {
+  const sleep = (ms: number, signal?: AbortSignal, kind: SleepKind = 'user'): Promise<void> => {
     ms = validate.duration('TestClock.sleep', 'ms', ms) // -0 becomes 0
-    sleeps.push(ms)
+    if (!KINDS.has(kind)) throw new TypeError(`TestClock.sleep: kind must be a SleepKind, received ${showValue(kind)}`)
+    if (isDelay(kind)) sleeps.push(ms)
+    timers.push({ kind, ms, at: time })
     if (ms === 0 || signal?.aborted) return Promise.resolve()
     // Without a signal there is nothing to clean up on a wake: no closures to allocate.
-    if (signal === undefined) return new Promise<void>((resolve) => insert({ wake: time + ms, resolve }))
+    if (signal === undefined) return new Promise<void>((resolve) => insert({ kind, wake: time + ms, resolve }))
     return new Promise<void>((resolve) => {
       // One listener per signal, however many sleeps share it (see internal/abort).
       const unsubscribe = onAbort(signal, () => {
@@ -138,6 +203,7 @@ export const make = (start = 0): TestClock => {
         resolve()
       })
       const sleeper: Sleeper = {
+        kind,
         wake: time + ms,
         resolve: () => {
           unsubscribe()
@@ -204,14 +270,186 @@ export const make = (start = 0): TestClock => {
     return serialised(() => runAllNow(maxWakes))
   }
 
+  const nextNow = async (kind: SleepKind | undefined, within: number): Promise<void> => {
+    const index = (): number =>
+      kind === undefined ? (sleepers.length > 0 ? 0 : -1) : sleepers.findIndex((s) => s.kind === kind)
+    await settle()
+    const deadline = performance.now() + within
+    // None yet: the work may be waiting on real I/O (a loopback server), so wait for it on the real event loop.
+    while (index() < 0) {
+      if (performance.now() >= deadline) {
+        const waiting = sleepers.map((s) => `${s.kind} at ${s.wake}`).join(', ') || 'none'
+        throw new Error(
+          `TestClock.next: no ${kind ?? 'timer'} became pending within ${within} ms of real time (pending: ${waiting})`
+        )
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1))
+    }
+    const target = sleepers[index()]
+    while (sleepers.includes(target)) await wakeNext()
+  }
+
+  const next = async (kind?: SleepKind, options: { readonly within?: number | undefined } = {}): Promise<void> => {
+    if (kind !== undefined && !KINDS.has(kind))
+      throw new TypeError(`TestClock.next: kind must be a SleepKind, received ${showValue(kind)}`)
+    const within = validate.duration('TestClock.next', 'options.within', options.within ?? 2_000)
+    return serialised(() => nextNow(kind, within))
+  }
+
   return {
     now: () => time,
     sleep,
     advance,
     runAll,
+    next,
     sleeps,
+    sleepsOf: (kind) => timers.filter((t) => t.kind === kind).map((t) => t.ms),
+    timers,
     get pending() {
       return sleepers.length
+    },
+    get pendingTimers() {
+      return sleepers.map(({ kind, wake }) => ({ kind, wake }))
     }
   }
 }
+
+/**
+ * Options of {@link run}.
+ *
+ * **Details**
+ *
+ * - `start` (default `0`): the clock's first reading.
+ * - `quiet` (default `0`): real milliseconds the program must have been still (no timer asked, none woken, not
+ *   settled) before time jumps. `0` jumps as soon as the program's promise jobs and one turn of the event loop are
+ *   done, which is right for a program that waits on nothing but the clock. For one that waits on real I/O (a
+ *   loopback server), give the I/O that long to answer before a pending timer (an attempt's timeout) is fired.
+ * - `within` (default 2,000): real milliseconds the program may wait with no timer pending (on I/O, or on nothing
+ *   at all) before `run` rejects, naming what it saw.
+ * - `maxWakes` (default 1,000,000): the most timers woken, as in `runAll`.
+ *
+ * @example
+ * import type { RunOptions } from 'fp-ts-retry/TestClock'
+ *
+ * const overLoopback: RunOptions = { quiet: 20 }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface RunOptions {
+  readonly start?: number | undefined
+  readonly quiet?: number | undefined
+  readonly within?: number | undefined
+  readonly maxWakes?: number | undefined
+}
+
+/**
+ * What {@link run} answers: the program's result, and the clock it ran on (its `now()` is the end time, its
+ * `sleeps` the delays, its `timers` every sleep asked).
+ *
+ * @example
+ * import type { Ran } from 'fp-ts-retry/TestClock'
+ *
+ * const describe = (ran: Ran<string>): string => `${ran.result} at ${ran.clock.now()} ms`
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface Ran<A> {
+  readonly result: A
+  readonly clock: TestClock
+}
+
+const realPause = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 1))
+
+/**
+ * Runs a program on a new {@link TestClock} whose time moves by itself: whenever the program is waiting on
+ * nothing but the clock, time jumps to its next timer (Effect's `TestClock.adjust` done for you; Go's
+ * `testing/synctest`). A test of a run with retries, timeouts, hedges and a breaker reads as what it checks.
+ *
+ * **Details**
+ *
+ * - `program(clock)` makes the task to run, on that clock; `run` answers its result and the clock, once the task
+ *   has settled, and rejects with the task's rejection.
+ * - Timers wake in order of their wake-up time, one at a time, each given its promise jobs and a turn of the
+ *   event loop before the next (see `advance`). A program that waits on real I/O: see `options.quiet`.
+ *
+ * @example
+ * import * as TestClock from 'fp-ts-retry/TestClock'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import { retryingWithContext } from 'fp-ts-retry'
+ * import * as TE from 'fp-ts/TaskEither'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * async function main() {
+ *   // each attempt hangs until its 2 s timeout, the third answers at once
+ *   let calls = 0
+ *   const call = ({ signal }: { signal: AbortSignal }): TE.TaskEither<string, string> =>
+ *     ++calls < 3 ? () => new Promise((resolve) => signal.addEventListener('abort', () => resolve({ _tag: 'Left', left: 'aborted' }))) : TE.right('ok')
+ *   const policy = pipe(Schedule.exponential(100), Schedule.intersect(Schedule.recurs(5)))
+ *   const { result, clock } = await TestClock.run((clock) => pipe(call, retryingWithContext(policy, { clock, attemptTimeout: 2_000, onTimeout: () => 'timeout' })))
+ *   assert.deepStrictEqual(result, { _tag: 'Right', right: 'ok' })
+ *   assert.deepStrictEqual([clock.sleeps, clock.sleepsOf('timeout'), clock.now()], [[100, 200], [2_000, 2_000, 2_000], 4_300])
+ * }
+ * main()
+ *
+ * @category utils
+ * @since 0.2.0
+ */
+export const run = async <A>(program: (clock: TestClock) => Task<A>, options: RunOptions = {}): Promise<Ran<A>> => {
+  const where = 'TestClock.run'
+  validate.callable(where, 'program', program)
+  validate.object(where, 'options', options)
+  const quiet = validate.duration(where, 'options.quiet', options.quiet ?? 0)
+  const within = validate.duration(where, 'options.within', options.within ?? 2_000)
+  const maxWakes = validate.count(where, 'options.maxWakes', options.maxWakes ?? 1_000_000)
+  const clock = make(options.start ?? 0)
+  const task = validate.callable(where, 'program(clock)', program(clock))
+  let settled = false
+  const running = Promise.resolve()
+    .then(task)
+    .finally(() => {
+      settled = true
+    })
+  running.catch(() => undefined) // read below
+  let wakes = 0
+  let idleSince = performance.now()
+  while (!settled) {
+    await settle()
+    if (settled) break
+    if (clock.pending === 0) {
+      // Waiting on something other than the clock: real I/O, a real timer, or nothing at all.
+      if (performance.now() - idleSince > within) {
+        throw new Error(`${where}: the program waited ${within} ms of real time with no timer pending on its clock`)
+      }
+      await realPause()
+      continue
+    }
+    if (quiet > 0) {
+      let seen = clock.timers.length
+      let since = performance.now()
+      while (!settled && performance.now() - since < quiet) {
+        await realPause()
+        if (clock.timers.length !== seen) [seen, since] = [clock.timers.length, performance.now()]
+      }
+      if (settled || clock.pending === 0) continue
+    }
+    if (wakes++ === maxWakes) {
+      throw new Error(`${where}: woke ${maxWakes} timers and more are waiting; does a schedule never stop?`)
+    }
+    await clock.next()
+    idleSince = performance.now()
+  }
+  return { result: await running, clock }
+}
+
+const KINDS: ReadonlySet<SleepKind> = new Set<SleepKind>([
+  'backoff',
+  'timeout',
+  'halfOpen',
+  'hedge',
+  'due',
+  'throttle',
+  'user'
+])

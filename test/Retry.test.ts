@@ -29,6 +29,7 @@ import {
   strictEqual,
   throwsTypeError,
   trackTimers,
+  timersOf,
   type RangeErrorCase
 } from './util'
 
@@ -708,7 +709,7 @@ describe('attemptTimeout', () => {
       [['timeout', 100]]
     )
     // each attempt's timeout is a sleep on the clock; the second one's was cleared when the attempt succeeded
-    deepStrictEqual(clock.sleeps, [1_000, 100, 1_000])
+    deepStrictEqual(timersOf(clock), ['timeout 1000', 'backoff 100', 'timeout 1000'])
     strictEqual(clock.pending, 0)
     strictEqual(clock.now(), 1_100)
   })
@@ -727,7 +728,7 @@ describe('attemptTimeout', () => {
     await clock.runAll()
     deepStrictEqual(await run, E.left('timeout'))
     deepStrictEqual(abortedAt, [100, 310, 620])
-    deepStrictEqual(clock.sleeps, [100, 10, 200, 10, 300])
+    deepStrictEqual(timersOf(clock), ['timeout 100', 'backoff 10', 'timeout 200', 'backoff 10', 'timeout 300'])
   })
 
   it('should be clamped to what is left of an upTo limit, so that a hanging attempt ends the run on time', async () => {
@@ -745,7 +746,7 @@ describe('attemptTimeout', () => {
     deepStrictEqual(await run, E.left('timeout'))
     // the second attempt starts at 500: 350 ms are left of the 850
     deepStrictEqual(abortedAt, [400, 850])
-    deepStrictEqual(clock.sleeps, [400, 100, 350])
+    deepStrictEqual(timersOf(clock), ['timeout 400', 'backoff 100', 'timeout 350'])
   })
 
   it('with retrying, should abandon an attempt that cannot be told to stop, and go on', async () => {
@@ -762,7 +763,7 @@ describe('attemptTimeout', () => {
     await clock.runAll()
     deepStrictEqual(await run, E.left('timeout'))
     strictEqual(calls, 2)
-    deepStrictEqual(clock.sleeps, [200, 50, 200])
+    deepStrictEqual(timersOf(clock), ['timeout 200', 'backoff 50', 'timeout 200'])
   })
 
   it('should leave no timer behind when the attempt settles first', async () => {

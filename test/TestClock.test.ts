@@ -4,7 +4,11 @@ import * as fc from 'fast-check'
 import * as E from 'fp-ts/Either'
 import { pipe } from 'fp-ts/function'
 import * as TE from 'fp-ts/TaskEither'
-import { retrying } from '../src/Retry'
+import * as http from 'http'
+import type { AddressInfo } from 'net'
+import * as Breaker from '../src/Breaker'
+import { hedging } from '../src/Hedging'
+import { retrying, retryingWithContext, type AttemptContext } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
 import * as TestClock from '../src/TestClock'
 import { killLeftoverChildren, runFixture } from './support/child'
@@ -477,6 +481,151 @@ describe('TestClock', () => {
       deepStrictEqual(clock.pending, 1)
       await clock.runAll()
       deepStrictEqual(clock.pending, 0)
+    })
+  })
+
+  describe('kinds', () => {
+    it('should record every sleep with its kind and list the backoffs and the user’s own as sleeps', async () => {
+      const clock = TestClock.make()
+      const slept = Promise.all([
+        clock.sleep(2_000, undefined, 'timeout'),
+        clock.sleep(100, undefined, 'backoff'),
+        clock.sleep(50),
+        clock.sleep(10, undefined, 'hedge')
+      ])
+      deepStrictEqual(clock.pendingTimers, [
+        { kind: 'hedge', wake: 10 },
+        { kind: 'user', wake: 50 },
+        { kind: 'backoff', wake: 100 },
+        { kind: 'timeout', wake: 2_000 }
+      ])
+      await clock.runAll()
+      await slept
+      deepStrictEqual(clock.sleeps, [100, 50])
+      deepStrictEqual([clock.sleepsOf('timeout'), clock.sleepsOf('hedge'), clock.sleepsOf('due')], [[2_000], [10], []])
+      deepStrictEqual(clock.timers[0], { kind: 'timeout', ms: 2_000, at: 0 })
+    })
+
+    it('should refuse a kind that is not one, naming it', () => {
+      const clock = TestClock.make()
+      expect(() => clock.sleep(1, undefined, 'later' as never)).toThrow(
+        new TypeError('TestClock.sleep: kind must be a SleepKind, received "later"')
+      )
+    })
+  })
+
+  describe('next', () => {
+    it('should move to the next timer of a kind, waking the earlier ones on the way, and no further', async () => {
+      const clock = TestClock.make()
+      const woken: Array<string> = []
+      const sleep = (ms: number, kind: 'timeout' | 'backoff') =>
+        void clock.sleep(ms, undefined, kind).then(() => woken.push(`${kind} ${clock.now()}`))
+      sleep(2_000, 'timeout')
+      sleep(100, 'timeout')
+      sleep(300, 'backoff')
+      await clock.next('backoff')
+      deepStrictEqual([woken, clock.now()], [['timeout 100', 'backoff 300'], 300])
+      await clock.next()
+      deepStrictEqual([woken.length, clock.now()], [3, 2_000])
+    })
+
+    it('should wait on the real event loop for a timer of the kind to be asked (work on real I/O)', async () => {
+      const clock = TestClock.make()
+      // a timer asked 5 real ms from now, as after a response from a server
+      setTimeout(() => void clock.sleep(700, undefined, 'backoff'), 5)
+      await clock.next('backoff')
+      deepStrictEqual(clock.now(), 700)
+    })
+
+    it('should reject, naming the kind and what is pending, when none comes within the bound', async () => {
+      const clock = TestClock.make()
+      void clock.sleep(5, undefined, 'timeout')
+      await expect(clock.next('backoff', { within: 20 })).rejects.toThrow(
+        'TestClock.next: no backoff became pending within 20 ms of real time (pending: timeout at 5)'
+      )
+    })
+  })
+
+  describe('run', () => {
+    // A service call: each attempt is hedged (a second replica after 50 ms), under a 2 s timeout, behind a breaker.
+    // Replicas answer as `script` says: a number of ms then 'ok', or 'hang'.
+    const service = (
+      script: ReadonlyArray<'hang' | number>,
+      breaker: (clock: TestClock.TestClock) => Breaker.Breaker
+    ) => {
+      let calls = 0
+      return (clock: TestClock.TestClock) => {
+        const replica = (signal: AbortSignal): TE.TaskEither<string, string> => {
+          const step = script[calls++] ?? 'hang'
+          return () =>
+            step === 'hang'
+              ? new Promise((resolve) => signal.addEventListener('abort', () => resolve(E.left('aborted'))))
+              : clock.sleep(step, signal).then(() => (signal.aborted ? E.left('aborted') : E.right(`ok after ${step}`)))
+        }
+        const hedged = ({ signal }: AttemptContext): TE.TaskEither<string, string> =>
+          hedging(pipe(Schedule.constant(50), Schedule.intersect(Schedule.recurs(1))), { clock, signal })(
+            (attemptSignal) => replica(attemptSignal)
+          )
+        const circuit = breaker(clock)
+        const guarded = (context: AttemptContext) => Breaker.guard(circuit, () => 'open')(hedged(context))
+        const policy = pipe(Schedule.exponential(100), Schedule.intersect(Schedule.recurs(3)))
+        return pipe(
+          guarded,
+          retryingWithContext(policy, { clock, breaker: circuit, attemptTimeout: 2_000, onTimeout: () => 'timeout' })
+        )
+      }
+    }
+    const fragile = (clock: TestClock.TestClock) =>
+      Breaker.consecutive({ threshold: 5, halfOpenAfter: Schedule.constant(30_000), clock })
+
+    it('should run a program with a timeout, hedging and a breaker to its end in three lines', async () => {
+      const { result, clock } = await TestClock.run(service(['hang', 'hang', 'hang', 30], fragile))
+      deepStrictEqual(result, E.right('ok after 30'))
+      deepStrictEqual(
+        [clock.sleepsOf('backoff'), clock.sleepsOf('timeout'), clock.sleepsOf('hedge'), clock.now()],
+        [[100], [2_000, 2_000], [50, 50], 2_180]
+      )
+    })
+
+    it('should reject with the program’s rejection', async () => {
+      const boom = new Error('boom')
+      await expect(TestClock.run((clock) => () => clock.sleep(10).then(() => Promise.reject(boom)))).rejects.toBe(boom)
+    })
+
+    it('should reject, naming the wait, when the program waits on nothing the clock can move', async () => {
+      await expect(TestClock.run(() => () => new Promise<never>(() => undefined), { within: 20 })).rejects.toThrow(
+        'TestClock.run: the program waited 20 ms of real time with no timer pending on its clock'
+      )
+    })
+
+    it('with quiet, should give real I/O time to answer before firing a pending timeout', async () => {
+      const server = http.createServer((_, res) => void setTimeout(() => res.end('pong'), 5))
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+      const { port } = server.address() as AddressInfo
+      try {
+        const ping = ({ signal }: AttemptContext): TE.TaskEither<string, string> =>
+          TE.tryCatch(
+            () => fetch(`http://127.0.0.1:${port}/`, { signal }).then((r) => r.text()),
+            () => 'failed'
+          )
+        const { result, clock } = await TestClock.run(
+          (clock) =>
+            pipe(
+              ping,
+              retryingWithContext(Schedule.recurs(1), { clock, attemptTimeout: 1_000, onTimeout: () => 'timeout' })
+            ),
+          { quiet: 50 }
+        )
+        deepStrictEqual([result, clock.now(), clock.sleepsOf('timeout')], [E.right('pong'), 0, [1_000]])
+      } finally {
+        server.closeAllConnections()
+        server.close()
+      }
+    })
+
+    it('should refuse a program that is not a function, or options out of range', async () => {
+      await expect(TestClock.run(1 as never)).rejects.toThrow(TypeError)
+      await expect(TestClock.run(() => () => Promise.resolve(1), { quiet: -1 })).rejects.toThrow(RangeError)
     })
   })
 })

@@ -139,3 +139,8 @@ export const trackTimers = (): { readonly armed: () => number; readonly live: ()
   }) as typeof clearTimeout)
   return { armed: () => armed, live: () => live.size }
 }
+
+/** Every sleep a test clock was asked for, as `'<kind> <ms>'`, in order: the backoffs among the timeouts. */
+export const timersOf = (clock: {
+  readonly timers: ReadonlyArray<{ readonly kind: string; readonly ms: number }>
+}): ReadonlyArray<string> => clock.timers.map(({ kind, ms }) => `${kind} ${ms}`)
