@@ -180,6 +180,9 @@ export type StoredState =
  * - Either may answer with a promise. A breaker with a store reads it before each decision ({@link Breaker.enter},
  *   {@link Breaker.admitsIn}) and writes each change it makes (open, close); a store that caches its reads for a
  *   moment trades freshness for round trips.
+ * - A write that fails (throws, or rejects) does not undo the change in this process, nor change what
+ *   {@link guard}'s call answers: its error is thrown on its own, as a hook's is (see {@link BreakerOptions}). A
+ *   read that fails makes the call fail before the action runs.
  * - Times are compared across processes: the fleet's clocks are taken to agree to within a small part of
  *   `halfOpenAfter`.
  *
@@ -249,7 +252,8 @@ export interface Breaker {
  *
  * - `halfOpenAfter`: the waits before a probe, as a `Schedule` (fed nothing: its input is `undefined`). Its first
  *   delay is the wait after the circuit opens, the next the wait after a failed probe, and so on. Use
- *   `Schedule.capped` to bound the growth; a schedule that stops leaves the circuit open for good.
+ *   `Schedule.capped` to bound the growth; a schedule that stops leaves the circuit open for good, and so does one
+ *   that throws (its error is thrown on its own, as a hook's is).
  * - `clock` (default `Clock.live`) gives the time; give it the run's clock. `random` (default `Random.live`)
  *   draws the jitter of `halfOpenAfter`, if any.
  * - `store`: share the state with a fleet (see {@link Store}).
@@ -745,6 +749,12 @@ export const memoryStore = (): Store => {
  *   success; any other `Left` as a failure.
  * - An action that rejects is a defect: it is reported as a failure (a dependency that throws is not healthy),
  *   and the rejection propagates unchanged.
+ * - The call answers what the action answered: a report that fails (a {@link Store} whose write fails) never
+ *   replaces it; its error is thrown on its own, as a hook's is.
+ * - An attempt given up before it settles must still be reported, or a probe holds the circuit half-open for good:
+ *   under `retryingWithContext` with `attemptTimeout`, pass the attempt's signal as `options.signal` (see
+ *   {@link GuardOptions}); its abort reports the call as a failure at once. Under `retrying`, whose action sees no
+ *   signal, a timed-out attempt is reported only when it settles.
  * - Inside `retrying`, give the runner the same breaker (`retrying(schedule, { breaker })`): a refused attempt
  *   then ends the run at once, reason `'breaker'`, instead of retrying into the open circuit. See
  *   docs/breakers-and-hedging.md for the order.

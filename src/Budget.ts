@@ -333,7 +333,8 @@ const percentileWindow = (percentile: number): PercentileWindow => {
  * - Otherwise a retry is refused when `successes / samples < minSuccessRate` (exactly at the threshold it is
  *   allowed), or when the `percentile`-th latency (nearest rank: the `ceil(percentile / 100 · samples)`-th
  *   smallest) is `> ms` (exactly at `ms` it is allowed).
- * - Shared by every run that uses it; it keeps one sample per attempt in the window.
+ * - Shared by every run that uses it; it keeps one sample per attempt in the window. With a percentile, an attempt
+ *   costs O(log n) of the window: its latencies are kept in order, and the percentile is exact.
  *
  * @example
  * import * as Budget from 'fp-ts-retry/Budget'
