@@ -88,7 +88,7 @@ export interface Hooks<In, E = unknown, A = unknown> {
 }
 
 /**
- * Options of {@link retrying}, {@link retryingWithStatus} and {@link repeating}.
+ * Options of {@link retrying}, {@link retryingWithStatus}, {@link retryingWithContext} and {@link repeating}.
  *
  * **Details**
  *
@@ -106,6 +106,13 @@ export interface Hooks<In, E = unknown, A = unknown> {
  *   the run restores a {@link Driver.Driver} from it, waits until its `dueAt`, then makes the attempt that was
  *   due. It must come from the same schedule (same `description`), else the task rejects with a
  *   `Driver.ScheduleMismatch`. Without a `random` option, a stored seeded position is restored.
+ * - `attemptTimeout` (ms, or a function of the status that gives ms) with `onTimeout` (required with it: a
+ *   `TypeError` otherwise): an attempt that has not settled in time counts as the failure `onTimeout()`, a typed
+ *   `Left` the schedule sees like any other. The timeout runs on `clock` (a `TestClock` drives it, and lists it
+ *   as a `'timeout'` timer) and is clamped to what is left of the schedule's `upTo` limits. With
+ *   {@link retryingWithContext} the attempt's signal aborts; with `retrying` and `retryingWithStatus` the attempt
+ *   is abandoned, as it cannot be told to stop.
+ * - `guards`: more {@link Guard.Guard}s, asked after the breaker and the budget (see the `Guard` module).
  *
  * @example
  * import type { RetryOptions } from 'fp-ts-retry/Retry'
@@ -361,7 +368,7 @@ const resumed = async <In, R extends Either<unknown, unknown>>(
   stored: RetryState
 ): Promise<Going<In, R>> => {
   const { clock, signal } = run
-  const restored: Either<Driver.ScheduleMismatch, Driver.Driver<In>> = Driver.restore(
+  const restored: ReturnType<typeof Driver.restore<In>> = Driver.restore(
     run.schedule,
     stored,
     run.random,
