@@ -344,7 +344,7 @@ export interface SamplingOptions extends BreakerOptions {
  *
  * const options: GuardOptions<{ status: number }> = {
  *   isFailure: (e) => e.status >= 500,
- *   signal: AbortSignal.timeout(1_000)
+ *   signal: new AbortController().signal // in a run, the attempt's: `AttemptContext.signal`
  * }
  *
  * @category model
