@@ -4,7 +4,16 @@ import { pipe } from 'fp-ts/function'
 import type { TaskEither } from 'fp-ts/TaskEither'
 import * as TestClock from '../src/TestClock'
 import * as Timeout from '../src/Timeout'
-import { caught, deepStrictEqual, notDurations, ok, settle, strictEqual, throwsRangeError, throwsTypeError } from './util'
+import {
+  caught,
+  deepStrictEqual,
+  notDurations,
+  ok,
+  settle,
+  strictEqual,
+  throwsRangeError,
+  throwsTypeError
+} from './util'
 
 /** An action that answers `value` once `ms` of `clock` have passed, ignoring any signal. */
 const after =
@@ -13,13 +22,16 @@ const after =
     clock.sleep(ms).then(() => E.right(value))
 
 /** An action that settles only when its signal aborts, recording the reason and the time. */
-const untilAborted = (clock: TestClock.TestClock, seen: Array<{ reason: unknown; at: number }>) => (signal: AbortSignal): TaskEither<string, never> => () =>
-  new Promise((resolve) =>
-    signal.addEventListener('abort', () => {
-      seen.push({ reason: signal.reason, at: clock.now() })
-      resolve(E.left('aborted'))
-    })
-  )
+const untilAborted =
+  (clock: TestClock.TestClock, seen: Array<{ reason: unknown; at: number }>) =>
+  (signal: AbortSignal): TaskEither<string, never> =>
+  () =>
+    new Promise((resolve) =>
+      signal.addEventListener('abort', () => {
+        seen.push({ reason: signal.reason, at: clock.now() })
+        resolve(E.left('aborted'))
+      })
+    )
 
 const never: TaskEither<string, never> = () => new Promise(() => undefined)
 
@@ -27,7 +39,10 @@ describe('Timeout', () => {
   describe('timeout', () => {
     it('should answer the action when it settles first, and clear its timer', async () => {
       const clock = TestClock.make()
-      const call = pipe(after(clock, 300, 'ok'), Timeout.timeout(500, () => 'timeout', { clock }))()
+      const call = pipe(
+        after(clock, 300, 'ok'),
+        Timeout.timeout(500, () => 'timeout', { clock })
+      )()
       await clock.advance(300)
       deepStrictEqual(await call, E.right('ok'))
       strictEqual(clock.pending, 0)
@@ -37,7 +52,10 @@ describe('Timeout', () => {
     it('should never fire early: Left(onTimeout(ms)) at exactly ms', async () => {
       const clock = TestClock.make()
       let settled = false
-      const call = pipe(never, Timeout.timeout(1_000, (ms) => `after ${ms}`, { clock }))().then((r) => {
+      const call = pipe(
+        never,
+        Timeout.timeout(1_000, (ms) => `after ${ms}`, { clock })
+      )().then((r) => {
         settled = true
         return r
       })
@@ -56,7 +74,10 @@ describe('Timeout', () => {
       const onUnhandled = (e: unknown): void => void unhandled.push(e)
       process.on('unhandledRejection', onUnhandled)
       try {
-        const call = pipe(late, Timeout.timeout(10, () => 'timeout', { clock }))()
+        const call = pipe(
+          late,
+          Timeout.timeout(10, () => 'timeout', { clock })
+        )()
         await clock.runAll()
         deepStrictEqual(await call, E.left('timeout'))
         reject(new Error('too late'))
@@ -70,14 +91,23 @@ describe('Timeout', () => {
     it('should reject when the action rejects before the timeout', async () => {
       const clock = TestClock.make()
       const boom = new Error('boom')
-      const call = pipe((() => Promise.reject(boom)) as TaskEither<string, string>, Timeout.timeout(10, () => 'timeout', { clock }))
+      const call = pipe(
+        (() => Promise.reject(boom)) as TaskEither<string, string>,
+        Timeout.timeout(10, () => 'timeout', { clock })
+      )
       strictEqual(await caught(call), boom)
       strictEqual(clock.pending, 0)
     })
 
     it('should time out at once with ms 0 unless the action has settled', async () => {
       const clock = TestClock.make()
-      deepStrictEqual(await pipe(never, Timeout.timeout(0, () => 'timeout', { clock }))(), E.left('timeout'))
+      deepStrictEqual(
+        await pipe(
+          never,
+          Timeout.timeout(0, () => 'timeout', { clock })
+        )(),
+        E.left('timeout')
+      )
     })
 
     it.each(notDurations)('should refuse ms %s with a RangeError naming it', (_, ms) => {
@@ -96,7 +126,10 @@ describe('Timeout', () => {
     it('should abort the action at the timeout with a TimeoutError DOMException', async () => {
       const clock = TestClock.make()
       const seen: Array<{ reason: unknown; at: number }> = []
-      const call = pipe(untilAborted(clock, seen), Timeout.timeoutSignalled(1_000, () => 'timeout', { clock }))()()
+      const call = pipe(
+        untilAborted(clock, seen),
+        Timeout.timeoutSignalled(1_000, () => 'timeout', { clock })
+      )()()
       await clock.runAll()
       deepStrictEqual(await call, E.left('timeout'))
       strictEqual(seen.length, 1)
@@ -108,7 +141,10 @@ describe('Timeout', () => {
       const clock = TestClock.make()
       const seen: Array<{ reason: unknown; at: number }> = []
       const controller = new AbortController()
-      const call = pipe(untilAborted(clock, seen), Timeout.timeoutSignalled(1_000, () => 'timeout', { clock }))(controller.signal)()
+      const call = pipe(
+        untilAborted(clock, seen),
+        Timeout.timeoutSignalled(1_000, () => 'timeout', { clock })
+      )(controller.signal)()
       await clock.advance(200)
       controller.abort('shutdown')
       deepStrictEqual(await call, E.left('aborted'))
@@ -119,7 +155,10 @@ describe('Timeout', () => {
     it("should still time out an action that ignores the caller's abort", async () => {
       const clock = TestClock.make()
       const controller = new AbortController()
-      const call = pipe((_: AbortSignal) => never, Timeout.timeoutSignalled(1_000, () => 'timeout', { clock }))(controller.signal)()
+      const call = pipe(
+        (_: AbortSignal) => never,
+        Timeout.timeoutSignalled(1_000, () => 'timeout', { clock })
+      )(controller.signal)()
       await clock.advance(100)
       controller.abort()
       await clock.runAll()
@@ -130,8 +169,16 @@ describe('Timeout', () => {
     it("should give the action an aborted signal when the caller's has aborted already", async () => {
       const clock = TestClock.make()
       const seen: Array<boolean> = []
-      const action = (signal: AbortSignal): TaskEither<string, string> => () => (seen.push(signal.aborted), Promise.resolve(E.right('ran')))
-      deepStrictEqual(await pipe(action, Timeout.timeoutSignalled(10, () => 'timeout', { clock }))(AbortSignal.abort())(), E.right('ran'))
+      const action =
+        (signal: AbortSignal): TaskEither<string, string> =>
+        () => (seen.push(signal.aborted), Promise.resolve(E.right('ran')))
+      deepStrictEqual(
+        await pipe(
+          action,
+          Timeout.timeoutSignalled(10, () => 'timeout', { clock })
+        )(AbortSignal.abort())(),
+        E.right('ran')
+      )
       deepStrictEqual(seen, [true])
     })
 
@@ -139,19 +186,27 @@ describe('Timeout', () => {
       const clock = TestClock.make()
       const controller = new AbortController()
       const guarded = pipe(
-        (signal: AbortSignal): TaskEither<string, number> => () => clock.sleep(10, signal).then(() => E.right(1)),
+        (signal: AbortSignal): TaskEither<string, number> =>
+          () =>
+            clock.sleep(10, signal).then(() => E.right(1)),
         Timeout.timeoutSignalled(1_000, () => 'timeout', { clock })
       )
       const calls = Array.from({ length: 50 }, () => guarded(controller.signal)())
       ok(getEventListeners(controller.signal, 'abort').length <= 1)
       await clock.runAll()
-      deepStrictEqual(await Promise.all(calls), calls.map(() => E.right(1)))
+      deepStrictEqual(
+        await Promise.all(calls),
+        calls.map(() => E.right(1))
+      )
       strictEqual(getEventListeners(controller.signal, 'abort').length, 0)
       strictEqual(clock.pending, 0)
     })
 
     it('should refuse a signal that is not an AbortSignal with a TypeError', () => {
-      const guarded = pipe((_: AbortSignal) => never, Timeout.timeoutSignalled(1, () => 'timeout'))
+      const guarded = pipe(
+        (_: AbortSignal) => never,
+        Timeout.timeoutSignalled(1, () => 'timeout')
+      )
       throwsTypeError(() => guarded({} as never), /signal must be an AbortSignal/)
     })
   })

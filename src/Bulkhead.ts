@@ -1,0 +1,441 @@
+/**
+ * Bulkheads: at most `maxConcurrent` calls to one dependency in flight, and at most `maxQueue` more waiting for a
+ * slot, first come first served; a call beyond that is refused at once.
+ *
+ * {@link guard} wraps a `TaskEither` with a bulkhead, {@link guardSignalled} an action that takes an `AbortSignal`:
+ * a waiting call whose signal aborts leaves the queue at once, and never holds up those behind it (cockatiel#112).
+ * {@link asGuard} makes a bulkhead a `Guard` of the runners: a retry is refused while the bulkhead is full, and the
+ * run stops with reason `'bulkhead'`. The bulkhead goes outside everything else: see docs/resilience-order.md.
+ *
+ * @example
+ * import * as Bulkhead from 'fp-ts-retry/Bulkhead'
+ * import type { TaskEither } from 'fp-ts/TaskEither'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * async function main() {
+ *   const bulkhead = Bulkhead.make({ maxConcurrent: 1, maxQueue: 1 })
+ *   let release = (): void => undefined
+ *   const slow: TaskEither<string, string> = () => new Promise((resolve) => (release = () => resolve({ _tag: 'Right', right: 'ok' })))
+ *   const call = pipe(slow, Bulkhead.guard(bulkhead, () => 'too busy'))
+ *   const first = call() // runs
+ *   const second = call() // waits
+ *   assert.deepStrictEqual(await call(), { _tag: 'Left', left: 'too busy' }) // refused at once
+ *   assert.deepStrictEqual([bulkhead.inFlight, bulkhead.queued], [1, 1])
+ *   release()
+ *   assert.deepStrictEqual(await first, { _tag: 'Right', right: 'ok' })
+ *   release()
+ *   assert.deepStrictEqual(await second, { _tag: 'Right', right: 'ok' })
+ * }
+ * main()
+ *
+ * @since 0.2.0
+ */
+import type { Either } from 'fp-ts/Either'
+import type { TaskEither } from 'fp-ts/TaskEither'
+import type { Guard } from './Guard'
+import { noop, onAbort } from './internal/abort'
+import { isPromise } from './internal/promise'
+import * as validate from './internal/validate'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * Gives back a slot of a bulkhead. Calling it again does nothing.
+ *
+ * @example
+ * import * as Bulkhead from 'fp-ts-retry/Bulkhead'
+ * import * as assert from 'assert'
+ *
+ * const bulkhead = Bulkhead.make({ maxConcurrent: 1, maxQueue: 0 })
+ * const release = bulkhead.enter() as Bulkhead.Release
+ * release()
+ * release()
+ * assert.strictEqual(bulkhead.inFlight, 0)
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export type Release = () => void
+
+/**
+ * A bulkhead: shared by every call to one dependency, used through {@link guard}, {@link guardSignalled} and
+ * {@link asGuard}.
+ *
+ * **Details**
+ *
+ * - `enter(signal?)` asks for a slot: a {@link Release} when one is free now; `undefined` when none is and the
+ *   queue is full (refused); else a promise, which resolves to a `Release` when a slot is handed over (in the
+ *   order of asking), or to `undefined` as soon as `signal` aborts (also when it had aborted already). A slot
+ *   given back goes straight to the oldest waiter.
+ * - `inFlight`: the slots taken; `queued`: the waiters. `inFlight <= maxConcurrent` and `queued <= maxQueue`
+ *   always, and a waiter exists only while every slot is taken.
+ *
+ * @example
+ * import * as Bulkhead from 'fp-ts-retry/Bulkhead'
+ * import * as assert from 'assert'
+ *
+ * const bulkhead: Bulkhead.Bulkhead = Bulkhead.make({ maxConcurrent: 2, maxQueue: 10 })
+ * assert.deepStrictEqual([bulkhead.inFlight, bulkhead.queued], [0, 0])
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface Bulkhead {
+  readonly maxConcurrent: number
+  readonly maxQueue: number
+  readonly inFlight: number
+  readonly queued: number
+  readonly enter: (signal?: AbortSignal) => Release | undefined | Promise<Release | undefined>
+}
+
+/**
+ * Options of {@link make}: `maxConcurrent`, the calls in flight at most (a whole number >= 1), and `maxQueue`, the
+ * calls waiting at most (a whole number >= 0; `0`: a call that finds every slot taken is refused at once).
+ *
+ * @example
+ * import type { BulkheadOptions } from 'fp-ts-retry/Bulkhead'
+ *
+ * const options: BulkheadOptions = { maxConcurrent: 10, maxQueue: 100 }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface BulkheadOptions {
+  readonly maxConcurrent: number
+  readonly maxQueue: number
+}
+
+/**
+ * What {@link guard} hands its `onRejected` when a call finds the bulkhead full: the bulkhead's bounds, to put in
+ * an error. {@link asGuard} recognises it as the bulkhead's own refusal.
+ *
+ * @example
+ * import type { BulkheadRejected } from 'fp-ts-retry/Bulkhead'
+ *
+ * const rejected: BulkheadRejected = { _tag: 'BulkheadRejected', maxConcurrent: 10, maxQueue: 100 }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface BulkheadRejected {
+  readonly _tag: 'BulkheadRejected'
+  readonly maxConcurrent: number
+  readonly maxQueue: number
+}
+
+// -------------------------------------------------------------------------------------
+// implementation
+// -------------------------------------------------------------------------------------
+
+/** A call waiting for a slot: a node of the line, so that one whose signal aborts leaves from anywhere in O(1). */
+interface Waiter {
+  readonly resolve: (release: Release | undefined) => void
+  unsubscribe: () => void
+  prev: Waiter | undefined
+  next: Waiter | undefined
+}
+
+class Pool implements Bulkhead {
+  inFlight = 0
+  queued = 0
+  /** The line of waiters, oldest first. */
+  private head: Waiter | undefined = undefined
+  private tail: Waiter | undefined = undefined
+
+  constructor(readonly maxConcurrent: number, readonly maxQueue: number) {}
+
+  private leave(waiter: Waiter): void {
+    if (waiter.prev === undefined) this.head = waiter.next
+    else waiter.prev.next = waiter.next
+    if (waiter.next === undefined) this.tail = waiter.prev
+    else waiter.next.prev = waiter.prev
+    this.queued--
+  }
+
+  private release(): Release {
+    let released = false
+    return () => {
+      if (released) return
+      released = true
+      const waiter = this.head
+      if (waiter === undefined) {
+        this.inFlight--
+        return
+      }
+      // The slot goes to the oldest waiter as it is: nobody arriving meanwhile can take it first.
+      this.leave(waiter)
+      waiter.unsubscribe()
+      waiter.resolve(this.release())
+    }
+  }
+
+  readonly enter = (signal?: AbortSignal): Release | undefined | Promise<Release | undefined> => {
+    if (signal?.aborted) return Promise.resolve(undefined)
+    if (this.inFlight < this.maxConcurrent) {
+      this.inFlight++
+      return this.release()
+    }
+    if (this.queued >= this.maxQueue) return undefined
+    return new Promise((resolve) => {
+      const waiter: Waiter = { resolve, unsubscribe: noop, prev: this.tail, next: undefined }
+      if (this.tail === undefined) this.head = waiter
+      else this.tail.next = waiter
+      this.tail = waiter
+      this.queued++
+      if (signal !== undefined)
+        waiter.unsubscribe = onAbort(signal, () => {
+          this.leave(waiter)
+          resolve(undefined)
+        })
+    })
+  }
+}
+
+const checked = (where: string, bulkhead: Bulkhead): Bulkhead =>
+  validate.implementing(where, 'bulkhead', 'a Bulkhead', ['enter'], bulkhead)
+
+/** Runs `start` in a slot of `bulkhead`, given back when it settles; the refusals become `Left`s. */
+const inSlot = async <E1, E2, E3, A>(
+  bulkhead: Bulkhead,
+  onRejected: (rejected: BulkheadRejected) => E2,
+  onAborted: (reason: unknown) => E3,
+  signal: AbortSignal | undefined,
+  start: () => Promise<Either<E1, A>>
+): Promise<Either<E1 | E2 | E3, A>> => {
+  const entered = bulkhead.enter(signal)
+  const release = isPromise(entered) ? await entered : entered
+  if (release === undefined) {
+    if (signal?.aborted) return { _tag: 'Left', left: onAborted(signal.reason) }
+    const { maxConcurrent, maxQueue } = bulkhead
+    return { _tag: 'Left', left: onRejected({ _tag: 'BulkheadRejected', maxConcurrent, maxQueue }) }
+  }
+  try {
+    return await start()
+  } finally {
+    release()
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+/**
+ * A new bulkhead, empty.
+ *
+ * **Details**
+ *
+ * - `maxConcurrent` must be a whole number >= 1 and `maxQueue` a whole number >= 0: anything else is a
+ *   `RangeError` naming it; `options` must be an object (`TypeError`).
+ * - It counts calls, not time: it needs no clock.
+ *
+ * @example
+ * import * as Bulkhead from 'fp-ts-retry/Bulkhead'
+ * import * as assert from 'assert'
+ *
+ * const bulkhead = Bulkhead.make({ maxConcurrent: 1, maxQueue: 0 })
+ * const release = bulkhead.enter() as Bulkhead.Release
+ * assert.strictEqual(bulkhead.enter(), undefined) // full, and no queue
+ * release()
+ * assert.strictEqual(typeof bulkhead.enter(), 'function')
+ * assert.throws(() => Bulkhead.make({ maxConcurrent: 0, maxQueue: 0 }), RangeError)
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const make = (options: BulkheadOptions): Bulkhead => {
+  const where = 'Bulkhead.make'
+  validate.object(where, 'options', options)
+  const maxConcurrent = validate.that(
+    where,
+    'maxConcurrent',
+    'a whole number >= 1',
+    (n) => validate.isCount(n) && n >= 1,
+    options.maxConcurrent
+  )
+  return new Pool(maxConcurrent, validate.count(where, 'maxQueue', options.maxQueue))
+}
+
+/**
+ * A bulkhead as a `Guard` of the runners (reason `'bulkhead'`): a retry is refused while the bulkhead is full
+ * (every slot taken and the queue full, so that the retry would be refused too), and the run ends at once instead
+ * of sleeping toward a refusal.
+ *
+ * **Details**
+ *
+ * - `options.refused(error)` (default: the error is a {@link BulkheadRejected}) says which failures are the
+ *   bulkhead's own refusal: a run that such a failure ends (its schedule stops on it) stops with reason
+ *   `'bulkhead'`. Give it when `onRejected` maps the rejection to an error of your own.
+ * - It is told nothing and reads no time: the slots are taken by {@link guard} around the action. Its `allows`
+ *   refuses a hedge while the bulkhead is full, likewise.
+ *
+ * @example
+ * import * as Bulkhead from 'fp-ts-retry/Bulkhead'
+ * import { retrying } from 'fp-ts-retry'
+ * import type { StopReason } from 'fp-ts-retry/Retry'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as TestClock from 'fp-ts-retry/TestClock'
+ * import * as TE from 'fp-ts/TaskEither'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * async function main() {
+ *   const clock = TestClock.make()
+ *   const bulkhead = Bulkhead.make({ maxConcurrent: 1, maxQueue: 0 })
+ *   const hold = bulkhead.enter() as Bulkhead.Release // another caller holds the only slot
+ *   const reasons: Array<StopReason> = []
+ *   const run = pipe(
+ *     TE.right<never, string>('ok'),
+ *     Bulkhead.guard(bulkhead, (rejected) => rejected),
+ *     retrying(pipe(Schedule.constant(100), Schedule.intersect(Schedule.recurs(3))), {
+ *       clock,
+ *       guards: [Bulkhead.asGuard(bulkhead)],
+ *       onDone: (_, __, reason) => void reasons.push(reason)
+ *     })
+ *   )()
+ *   await clock.runAll()
+ *   assert.deepStrictEqual(await run, { _tag: 'Left', left: { _tag: 'BulkheadRejected', maxConcurrent: 1, maxQueue: 0 } })
+ *   assert.deepStrictEqual(clock.sleeps, []) // no sleep toward a full bulkhead
+ *   assert.deepStrictEqual(reasons, ['bulkhead'])
+ *   hold()
+ * }
+ * main()
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const asGuard = (
+  bulkhead: Bulkhead,
+  options: { readonly refused?: ((error: unknown) => boolean) | undefined } = {}
+): Guard => {
+  const where = 'Bulkhead.asGuard'
+  checked(where, bulkhead)
+  validate.object(where, 'options', options)
+  const refused =
+    options.refused === undefined ? isRejected : validate.callable(where, 'options.refused', options.refused)
+  const full = (): boolean => bulkhead.inFlight >= bulkhead.maxConcurrent && bulkhead.queued >= bulkhead.maxQueue
+  return { reason: 'bulkhead', readsTime: false, admit: (o) => !o.retrying || !full(), allows: () => !full(), refused }
+}
+
+// -------------------------------------------------------------------------------------
+// combinators
+// -------------------------------------------------------------------------------------
+
+/**
+ * Runs an action in a slot of the bulkhead: at once when one is free, after waiting in line when the queue has
+ * room, else not at all: `Left(onRejected(rejected))`, at once.
+ *
+ * **Details**
+ *
+ * - The slot is given back when the action settles, whether it answers or rejects (a rejection propagates
+ *   unchanged).
+ * - A call waiting here cannot be cancelled: use {@link guardSignalled} for calls that may be aborted.
+ *
+ * @example
+ * import * as Bulkhead from 'fp-ts-retry/Bulkhead'
+ * import * as TE from 'fp-ts/TaskEither'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * async function main() {
+ *   const bulkhead = Bulkhead.make({ maxConcurrent: 2, maxQueue: 0 })
+ *   const call = pipe(TE.right('ok'), Bulkhead.guard(bulkhead, (r) => `full: ${r.maxConcurrent} in flight`))
+ *   const hold = bulkhead.enter() as Bulkhead.Release
+ *   assert.deepStrictEqual(await call(), { _tag: 'Right', right: 'ok' }) // one slot left
+ *   const hold2 = bulkhead.enter() as Bulkhead.Release
+ *   assert.deepStrictEqual(await call(), { _tag: 'Left', left: 'full: 2 in flight' })
+ *   hold()
+ *   hold2()
+ * }
+ * main()
+ *
+ * @category combinators
+ * @since 0.2.0
+ */
+export const guard = <E2>(
+  bulkhead: Bulkhead,
+  onRejected: (rejected: BulkheadRejected) => E2
+): (<E1, A>(action: TaskEither<E1, A>) => TaskEither<E1 | E2, A>) => {
+  const where = 'Bulkhead.guard'
+  checked(where, bulkhead)
+  validate.callable(where, 'onRejected', onRejected)
+  return (action) => () => inSlot(bulkhead, onRejected, onRejected, undefined, action)
+}
+
+/**
+ * Like {@link guard}, for an action that takes an `AbortSignal`: the caller's signal, passed on. A call waiting for
+ * a slot whose signal aborts leaves the line at once, `Left(onAborted(signal.reason))`, and the calls behind it
+ * move up: an aborted waiter never holds a slot nor blocks the queue (cockatiel#112).
+ *
+ * **Details**
+ *
+ * - The result takes the caller's signal (optional): `pipe(action, guardSignalled(...))(signal)` is a
+ *   `TaskEither`. Without one, the action gets a signal that never aborts.
+ * - A signal that has aborted already: `Left(onAborted(reason))` without taking a slot or running the action.
+ * - Once the action runs, the signal is the action's business: the bulkhead waits for it to settle.
+ *
+ * @example
+ * import * as Bulkhead from 'fp-ts-retry/Bulkhead'
+ * import * as TE from 'fp-ts/TaskEither'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * async function main() {
+ *   const bulkhead = Bulkhead.make({ maxConcurrent: 1, maxQueue: 5 })
+ *   const hold = bulkhead.enter() as Bulkhead.Release
+ *   const call = pipe((_: AbortSignal) => TE.right('ok'), Bulkhead.guardSignalled(bulkhead, () => 'full', (reason) => `aborted: ${reason}`))
+ *   const controller = new AbortController()
+ *   const waiting = call(controller.signal)()
+ *   const behind = call()()
+ *   assert.strictEqual(bulkhead.queued, 2)
+ *   controller.abort('cancelled')
+ *   assert.deepStrictEqual(await waiting, { _tag: 'Left', left: 'aborted: cancelled' })
+ *   assert.strictEqual(bulkhead.queued, 1) // left at once
+ *   hold()
+ *   assert.deepStrictEqual(await behind, { _tag: 'Right', right: 'ok' })
+ * }
+ * main()
+ *
+ * @category combinators
+ * @since 0.2.0
+ */
+export const guardSignalled = <E2, E3>(
+  bulkhead: Bulkhead,
+  onRejected: (rejected: BulkheadRejected) => E2,
+  onAborted: (reason: unknown) => E3
+): (<E1, A>(
+  action: (signal: AbortSignal) => TaskEither<E1, A>
+) => (signal?: AbortSignal) => TaskEither<E1 | E2 | E3, A>) => {
+  const where = 'Bulkhead.guardSignalled'
+  checked(where, bulkhead)
+  validate.callable(where, 'onRejected', onRejected)
+  validate.callable(where, 'onAborted', onAborted)
+  return (action) => (signal) => {
+    if (signal !== undefined)
+      validate.implementing(where, 'signal', 'an AbortSignal', ['addEventListener', 'removeEventListener'], signal)
+    return () => inSlot(bulkhead, onRejected, onAborted, signal, () => action(signal ?? new AbortController().signal)())
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// utils
+// -------------------------------------------------------------------------------------
+
+/**
+ * Whether `error` is a {@link BulkheadRejected}: the default `refused` of {@link asGuard}.
+ *
+ * @example
+ * import * as Bulkhead from 'fp-ts-retry/Bulkhead'
+ * import * as assert from 'assert'
+ *
+ * assert.strictEqual(Bulkhead.isRejected({ _tag: 'BulkheadRejected', maxConcurrent: 1, maxQueue: 0 }), true)
+ * assert.strictEqual(Bulkhead.isRejected('timeout'), false)
+ *
+ * @category utils
+ * @since 0.2.0
+ */
+export const isRejected = (error: unknown): error is BulkheadRejected =>
+  error !== null && typeof error === 'object' && (error as { readonly _tag?: unknown })._tag === 'BulkheadRejected'

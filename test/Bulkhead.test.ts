@@ -1,0 +1,303 @@
+import { getEventListeners } from 'events'
+import * as E from 'fp-ts/Either'
+import { pipe } from 'fp-ts/function'
+import type { TaskEither } from 'fp-ts/TaskEither'
+import * as Bulkhead from '../src/Bulkhead'
+import * as Random from '../src/Random'
+import { retrying, type StopReason } from '../src/Retry'
+import * as Schedule from '../src/Schedule'
+import * as TestClock from '../src/TestClock'
+import { caught, deepStrictEqual, ok, settle, strictEqual, throwsRangeError, throwsTypeError } from './util'
+
+// -------------------------------------------------------------------------------------
+// helpers
+// -------------------------------------------------------------------------------------
+
+/** Actions that each wait for the test to finish them, in any order; records the order they started in. */
+const deferred = () => {
+  const started: Array<string> = []
+  const finishers = new Map<string, () => void>()
+  const action =
+    (name: string): TaskEither<string, string> =>
+    () =>
+      new Promise((resolve) => {
+        started.push(name)
+        finishers.set(name, () => resolve(E.right(name)))
+      })
+  const finish = async (name: string): Promise<void> => {
+    const f = finishers.get(name)
+    ok(f !== undefined, `${name} has not started`)
+    f()
+    await settle()
+  }
+  return { started, action, finish }
+}
+
+const FULL = 'full'
+const aborted = (reason: unknown): string => `aborted: ${String(reason)}`
+
+// -------------------------------------------------------------------------------------
+// tests
+// -------------------------------------------------------------------------------------
+
+describe('Bulkhead', () => {
+  describe('make', () => {
+    it('should start empty, with its bounds readable', () => {
+      const bulkhead = Bulkhead.make({ maxConcurrent: 3, maxQueue: 7 })
+      deepStrictEqual([bulkhead.maxConcurrent, bulkhead.maxQueue, bulkhead.inFlight, bulkhead.queued], [3, 7, 0, 0])
+    })
+
+    it.each([
+      ['maxConcurrent', { maxConcurrent: 0, maxQueue: 0 }],
+      ['maxConcurrent', { maxConcurrent: 1.5, maxQueue: 0 }],
+      ['maxConcurrent', { maxConcurrent: NaN, maxQueue: 0 }],
+      ['maxConcurrent', { maxConcurrent: Infinity, maxQueue: 0 }],
+      ['maxQueue', { maxConcurrent: 1, maxQueue: -1 }],
+      ['maxQueue', { maxConcurrent: 1, maxQueue: 0.5 }],
+      ['maxQueue', { maxConcurrent: 1, maxQueue: '3' as never }]
+    ])('should refuse a bad %s with a RangeError naming it', (name, options) => {
+      throwsRangeError(() => Bulkhead.make(options), new RegExp(`Bulkhead\\.make: ${name} must be a whole number`))
+    })
+
+    it('should refuse options, callbacks and bulkheads of the wrong type with a TypeError', () => {
+      throwsTypeError(() => Bulkhead.make(null as never), /options must be an object/)
+      const bulkhead = Bulkhead.make({ maxConcurrent: 1, maxQueue: 0 })
+      throwsTypeError(() => Bulkhead.guard(bulkhead, 'full' as never), /onRejected must be a function/)
+      throwsTypeError(() => Bulkhead.guard({} as never, () => FULL), /bulkhead must be a Bulkhead/)
+      throwsTypeError(
+        () => Bulkhead.guardSignalled(bulkhead, () => FULL, null as never),
+        /onAborted must be a function/
+      )
+      throwsTypeError(() => Bulkhead.asGuard(bulkhead, { refused: 1 as never }), /options\.refused must be a function/)
+      const call = pipe(
+        (_: AbortSignal) => () => Promise.resolve(E.right(1)),
+        Bulkhead.guardSignalled(bulkhead, () => FULL, aborted)
+      )
+      throwsTypeError(() => call({} as never), /signal must be an AbortSignal/)
+    })
+  })
+
+  describe('guard', () => {
+    it('should run at most maxConcurrent calls at once, and the waiting ones in the order they came', async () => {
+      const bulkhead = Bulkhead.make({ maxConcurrent: 2, maxQueue: 3 })
+      const { started, action, finish } = deferred()
+      const calls = ['a', 'b', 'c', 'd', 'e'].map((name) =>
+        pipe(
+          action(name),
+          Bulkhead.guard(bulkhead, () => FULL)
+        )()
+      )
+      await settle()
+      deepStrictEqual(started, ['a', 'b'])
+      deepStrictEqual([bulkhead.inFlight, bulkhead.queued], [2, 3])
+      await finish('b')
+      deepStrictEqual(started, ['a', 'b', 'c'])
+      await finish('a')
+      await finish('c')
+      deepStrictEqual(started, ['a', 'b', 'c', 'd', 'e'])
+      await finish('d')
+      await finish('e')
+      deepStrictEqual(await Promise.all(calls), ['a', 'b', 'c', 'd', 'e'].map(E.right))
+      deepStrictEqual([bulkhead.inFlight, bulkhead.queued], [0, 0])
+    })
+
+    it('should refuse a call at once when every slot is taken and the queue is full', async () => {
+      const bulkhead = Bulkhead.make({ maxConcurrent: 1, maxQueue: 1 })
+      const { action, finish } = deferred()
+      const guarded = (name: string) =>
+        pipe(
+          action(name),
+          Bulkhead.guard(bulkhead, (rejected) => rejected)
+        )()
+      const running = [guarded('a'), guarded('b')]
+      deepStrictEqual(await guarded('c'), E.left({ _tag: 'BulkheadRejected', maxConcurrent: 1, maxQueue: 1 } as const))
+      await settle()
+      await finish('a')
+      await finish('b')
+      deepStrictEqual(await Promise.all(running), [E.right('a'), E.right('b')])
+    })
+
+    it('should give the slot back when the action rejects', async () => {
+      const bulkhead = Bulkhead.make({ maxConcurrent: 1, maxQueue: 0 })
+      const boom = new Error('boom')
+      strictEqual(
+        await caught(
+          pipe(
+            (() => Promise.reject(boom)) as TaskEither<string, string>,
+            Bulkhead.guard(bulkhead, () => FULL)
+          )
+        ),
+        boom
+      )
+      strictEqual(bulkhead.inFlight, 0)
+    })
+  })
+
+  describe('guardSignalled', () => {
+    // cockatiel#112: an aborted call stayed in the queue, and the calls behind it waited for it
+    it('should let a waiter whose signal aborts leave at once, and never block those behind it (cockatiel#112)', async () => {
+      const bulkhead = Bulkhead.make({ maxConcurrent: 1, maxQueue: 3 })
+      const { started, action, finish } = deferred()
+      const call = pipe(
+        (_: AbortSignal) => action('x'),
+        Bulkhead.guardSignalled(bulkhead, () => FULL, aborted)
+      )
+      const named = (name: string) =>
+        pipe(
+          (_: AbortSignal) => action(name),
+          Bulkhead.guardSignalled(bulkhead, () => FULL, aborted)
+        )
+      const running = named('a')()()
+      const controller = new AbortController()
+      const first = call(controller.signal)()
+      const behind = named('b')()()
+      await settle()
+      strictEqual(bulkhead.queued, 2)
+      controller.abort('cancelled')
+      deepStrictEqual(await first, E.left('aborted: cancelled'))
+      strictEqual(bulkhead.queued, 1)
+      strictEqual(getEventListeners(controller.signal, 'abort').length, 0)
+      await finish('a')
+      deepStrictEqual(started, ['a', 'b']) // b went next: the aborted call took no slot
+      await finish('b')
+      deepStrictEqual(await Promise.all([running, behind]), [E.right('a'), E.right('b')])
+      deepStrictEqual([bulkhead.inFlight, bulkhead.queued], [0, 0])
+    })
+
+    it('should not run nor take a slot for a call whose signal has aborted already', async () => {
+      const bulkhead = Bulkhead.make({ maxConcurrent: 1, maxQueue: 0 })
+      let ran = false
+      const call = pipe(
+        (_: AbortSignal) => () => ((ran = true), Promise.resolve(E.right(1))),
+        Bulkhead.guardSignalled(bulkhead, () => FULL, aborted)
+      )
+      deepStrictEqual(await call(AbortSignal.abort('gone'))(), E.left('aborted: gone'))
+      deepStrictEqual([ran, bulkhead.inFlight], [false, 0])
+    })
+
+    it("should pass the caller's signal to the action, or one that never aborts", async () => {
+      const bulkhead = Bulkhead.make({ maxConcurrent: 1, maxQueue: 0 })
+      const seen: Array<AbortSignal> = []
+      const call = pipe(
+        (signal: AbortSignal) => () => (seen.push(signal), Promise.resolve(E.right(1))),
+        Bulkhead.guardSignalled(bulkhead, () => FULL, aborted)
+      )
+      const controller = new AbortController()
+      await call(controller.signal)()
+      await call()()
+      strictEqual(seen[0], controller.signal)
+      strictEqual(seen[1].aborted, false)
+    })
+
+    it('should never exceed maxConcurrent in flight nor strand a waiter, under 10,000 calls with random aborts', async () => {
+      const random = Random.seeded(20)
+      const draw = (n: number): number => Math.floor(random.next() * n)
+      // Discrete steps: what waits for step s is woken when the test reaches it, then the promise jobs run.
+      const due: Array<Array<() => void>> = []
+      let step = 0
+      const at = (s: number, f: () => void): void => void (due[s] ??= []).push(f)
+      const maxConcurrent = 16
+      const bulkhead = Bulkhead.make({ maxConcurrent, maxQueue: 4_000 })
+      let running = 0
+      let most = 0
+      const call = pipe(
+        (_: AbortSignal): TaskEither<string, string> =>
+          async () => {
+            most = Math.max(most, ++running)
+            await new Promise<void>((resolve) => at(step + 1 + draw(3), resolve))
+            running--
+            return E.right('ok')
+          },
+        Bulkhead.guardSignalled(
+          bulkhead,
+          () => FULL,
+          () => 'aborted'
+        )
+      )
+      let settled = 0
+      const calls: Array<Promise<E.Either<string, string>>> = []
+      for (let i = 0; i < 10_000; i++) {
+        // about a third of the calls abort, at some step from now to 300 steps on
+        const controller = random.next() < 1 / 3 ? new AbortController() : undefined
+        if (controller !== undefined) at(draw(300), () => controller.abort())
+        calls.push(call(controller?.signal)().finally(() => settled++))
+      }
+      for (; settled < calls.length || step < due.length; step++) {
+        for (const f of due[step] ?? []) f()
+        await settle()
+        ok(step < 10_000, 'calls are stranded')
+      }
+      const results = await Promise.all(calls)
+      const count = (tag: string) => results.filter((r) => (r._tag === 'Right' ? r.right : r.left) === tag).length
+      ok(
+        count('aborted') > 0 && count(FULL) > 0 && count('ok') > 0,
+        JSON.stringify([count('ok'), count('aborted'), count(FULL)])
+      )
+      strictEqual(count('ok') + count('aborted') + count(FULL), 10_000)
+      strictEqual(most, maxConcurrent)
+      deepStrictEqual([bulkhead.inFlight, bulkhead.queued, running], [0, 0, 0])
+    })
+  })
+
+  describe('asGuard', () => {
+    const run = (bulkhead: Bulkhead.Bulkhead, schedule: Schedule.Schedule<unknown>, clock: TestClock.TestClock) => {
+      const reasons: Array<StopReason> = []
+      const task = pipe(
+        (() => Promise.resolve(E.right('ok'))) as TaskEither<never, string>,
+        Bulkhead.guard(bulkhead, (rejected) => rejected),
+        retrying(schedule, {
+          clock,
+          guards: [Bulkhead.asGuard(bulkhead)],
+          onDone: (_, __, reason) => void reasons.push(reason)
+        })
+      )
+      return { task, reasons }
+    }
+
+    it("should end a run at once, reason 'bulkhead', when the bulkhead is full at a retry", async () => {
+      const clock = TestClock.make()
+      const bulkhead = Bulkhead.make({ maxConcurrent: 1, maxQueue: 0 })
+      const hold = bulkhead.enter() as Bulkhead.Release
+      const { task, reasons } = run(
+        bulkhead,
+        pipe(Schedule.constant(100), Schedule.intersect(Schedule.recurs(3))),
+        clock
+      )
+      const result = task()
+      await clock.runAll()
+      ok(Bulkhead.isRejected(E.isLeft(await result) ? ((await result) as E.Left<unknown>).left : undefined))
+      deepStrictEqual(clock.sleeps, [])
+      deepStrictEqual(reasons, ['bulkhead'])
+      hold()
+    })
+
+    it('should admit a retry while the queue has room, and refuse one while the bulkhead is full', async () => {
+      const clock = TestClock.make()
+      const bulkhead = Bulkhead.make({ maxConcurrent: 1, maxQueue: 1 })
+      const hold = bulkhead.enter() as Bulkhead.Release
+      const guard = Bulkhead.asGuard(bulkhead)
+      const failure = { ok: false, error: 'x', latency: 0, now: 0, retries: 0, retrying: true, delay: 10 }
+      strictEqual(guard.admit(failure), true) // the queue has room
+      strictEqual(guard.allows?.(0), true)
+      const waiting = bulkhead.enter()
+      strictEqual(guard.admit(failure), false)
+      strictEqual(guard.allows?.(0), false)
+      strictEqual(guard.admit({ ...failure, retrying: false, delay: -1 }), true)
+      hold()
+      ;((await waiting) as Bulkhead.Release)()
+      strictEqual(guard.admit(failure), true)
+    })
+
+    it("should name 'bulkhead' when the schedule stops on the bulkhead's own refusal", async () => {
+      const clock = TestClock.make()
+      const bulkhead = Bulkhead.make({ maxConcurrent: 1, maxQueue: 0 })
+      const hold = bulkhead.enter() as Bulkhead.Release
+      const { task, reasons } = run(bulkhead, Schedule.recurs(0), clock)
+      await task()
+      deepStrictEqual(reasons, ['bulkhead'])
+      const mine = Bulkhead.asGuard(bulkhead, { refused: (e) => e === 'mine' })
+      deepStrictEqual([mine.refused?.('mine'), mine.refused?.({ _tag: 'BulkheadRejected' })], [true, false])
+      hold()
+    })
+  })
+})
