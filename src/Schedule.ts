@@ -1456,13 +1456,20 @@ export const resetAfter = (ms: number): (<In>(self: Schedule<In>) => Schedule<In
 }
 
 /**
- * Runs at a fixed rate: each attempt starts `ms` after the previous one started, whatever it took, without
- * drifting; an attempt that took longer than `ms` is followed at once, and missed slots do not pile up (Effect's
- * `fixed`). For polling and heartbeats with {@link repeating}.
+ * Runs at a fixed rate: each attempt starts `ms` after the previous one was due, whatever it took, without
+ * drifting; an attempt that took `ms` or longer is followed at once, and missed slots do not pile up. For polling
+ * and heartbeats with {@link repeating}.
  *
  * **Details**
  *
- * Retries forever: bound it with `recurs`, `upTo` or `whileInput`. Reads the time.
+ * - The wait is `max(0, dueAt + ms - now)`: the period counts from when the failed attempt was due (the run's
+ *   start for the first one), so the first attempt's own time counts too.
+ * - Retries forever: bound it with `recurs`, `upTo` or `whileInput`. Reads the time.
+ * - It is not Effect's `Schedule.fixed`, which counts from the end of the first attempt on a grid of its own:
+ *   there the first wait is always a whole `ms` (an attempt of 1 ms: `fixed(2)` waits 1 ms here, 2 ms in Effect);
+ *   an attempt that ends exactly on a period waits none here and a whole period there; and after a late attempt,
+ *   followed at once by both, the next period counts here from when that next attempt started, while Effect goes
+ *   back to its grid.
  *
  * @example
  * import * as Schedule from 'fp-ts-retry/Schedule'
@@ -1490,12 +1497,15 @@ export const fixed = (ms: number): Schedule<unknown> => {
 }
 
 /**
- * Runs on the boundaries of `ms`-long windows counted from the run's start: each attempt waits until the next
- * boundary (Effect's `windowed`). Attempts stay aligned to the grid, however long they take.
+ * Runs on the boundaries of `ms`-long windows counted from the run's start (when its first attempt started): each
+ * attempt waits until the next boundary. Attempts stay aligned to the grid, however long they take.
  *
  * **Details**
  *
- * An attempt that ends exactly on a boundary waits a whole window. Retries forever: bound it. Reads the time.
+ * - An attempt that ends exactly on a boundary waits a whole window. Retries forever: bound it. Reads the time.
+ * - It is not Effect's `Schedule.windowed`, which counts its windows from the end of the first attempt: there the
+ *   first wait is always a whole `ms` (an attempt of 1 ms: `windowed(2)` waits 1 ms here, 2 ms in Effect), and
+ *   the grid is shifted by the first attempt's time.
  *
  * @example
  * import * as Schedule from 'fp-ts-retry/Schedule'
