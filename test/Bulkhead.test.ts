@@ -272,7 +272,6 @@ describe('Bulkhead', () => {
     })
 
     it('should admit a retry while the queue has room, and refuse one while the bulkhead is full', async () => {
-      const clock = TestClock.make()
       const bulkhead = Bulkhead.make({ maxConcurrent: 1, maxQueue: 1 })
       const hold = bulkhead.enter() as Bulkhead.Release
       const guard = Bulkhead.asGuard(bulkhead)
