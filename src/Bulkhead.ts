@@ -194,6 +194,11 @@ class Pool implements Bulkhead {
   }
 }
 
+/** What a call without a signal answers for an abort: it cannot abort. */
+const unreachable = (): never => {
+  throw new Error('Bulkhead: a call without a signal was aborted')
+}
+
 const checked = (where: string, bulkhead: Bulkhead): Bulkhead =>
   validate.implementing(where, 'bulkhead', 'a Bulkhead', ['enter'], bulkhead)
 
@@ -362,7 +367,7 @@ export const guard = <E2>(
   const where = 'Bulkhead.guard'
   checked(where, bulkhead)
   validate.callable(where, 'onRejected', onRejected)
-  return (action) => () => inSlot(bulkhead, onRejected, onRejected, undefined, action)
+  return (action) => () => inSlot(bulkhead, onRejected, unreachable, undefined, action)
 }
 
 /**
