@@ -16,6 +16,7 @@ import type { RetryBudget } from './Budget'
 import type { Clock } from './Clock'
 import * as LiveClock from './Clock'
 import * as Driver from './Driver'
+import * as Event from './Event'
 import * as Guard from './Guard'
 import { noop, onAbort } from './internal/abort'
 import * as validate from './internal/validate'
@@ -58,8 +59,9 @@ export type StopReason = 'succeeded' | 'failed' | 'schedule' | 'aborted' | Guard
  *   when the last attempt ended the run, the status at its end (`iterNumber` = retries made, so attempts =
  *   `iterNumber + 1`); when the schedule, the budget or the breaker stopped it or the signal aborted, the status
  *   of the last decision. It sees the run's error and value types: annotate its `result` to fix them.
- * - `onScheduleEvent(event, input, status)` is told of what the schedule reports while deciding, such as a
- *   `Schedule.withHint` hint that was ignored (`HintIgnored`): the decision is unchanged.
+ * - `onEvent(event)` is told of every attempt, retry and stop as an `Event.Event` (`source: 'retry'`), and of what
+ *   the schedule reports while deciding, such as a `Schedule.withHint` hint that was ignored (`HintIgnored`):
+ *   plain records for logs and `fp-ts-retry/OpenTelemetry`.
  * - A hook that throws (or whose promise rejects) makes the run reject with that error. An action that rejects
  *   is a defect, not a failure: the run rejects with it and `onDone` is not called.
  *
@@ -84,7 +86,7 @@ export interface Hooks<In, E = unknown, A = unknown> {
     | ((input: In, status: RetryStatus.RetryStatus, delay: number, driver: Driver.Driver<In>) => unknown)
     | undefined
   readonly onDone?: ((result: Either<E, A>, status: RetryStatus.RetryStatus, reason: StopReason) => void) | undefined
-  readonly onScheduleEvent?: ((event: ScheduleEvent, input: In, status: RetryStatus.RetryStatus) => void) | undefined
+  readonly onEvent?: Event.Observer | undefined
 }
 
 /**
@@ -217,7 +219,9 @@ interface Run<In> {
   readonly guards: ReadonlyArray<Guard.Guard>
   readonly resume: RetryState | undefined
   readonly onRetry: Hooks<In>['onRetry']
-  readonly onScheduleEvent: Hooks<In>['onScheduleEvent']
+  readonly onEvent: Event.Observer | undefined
+  /** Who the events say reported them. */
+  readonly source: Event.Source
   readonly onDone:
     | ((result: Either<unknown, unknown>, status: RetryStatus.RetryStatus, reason: StopReason) => void)
     | undefined
@@ -268,9 +272,43 @@ class Going<In, R extends Either<unknown, unknown>> {
   private since = 0
   /** The previous attempt's error, for a guard told of a success (a budget refunds what it cost). */
   private lastError: unknown = undefined
+  /** This run's number in its events, and the attempts it made (counted only when observed). */
+  private readonly id: number
+  attempts = 0
 
   constructor(readonly run: Run<In>, private readonly start: number, restored?: Driver.Driver<In>) {
     this.made = restored
+    this.id = run.onEvent === undefined ? 0 : Event.nextRun()
+    if (restored !== undefined) this.attempts = restored.iterNumber
+  }
+
+  /** Tells `onEvent` of an attempt starting (observed runs only). */
+  attemptStarted(now: number): void {
+    this.started = now
+    this.emit({ _tag: 'AttemptStarted', source: this.run.source, run: this.id, at: now, attempt: ++this.attempts })
+  }
+
+  /** Tells `onEvent` how the attempt ended (observed runs only). */
+  attemptEnded(result: R, now: number): void {
+    const { source } = this.run
+    const common = { source, run: this.id, at: now, attempt: this.attempts, latency: now - this.started }
+    if (result._tag === 'Right') return this.emit({ _tag: 'AttemptSucceeded', ...common })
+    const timeout = timeouts.get(result)
+    this.emit(
+      timeout === undefined
+        ? { _tag: 'AttemptFailed', ...common, error: result.left }
+        : { _tag: 'AttemptTimedOut', ...common, timeout, error: result.left }
+    )
+  }
+
+  emit(event: Event.Event): void {
+    this.run.onEvent?.(event)
+  }
+
+  /** The driver's `onEvent`: what the schedule reports while deciding, as this run's event. */
+  scheduleEvent(event: ScheduleEvent): void {
+    const at = this.made?.now ?? this.start
+    this.emit({ ...event, source: this.run.source, run: this.id, at, attempt: this.attempts })
   }
 
   get driver(): Driver.Driver<In> {
@@ -278,7 +316,7 @@ class Going<In, R extends Either<unknown, unknown>> {
     return (this.made ??= Driver.make(run.schedule, {
       start: this.start,
       random: run.random,
-      onEvent: eventsOf(run, () => this.made)
+      onEvent: run.onEvent === undefined ? undefined : (event) => this.scheduleEvent(event)
     }))
   }
 
@@ -323,7 +361,9 @@ class Going<In, R extends Either<unknown, unknown>> {
     refused: Guard.GuardReason | undefined
   ): number | Promise<number> {
     if (delay < 0 || refused !== undefined) return this.stop(result, input, now, refused)
-    const { onRetry } = this.run
+    const { onRetry, onEvent, source } = this.run
+    if (onEvent !== undefined)
+      onEvent({ _tag: 'RetryScheduled', source, run: this.id, at: now, attempt: this.attempts, delay })
     return onRetry === undefined ? delay : this.retried(onRetry, input, delay)
   }
 
@@ -340,7 +380,17 @@ class Going<In, R extends Either<unknown, unknown>> {
     const { driver, run } = this
     if (result._tag !== run.continueOn)
       return this.end(result, driver.statusAt(now), result._tag === 'Right' ? 'succeeded' : 'failed')
-    if (refused !== undefined) return this.end(result, driver.status, refused)
+    if (refused !== undefined) {
+      this.emit({
+        _tag: 'GuardRefused',
+        source: run.source,
+        run: this.id,
+        at: now,
+        attempt: this.attempts,
+        reason: refused
+      })
+      return this.end(result, driver.status, refused)
+    }
     if (!driver.done) return this.end(result, driver.statusAt(now), 'aborted')
     // The schedule stopped on a failure that a guard made (a breaker's refusal, before any I/O): the guard's reason.
     return this.end(result, driver.status, Guard.refusedBy(run.guards, input) ?? 'schedule')
@@ -355,9 +405,22 @@ class Going<In, R extends Either<unknown, unknown>> {
     return true
   }
 
-  /** Ends the run: `onDone` is told why. */
+  /** Ends the run: `onDone` and `onEvent` are told why. */
   end(result: R, status: RetryStatus.RetryStatus, reason: StopReason): typeof END {
-    this.run.onDone?.(result, status, reason)
+    const { onDone, onEvent, source, clock } = this.run
+    if (onEvent !== undefined) {
+      const at = clock.now()
+      onEvent({
+        _tag: 'RunStopped',
+        source,
+        run: this.id,
+        at,
+        attempts: this.attempts,
+        elapsed: at - this.start,
+        reason
+      })
+    }
+    onDone?.(result, status, reason)
     return END
   }
 }
@@ -368,11 +431,12 @@ const resumed = async <In, R extends Either<unknown, unknown>>(
   stored: RetryState
 ): Promise<Going<In, R>> => {
   const { clock, signal } = run
-  const restored: ReturnType<typeof Driver.restore<In>> = Driver.restore(
+  let going: Going<In, R> | undefined = undefined
+  const restored = Driver.restore(
     run.schedule,
     stored,
     run.random,
-    eventsOf(run, () => (restored._tag === 'Right' ? restored.right : undefined))
+    run.onEvent === undefined ? undefined : (event) => going?.scheduleEvent(event)
   )
   if (restored._tag === 'Left') throw restored.left
   const driver = restored.right
@@ -380,20 +444,8 @@ const resumed = async <In, R extends Either<unknown, unknown>>(
   if (wait > 0) await clock.sleep(wait, signal, 'backoff')
   // There is no error in hand to return (it was seen before the restart), so an abort rejects, as before a start.
   if (signal?.aborted) throw signal.reason
-  return new Going(run, driver.start, driver)
-}
-
-/** The driver's `onEvent` for a run with an `onScheduleEvent` hook: the event, with the input and status it came with. */
-const eventsOf = <In>(
-  run: Run<In>,
-  driver: () => Driver.Driver<In> | undefined
-): ((event: ScheduleEvent) => void) | undefined => {
-  const hook = run.onScheduleEvent
-  if (hook === undefined) return undefined
-  return (event) => {
-    const d = driver()
-    if (d !== undefined) hook(event, d.input, d.statusAt(d.now))
-  }
+  going = new Going<In, R>(run, driver.start, driver)
+  return going
 }
 
 /**
@@ -407,13 +459,16 @@ const loop = async <In, R extends Either<unknown, unknown>>(run: Run<In>, attemp
   let going =
     run.resume !== undefined
       ? await resumed<In, R>(run, run.resume)
-      : run.guards.length === 0 && run.onDone === undefined
-      ? undefined // a first success needs nothing more: no guard to tell, no `onDone` to call
+      : run.guards.length === 0 && run.onDone === undefined && run.onEvent === undefined
+      ? undefined // a first success needs nothing more: no guard to tell, no `onDone` to call, no event
       : new Going<In, R>(run, start)
+  const observed = run.onEvent !== undefined
   const timesAttempts = run.readsClock && run.guards.length > 0
   for (;;) {
-    if (timesAttempts && going !== undefined) going.started = run.clock.now()
+    if (observed) (going as Going<In, R>).attemptStarted(run.clock.now())
+    else if (timesAttempts && going !== undefined) going.started = run.clock.now()
     const result = await attempt(going === undefined ? FIRST : going.progress, signal)
+    if (observed) (going as Going<In, R>).attemptEnded(result, run.clock.now())
     if (going === undefined) {
       if (result._tag !== run.continueOn) return result
       going = new Going(run, start)
@@ -431,6 +486,9 @@ const loop = async <In, R extends Either<unknown, unknown>>(run: Run<In>, attemp
 }
 
 const TIMED_OUT: unique symbol = Symbol('timed out')
+
+/** The results a timeout made, and after how long: what an observed run reports as `AttemptTimedOut`. */
+const timeouts = new WeakMap<object, number>()
 
 /**
  * An attempt under a timeout, on the run's clock: the attempt's own signal aborts when the run's does or when the
@@ -463,7 +521,9 @@ const withTimeout =
       ])
       if (first !== TIMED_OUT) return first
       controller.abort(new DOMException(`the attempt timed out after ${ms} ms`, 'TimeoutError'))
-      return { _tag: 'Left', left: timeout.onTimeout() } as R
+      const timedOut = { _tag: 'Left', left: timeout.onTimeout() } as R
+      timeouts.set(timedOut, ms)
+      return timedOut
     } finally {
       unlink()
       timer.abort()
@@ -506,8 +566,7 @@ const makeRun = <In, E, A>(
   validate.services(where, 'options', options)
   if (options.onRetry !== undefined) validate.callable(where, 'options.onRetry', options.onRetry)
   if (options.onDone !== undefined) validate.callable(where, 'options.onDone', options.onDone)
-  if (options.onScheduleEvent !== undefined)
-    validate.callable(where, 'options.onScheduleEvent', options.onScheduleEvent)
+  if (options.onEvent !== undefined) validate.callable(where, 'options.onEvent', options.onEvent)
   const { attemptTimeout, onTimeout } = options
   if (typeof attemptTimeout === 'number') validate.duration(where, 'options.attemptTimeout', attemptTimeout)
   else if (attemptTimeout !== undefined) validate.callable(where, 'options.attemptTimeout', attemptTimeout)
@@ -518,7 +577,7 @@ const makeRun = <In, E, A>(
     attemptTimeout !== undefined ||
     options.onRetry !== undefined ||
     options.onDone !== undefined ||
-    options.onScheduleEvent !== undefined ||
+    options.onEvent !== undefined ||
     options.resume !== undefined
   return {
     schedule,
@@ -527,7 +586,8 @@ const makeRun = <In, E, A>(
     signal: options.signal,
     resume: options.resume,
     onRetry: options.onRetry,
-    onScheduleEvent: options.onScheduleEvent,
+    onEvent: options.onEvent,
+    source: 'retry',
     // The run's error and value types are known to the caller: the loop only passes the result along.
     onDone: options.onDone as Run<In>['onDone'],
     continueOn,

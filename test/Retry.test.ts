@@ -7,12 +7,13 @@ import * as RTE from 'fp-ts/ReaderTaskEither'
 import * as TE from 'fp-ts/TaskEither'
 import type { BudgetAttempt, RetryBudget } from '../src/Budget'
 import * as Clock from '../src/Clock'
+import type * as Event from '../src/Event'
+import type * as Guard from '../src/Guard'
 import * as Random from '../src/Random'
 import type { AttemptContext, Hooks, RetryEnv, StopReason } from '../src/Retry'
 import { repeating, retrying, retryingReaderTaskEither, retryingWithContext, retryingWithStatus } from '../src/Retry'
 import * as RetryStatus from '../src/RetryStatus'
 import * as Schedule from '../src/Schedule'
-import type { ScheduleEvent } from '../src/Schedule'
 import * as ScheduleConfig from '../src/ScheduleConfig'
 import * as TestClock from '../src/TestClock'
 import * as v8 from 'v8'
@@ -1851,10 +1852,11 @@ describe('regression: an abort during an attempt', () => {
   })
 })
 
-describe('onScheduleEvent', () => {
-  it('should be told of a withHint hint that was ignored, with the input and status of the decision, the delay unchanged', async () => {
-    const events: Array<{ readonly event: ScheduleEvent; readonly input: number; readonly iterNumber: number }> = []
-    const clock = TestClock.make()
+describe('onEvent', () => {
+  const strip = (events: ReadonlyArray<Event.Event>) => events.map(({ run: _, source: __, ...rest }) => rest)
+
+  it('should be told of a withHint hint that was ignored, at the decision, the delay unchanged', async () => {
+    const events: Array<Event.Event> = []
     const hints = [-5, Number.NaN, 250]
     let calls = 0
     const failing: TE.TaskEither<number, never> = () => Promise.resolve(E.left(calls++))
@@ -1863,21 +1865,80 @@ describe('onScheduleEvent', () => {
       Schedule.withHint((i: number) => hints[i], { max: 1_000 }),
       Schedule.intersect(Schedule.recurs(3))
     )
-    const run = pipe(
-      failing,
-      retrying(policy, {
-        clock,
-        onScheduleEvent: (event, input, status) => events.push({ event, input, iterNumber: status.iterNumber })
-      })
-    )()
-    await clock.runAll()
-    deepStrictEqual(await run, E.left(3))
+    const { result, clock } = await TestClock.run((clock) =>
+      pipe(failing, retrying(policy, { clock, onEvent: (e) => void events.push(e) }))
+    )
+    deepStrictEqual(result, E.left(3))
     // -5 and NaN are ignored (the backoff's 100 ms), 250 is honoured, the fourth failure has no hint (undefined)
     deepStrictEqual(clock.sleeps, [100, 100, 250])
-    deepStrictEqual(events, [
-      { event: { _tag: 'HintIgnored', hint: -5 }, input: 0, iterNumber: 0 },
-      { event: { _tag: 'HintIgnored', hint: Number.NaN }, input: 1, iterNumber: 1 }
+    deepStrictEqual(strip(events.filter((e) => e._tag === 'HintIgnored')), [
+      { _tag: 'HintIgnored', at: 0, attempt: 1, hint: -5 },
+      { _tag: 'HintIgnored', at: 100, attempt: 2, hint: Number.NaN }
     ])
+  })
+
+  it('should tell every attempt, retry and the stop, in order, on the run’s clock, with one run number', async () => {
+    const events: Array<Event.Event> = []
+    let calls = 0
+    const action: TE.TaskEither<string, number> = () =>
+      Promise.resolve(++calls < 3 ? E.left(`down ${calls}`) : E.right(7))
+    const { clock } = await TestClock.run((clock) =>
+      pipe(
+        action,
+        retrying(pipe(Schedule.exponential(100), Schedule.intersect(Schedule.recurs(5))), {
+          clock,
+          onEvent: (e) => void events.push(e)
+        })
+      )
+    )
+    strictEqual(clock.now(), 300)
+    strictEqual(new Set(events.map((e) => e.run)).size, 1)
+    ok(events.every((e) => e.source === 'retry'))
+    deepStrictEqual(strip(events), [
+      { _tag: 'AttemptStarted', at: 0, attempt: 1 },
+      { _tag: 'AttemptFailed', at: 0, attempt: 1, latency: 0, error: 'down 1' },
+      { _tag: 'RetryScheduled', at: 0, attempt: 1, delay: 100 },
+      { _tag: 'AttemptStarted', at: 100, attempt: 2 },
+      { _tag: 'AttemptFailed', at: 100, attempt: 2, latency: 0, error: 'down 2' },
+      { _tag: 'RetryScheduled', at: 100, attempt: 2, delay: 200 },
+      { _tag: 'AttemptStarted', at: 300, attempt: 3 },
+      { _tag: 'AttemptSucceeded', at: 300, attempt: 3, latency: 0 },
+      { _tag: 'RunStopped', at: 300, attempts: 3, elapsed: 300, reason: 'succeeded' }
+    ])
+    // plain data: a log line is JSON.stringify
+    deepStrictEqual(JSON.parse(JSON.stringify(events[2])), events[2])
+  })
+
+  it('should tell a timeout as AttemptTimedOut with its error, and a guard’s refusal before the stop', async () => {
+    const events: Array<Event.Event> = []
+    const hangs: TE.TaskEither<string, never> = () => new Promise(() => undefined)
+    const no: Guard.Guard = { reason: 'budget', readsTime: false, admit: (o) => !o.retrying }
+    await TestClock.run((clock) =>
+      pipe(
+        hangs,
+        retrying(Schedule.recurs(3), {
+          clock,
+          guards: [no],
+          attemptTimeout: 50,
+          onTimeout: () => 'slow',
+          onEvent: (e) => void events.push(e)
+        })
+      )
+    )
+    deepStrictEqual(strip(events), [
+      { _tag: 'AttemptStarted', at: 0, attempt: 1 },
+      { _tag: 'AttemptTimedOut', at: 50, attempt: 1, latency: 50, timeout: 50, error: 'slow' },
+      { _tag: 'GuardRefused', at: 50, attempt: 1, reason: 'budget' },
+      { _tag: 'RunStopped', at: 50, attempts: 1, elapsed: 50, reason: 'budget' }
+    ])
+  })
+
+  it('should give each run its own number', async () => {
+    const runs: Array<number> = []
+    const retried = retrying(Schedule.stop, { onEvent: (e) => void runs.push(e.run) })
+    await pipe(TE.right(1), retried)()
+    await pipe(TE.right(1), retried)()
+    strictEqual(new Set(runs).size, 2)
   })
 
   it('should not be needed by Schedule.delays, which drops the events', () => {
@@ -1913,27 +1974,23 @@ describe('regression: attemptTimeout after a run abort', () => {
     strictEqual(clock.pending, 0)
   })
 
-  it('onScheduleEvent alone should see the elapsed time (the clock is read for it)', async () => {
-    const clock = TestClock.make()
-    const elapsed: Array<number> = []
-    const run = pipe(
-      TE.left('down'),
-      retrying(
-        pipe(
-          Schedule.constant(100),
-          Schedule.withHint(() => -1, { max: 1_000 }),
-          Schedule.intersect(Schedule.recurs(2))
-        ),
-        {
-          clock,
-          onScheduleEvent: (_, __, status) => elapsed.push(status.elapsed)
-        }
+  it('onEvent alone should see the time (the clock is read for it)', async () => {
+    const at: Array<number> = []
+    await TestClock.run((clock) =>
+      pipe(
+        TE.left('down'),
+        retrying(
+          pipe(
+            Schedule.constant(100),
+            Schedule.withHint(() => -1, { max: 1_000 }),
+            Schedule.intersect(Schedule.recurs(2))
+          ),
+          { clock, onEvent: (e) => void (e._tag === 'HintIgnored' && at.push(e.at)) }
+        )
       )
-    )()
-    await clock.runAll()
-    await run
+    )
     // three decisions: the third, which recurs(2) ends, still asked the hint
-    deepStrictEqual(elapsed, [0, 100, 200])
+    deepStrictEqual(at, [0, 100, 200])
   })
 })
 

@@ -1,0 +1,372 @@
+/**
+ * One vocabulary for what every module decides: the runners, the guards, the breakers, hedging, the durable
+ * engines and `Http` report what happened as {@link Event}s, plain records told to one option of the same name
+ * and shape everywhere, `onEvent`. A log line is `JSON.stringify(event)` (an error it carries is the one thing
+ * that may not be plain JSON); `fp-ts-retry/OpenTelemetry` turns them into spans and metrics.
+ *
+ * **Details**
+ *
+ * - `at` is the time of the event on the clock of the module that reported it (ms).
+ * - `run` tells the runs of one process apart: every run of a runner, every hedged call and every durable run
+ *   delivered has a number of its own, taken from one counter. Durable events also carry the run's `id`.
+ * - `attempt` counts attempts from 1: `recurs(3)` makes up to four.
+ * - Events are told synchronously, as things happen; `onEvent` observes, it cannot change a decision. One that
+ *   throws makes the module's call fail as a throwing hook does.
+ *
+ * @example
+ * import { retrying } from 'fp-ts-retry'
+ * import type { Event } from 'fp-ts-retry/Event'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as TestClock from 'fp-ts-retry/TestClock'
+ * import * as TE from 'fp-ts/TaskEither'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * async function main() {
+ *   const events: Array<Event> = []
+ *   await TestClock.run((clock) =>
+ *     pipe(TE.left('down'), retrying(Schedule.fromDelays([100]), { clock, onEvent: (e) => void events.push(e) }))
+ *   )
+ *   assert.deepStrictEqual(
+ *     events.map((e) => `${e._tag} at ${e.at}`),
+ *     ['AttemptStarted at 0', 'AttemptFailed at 0', 'RetryScheduled at 0', 'AttemptStarted at 100', 'AttemptFailed at 100', 'RunStopped at 100']
+ *   )
+ * }
+ * main()
+ *
+ * @since 0.2.0
+ */
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * An attempt started (`attempt` counts from 1). For a hedged call, `index` is the hedge's (0 for the first).
+ *
+ * @example
+ * import type { AttemptStarted } from 'fp-ts-retry/Event'
+ *
+ * const event: AttemptStarted = { _tag: 'AttemptStarted', source: 'retry', run: 1, at: 0, attempt: 1 }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface AttemptStarted {
+  readonly _tag: 'AttemptStarted'
+  readonly source: Source
+  readonly run: number
+  readonly at: number
+  readonly attempt: number
+  readonly id?: string | undefined
+}
+
+/**
+ * An attempt ended: it succeeded, it failed with `error` (its `Left`), or it timed out after `timeout` ms (its
+ * `error` is the run's `onTimeout()`). `latency` is how long it took.
+ *
+ * @example
+ * import type { AttemptEnded } from 'fp-ts-retry/Event'
+ *
+ * const event: AttemptEnded = { _tag: 'AttemptFailed', source: 'retry', run: 1, at: 12, attempt: 1, latency: 12, error: 'down' }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export type AttemptEnded =
+  | {
+      readonly _tag: 'AttemptSucceeded'
+      readonly source: Source
+      readonly run: number
+      readonly at: number
+      readonly attempt: number
+      readonly latency: number
+      readonly id?: string | undefined
+    }
+  | {
+      readonly _tag: 'AttemptFailed'
+      readonly source: Source
+      readonly run: number
+      readonly at: number
+      readonly attempt: number
+      readonly latency: number
+      readonly error: unknown
+      readonly id?: string | undefined
+    }
+  | {
+      readonly _tag: 'AttemptTimedOut'
+      readonly source: Source
+      readonly run: number
+      readonly at: number
+      readonly attempt: number
+      readonly latency: number
+      readonly timeout: number
+      readonly error: unknown
+      readonly id?: string | undefined
+    }
+
+/**
+ * The schedule (and every guard) agreed to another attempt after `delay` ms: `attempt` is the one that failed.
+ *
+ * @example
+ * import type { RetryScheduled } from 'fp-ts-retry/Event'
+ *
+ * const event: RetryScheduled = { _tag: 'RetryScheduled', source: 'retry', run: 1, at: 12, attempt: 1, delay: 100 }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface RetryScheduled {
+  readonly _tag: 'RetryScheduled'
+  readonly source: Source
+  readonly run: number
+  readonly at: number
+  readonly attempt: number
+  readonly delay: number
+  readonly id?: string | undefined
+}
+
+/**
+ * A hint of `Schedule.withHint` (a `Retry-After`) that was not a usable delay and was ignored: the decision is
+ * the schedule's own.
+ *
+ * @example
+ * import type { HintIgnored } from 'fp-ts-retry/Event'
+ *
+ * const event: HintIgnored = { _tag: 'HintIgnored', source: 'retry', run: 1, at: 12, attempt: 1, hint: -5 }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface HintIgnored {
+  readonly _tag: 'HintIgnored'
+  readonly source: Source
+  readonly run: number
+  readonly at: number
+  readonly attempt: number
+  readonly hint: unknown
+  readonly id?: string | undefined
+}
+
+/**
+ * A guard refused the retry the schedule wanted (`reason`: the guard's, as the run's stop reason).
+ *
+ * @example
+ * import type { GuardRefused } from 'fp-ts-retry/Event'
+ *
+ * const event: GuardRefused = { _tag: 'GuardRefused', source: 'retry', run: 1, at: 12, attempt: 1, reason: 'budget' }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface GuardRefused {
+  readonly _tag: 'GuardRefused'
+  readonly source: Source
+  readonly run: number
+  readonly at: number
+  readonly attempt: number
+  readonly reason: string
+  readonly id?: string | undefined
+}
+
+/**
+ * A run ended: after `attempts` attempts, `elapsed` ms after it started, for `reason` (the runner's, hedging's or
+ * a durable run's stop reason).
+ *
+ * @example
+ * import type { RunStopped } from 'fp-ts-retry/Event'
+ *
+ * const event: RunStopped = { _tag: 'RunStopped', source: 'retry', run: 1, at: 112, attempts: 2, elapsed: 112, reason: 'succeeded' }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface RunStopped {
+  readonly _tag: 'RunStopped'
+  readonly source: Source
+  readonly run: number
+  readonly at: number
+  readonly attempts: number
+  readonly elapsed: number
+  readonly reason: string
+  readonly id?: string | undefined
+}
+
+/**
+ * A circuit breaker changed state (`source: 'breaker'`; `run` is 0): made here (`origin: 'local'`) or read from
+ * the fleet's store (`'store'`).
+ *
+ * @example
+ * import type { BreakerStateChanged } from 'fp-ts-retry/Event'
+ *
+ * const event: BreakerStateChanged = { _tag: 'BreakerStateChanged', source: 'breaker', run: 0, at: 5, from: 'Closed', to: 'Open', origin: 'local' }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface BreakerStateChanged {
+  readonly _tag: 'BreakerStateChanged'
+  readonly source: Source
+  readonly run: number
+  readonly at: number
+  readonly from: 'Closed' | 'Open' | 'HalfOpen'
+  readonly to: 'Closed' | 'Open' | 'HalfOpen'
+  readonly origin: 'local' | 'store'
+  readonly name?: string | undefined
+}
+
+/**
+ * A hedged call launched its attempt `index` (0 for the first), an attempt won, or one was aborted once another
+ * won or the call ended.
+ *
+ * @example
+ * import type { HedgeEvent } from 'fp-ts-retry/Event'
+ *
+ * const event: HedgeEvent = { _tag: 'HedgeLaunched', source: 'hedging', run: 3, at: 50, index: 1 }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface HedgeEvent {
+  readonly _tag: 'HedgeLaunched' | 'HedgeWon' | 'HedgeAborted'
+  readonly source: Source
+  readonly run: number
+  readonly at: number
+  readonly index: number
+}
+
+/**
+ * What a durable engine did with run `id`: submitted it, delivered it to a worker, stored its retry (due at
+ * `dueAt`), completed it (`reason`), found its stored record corrupt (`error`), or could not write it (`error`;
+ * the write is tried again).
+ *
+ * @example
+ * import type { DurableEvent } from 'fp-ts-retry/Event'
+ *
+ * const event: DurableEvent = { _tag: 'RunSubmitted', source: 'durable', run: 0, at: 0, id: 'job-1' }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export type DurableEvent =
+  | {
+      readonly _tag: 'RunSubmitted' | 'RunDelivered'
+      readonly source: Source
+      readonly run: number
+      readonly at: number
+      readonly id: string
+    }
+  | {
+      readonly _tag: 'RunRetried'
+      readonly source: Source
+      readonly run: number
+      readonly at: number
+      readonly id: string
+      readonly dueAt: number
+    }
+  | {
+      readonly _tag: 'RunCompleted'
+      readonly source: Source
+      readonly run: number
+      readonly at: number
+      readonly id: string
+      readonly reason: string
+    }
+  | {
+      readonly _tag: 'RunCorrupt' | 'WriteFailed'
+      readonly source: Source
+      readonly run: number
+      readonly at: number
+      readonly id: string
+      readonly error: unknown
+    }
+
+/**
+ * The module that reported an event.
+ *
+ * @example
+ * import type { Source } from 'fp-ts-retry/Event'
+ *
+ * const source: Source = 'http'
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export type Source = 'retry' | 'hedging' | 'http' | 'breaker' | 'durable' | 'budget' | 'rateLimiter' | 'bulkhead'
+
+/**
+ * Everything a module of this library reports, as one union of plain records told by `_tag`.
+ *
+ * @example
+ * import type { Event } from 'fp-ts-retry/Event'
+ *
+ * const line = (event: Event): string => JSON.stringify({ ...event, error: undefined })
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export type Event =
+  | AttemptStarted
+  | AttemptEnded
+  | RetryScheduled
+  | HintIgnored
+  | GuardRefused
+  | RunStopped
+  | BreakerStateChanged
+  | HedgeEvent
+  | DurableEvent
+
+/**
+ * The option every module takes to be told its events.
+ *
+ * @example
+ * import type { Observer } from 'fp-ts-retry/Event'
+ *
+ * const log: Array<string> = []
+ * const observer: Observer = (event) => void log.push(event._tag)
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export type Observer = (event: Event) => void
+
+// -------------------------------------------------------------------------------------
+// utils
+// -------------------------------------------------------------------------------------
+
+let runs = 0
+
+/**
+ * A new run number, unique in this process (see {@link Event}'s `run`).
+ *
+ * @example
+ * import * as Event from 'fp-ts-retry/Event'
+ * import * as assert from 'assert'
+ *
+ * assert.ok(Event.nextRun() < Event.nextRun())
+ *
+ * @category utils
+ * @since 0.2.0
+ */
+export const nextRun = (): number => ++runs
+
+/**
+ * Several observers as one: each is told every event, in order.
+ *
+ * @example
+ * import * as Event from 'fp-ts-retry/Event'
+ * import * as assert from 'assert'
+ *
+ * const seen: Array<string> = []
+ * const both = Event.all([(e) => void seen.push(`a ${e._tag}`), (e) => void seen.push(`b ${e._tag}`)])
+ * both({ _tag: 'AttemptStarted', source: 'retry', run: 1, at: 0, attempt: 1 })
+ * assert.deepStrictEqual(seen, ['a AttemptStarted', 'b AttemptStarted'])
+ *
+ * @category utils
+ * @since 0.2.0
+ */
+export const all =
+  (observers: ReadonlyArray<Observer>): Observer =>
+  (event) => {
+    for (const observer of observers) observer(event)
+  }
