@@ -462,8 +462,8 @@ describe('Hedging', () => {
           /^hedging: schedule must be a Schedule, received 100$/
         )
         const options = { isFatal: true } as unknown as HedgingOptions<string, string>
-        throwsRangeError(() => hedging(every(1, 1), options), /^hedging: options\.isFatal must be a function/)
-        throwsRangeError(
+        throwsTypeError(() => hedging(every(1, 1), options), /^hedging: options\.isFatal must be a function/)
+        throwsTypeError(
           () => hedging(every(1, 1))(null as unknown as Attempt<string, string>),
           /^hedging: action must be a function/
         )

@@ -677,7 +677,7 @@ describe('ScheduleConfig', () => {
         () => interpret(null),
         new RegExp(`^ScheduleConfig\\.${name}: options must be an object, received null$`)
       )
-      throwsRangeError(
+      throwsTypeError(
         () => interpret({ codeOf: 5 }),
         new RegExp(`^ScheduleConfig\\.${name}: options\\.codeOf must be a function, received 5$`)
       )
