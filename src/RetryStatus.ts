@@ -22,7 +22,6 @@ import type * as model from './internal/model'
  * @example
  * import * as RetryStatus from 'fp-ts-retry/RetryStatus'
  * import * as O from 'fp-ts/Option'
-import type * as model from './internal/model'
  * import * as assert from 'assert'
  *
  * const status: RetryStatus.RetryStatus = { iterNumber: 2, elapsed: 310, cumulativeDelay: 300, previousDelay: O.some(200) }
@@ -39,7 +38,6 @@ export type RetryStatus = model.RetryStatus
  * @example
  * import * as RetryStatus from 'fp-ts-retry/RetryStatus'
  * import * as O from 'fp-ts/Option'
-import type * as model from './internal/model'
  * import * as assert from 'assert'
  *
  * assert.deepStrictEqual(RetryStatus.initial, { iterNumber: 0, elapsed: 0, cumulativeDelay: 0, previousDelay: O.none })
