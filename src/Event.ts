@@ -282,6 +282,37 @@ export type DurableEvent =
     }
 
 /**
+ * A shared service (a breaker's store, a budget or a rate limiter kept in Redis, a queue) could not be reached
+ * within its bound, or failed: the module went on by its documented local rule (`fallback`, e.g. `'local'`,
+ * `'allow'`, `'refuse'`) and says so; `ServiceRecovered` when it answers again.
+ *
+ * @example
+ * import type { ServiceEvent } from 'fp-ts-retry/Event'
+ *
+ * const event: ServiceEvent = { _tag: 'ServiceUnavailable', source: 'breaker', run: 0, at: 5, service: 'breaker store', fallback: 'local', error: new Error('ETIMEDOUT') }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export type ServiceEvent =
+  | {
+      readonly _tag: 'ServiceUnavailable'
+      readonly source: Source
+      readonly run: number
+      readonly at: number
+      readonly service: string
+      readonly fallback: string
+      readonly error: unknown
+    }
+  | {
+      readonly _tag: 'ServiceRecovered'
+      readonly source: Source
+      readonly run: number
+      readonly at: number
+      readonly service: string
+    }
+
+/**
  * The module that reported an event.
  *
  * @example
@@ -315,6 +346,7 @@ export type Event =
   | BreakerStateChanged
   | HedgeEvent
   | DurableEvent
+  | ServiceEvent
 
 /**
  * The option every module takes to be told its events.
