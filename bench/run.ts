@@ -7,7 +7,7 @@
  *   npm run bench -- --only stepping,fake-clock
  *   npm run bench -- --no-write          print only
  *
- * Scenarios: success, zero-delay, stepping, many, fake-clock. See bench/README.md for what each measures and
+ * Scenarios: success, zero-delay, stepping, many, fake-clock, pending. See bench/README.md for what each measures and
  * how it stays fair.
  */
 import * as path from 'path'
@@ -23,6 +23,7 @@ import {
 } from './peers/harness'
 import { manyRetries } from './peers/manyRetries'
 import { loadPeers, type Peers } from './peers/peers'
+import { pendingRuns } from './peers/pendingRuns'
 import { scheduleStepping } from './peers/scheduleStepping'
 import { successPath } from './peers/successPath'
 import { zeroDelay } from './peers/zeroDelay'
@@ -62,6 +63,11 @@ const scenarios: ReadonlyArray<Scenario> = [
     key: 'fake-clock',
     target: '≤ 0.4× the fake-timers floor',
     run: (peers, quick, log) => fakeClock(peers, options(quick, { rounds: 6, minCpuTimeMs: 40 }, log))
+  },
+  {
+    key: 'pending',
+    target: "heap per pending run ≤ 1.2× the hand loop's, without and with a signal per run",
+    run: (peers, quick, log) => pendingRuns(peers, { rounds: quick ? 1 : 3, log })
   }
 ]
 
