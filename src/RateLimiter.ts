@@ -1,0 +1,413 @@
+/**
+ * Rate limiters: at most `burst` calls at once, and `rate` calls every `per` ms on average after that.
+ *
+ * {@link tokenBucket} is a limiter local to the process. {@link throttle} makes an action wait for its turn, on
+ * the clock, first come first served; {@link throttleSignalled} lets a waiting call be aborted. {@link asGuard}
+ * limits the retries of the runners instead: a retry beyond the rate is refused and the run ends, reason
+ * `'rateLimit'`.
+ *
+ * The {@link RateLimiter} interface answers by value or by promise, so that a limiter a fleet shares (the same
+ * bucket in one Redis script, on the server's time) plugs into the same combinators and guard.
+ *
+ * @example
+ * import * as RateLimiter from 'fp-ts-retry/RateLimiter'
+ * import * as TestClock from 'fp-ts-retry/TestClock'
+ * import type { TaskEither } from 'fp-ts/TaskEither'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * async function main() {
+ *   const clock = TestClock.make()
+ *   const limiter = RateLimiter.tokenBucket({ rate: 1, per: 100, burst: 2, clock })
+ *   const started: Array<number> = []
+ *   const call: TaskEither<never, number> = () => (started.push(clock.now()), Promise.resolve({ _tag: 'Right', right: 1 }))
+ *   const calls = Array.from({ length: 4 }, () => pipe(call, RateLimiter.throttle(limiter, { clock }))())
+ *   await clock.runAll()
+ *   await Promise.all(calls)
+ *   assert.deepStrictEqual(started, [0, 0, 100, 200]) // a burst of 2, then one every 100 ms
+ * }
+ * main()
+ *
+ * @since 0.2.0
+ */
+import type { TaskEither } from 'fp-ts/TaskEither'
+import type { Clock } from './Clock'
+import * as LiveClock from './Clock'
+import type { Guard } from './Guard'
+import { isPromise } from './internal/promise'
+import * as validate from './internal/validate'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * A token reserved by {@link RateLimiter}'s `reserve`: use it after `wait` ms, or give it back with `cancel`.
+ *
+ * **Details**
+ *
+ * - `wait`: ms from the reservation until the token is due (`0`: now). Not rounded: with `per / rate` not a whole
+ *   number of ms, waits are fractional (a rounded wait would bunch two tokens closer than `per / rate`).
+ * - `cancel()`: the token will not be used (its caller gave up). It is given back only if nothing was reserved or
+ *   taken after it, else it is lost: the limiter never lets more through for a cancel, and the reservations after
+ *   it keep their times. Calling it again does nothing.
+ *
+ * @example
+ * import * as RateLimiter from 'fp-ts-retry/RateLimiter'
+ * import * as TestClock from 'fp-ts-retry/TestClock'
+ * import * as assert from 'assert'
+ *
+ * const limiter = RateLimiter.tokenBucket({ rate: 1, per: 1_000, burst: 1, clock: TestClock.make() })
+ * assert.strictEqual((limiter.reserve() as RateLimiter.Reservation).wait, 0)
+ * const next = limiter.reserve() as RateLimiter.Reservation
+ * assert.strictEqual(next.wait, 1_000)
+ * next.cancel() // the last one: given back
+ * assert.strictEqual((limiter.reserve() as RateLimiter.Reservation).wait, 1_000)
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface Reservation {
+  readonly wait: number
+  readonly cancel: () => void | Promise<void>
+}
+
+/**
+ * A rate limiter, read on its own time (the clock it was given; a shared limiter's server).
+ *
+ * **Details**
+ *
+ * - `take()`: takes a token if one is there now: `true`, else `false` and nothing changes. A token is there only
+ *   when no reservation is waiting for it: a waiting reservation is never overtaken.
+ * - `reserve()`: reserves the next token, in turn: a {@link Reservation} saying how long to wait for it. Reserving
+ *   always succeeds; the waits of successive reservations grow, first come first served.
+ * - Either may answer with a promise: a limiter in Redis implements the same bucket in a script, with the server's
+ *   `TIME`, and answers by promise; {@link throttle} and {@link asGuard} await only promises.
+ * - Whatever the calls, the tokens granted (taken, or reserved and not cancelled, at the time they are due) in any
+ *   window of `w` ms never exceed `burst + rate * w / per`.
+ *
+ * @example
+ * import * as RateLimiter from 'fp-ts-retry/RateLimiter'
+ * import * as TestClock from 'fp-ts-retry/TestClock'
+ * import * as assert from 'assert'
+ *
+ * const limiter: RateLimiter.RateLimiter = RateLimiter.tokenBucket({ rate: 10, per: 1_000, burst: 1, clock: TestClock.make() })
+ * assert.strictEqual(limiter.take(), true)
+ * assert.strictEqual(limiter.take(), false)
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface RateLimiter {
+  readonly take: () => boolean | Promise<boolean>
+  readonly reserve: () => Reservation | Promise<Reservation>
+}
+
+/**
+ * Options of {@link tokenBucket}.
+ *
+ * **Details**
+ *
+ * - `rate` tokens every `per` ms: both finite numbers > 0 (`rate: 5, per: 1_000` is 5 a second; `rate: 1,
+ *   per: 200` is the same pace).
+ * - `burst`: the tokens the bucket holds (a whole number >= 1), all there at the start: that many calls may go at
+ *   once after a quiet spell.
+ * - `clock` (default `Clock.live`): the limiter's time. Give the throttle the same clock.
+ *
+ * @example
+ * import type { TokenBucketOptions } from 'fp-ts-retry/RateLimiter'
+ *
+ * const options: TokenBucketOptions = { rate: 100, per: 60_000, burst: 10 } // 100 a minute, 10 at once
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface TokenBucketOptions {
+  readonly rate: number
+  readonly per: number
+  readonly burst: number
+  readonly clock?: Clock | undefined
+}
+
+/**
+ * Options of {@link throttle} and {@link throttleSignalled}: `clock` (default `Clock.live`), the clock a call waits
+ * for its token on: the run's, and the limiter's.
+ *
+ * @example
+ * import type { ThrottleOptions } from 'fp-ts-retry/RateLimiter'
+ * import * as TestClock from 'fp-ts-retry/TestClock'
+ *
+ * const options: ThrottleOptions = { clock: TestClock.make() }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface ThrottleOptions {
+  readonly clock?: Clock | undefined
+}
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+/**
+ * A token bucket local to the process: `burst` tokens, refilled at `rate` tokens every `per` ms.
+ *
+ * **Details**
+ *
+ * - Kept as the GCRA (the ATM Forum's generic cell rate algorithm, "virtual scheduling" form), the token bucket in
+ *   one number: the theoretical arrival time `tat` of the next token. A call at `t` may go when
+ *   `max(tat, t) + T - burst * T <= t`, with `T = per / rate`; going sets `tat = max(tat, t) + T`. A reservation
+ *   sets it likewise and waits until then, and a cancel rolls it back only when it is the last change
+ *   (`golang.org/x/time/rate`'s `Reserve` and `Cancel`).
+ * - Time is counted in units of `1 / rate` ms from the bucket's creation, so that `T` is `per` exactly and whole
+ *   numbers stay exact: with whole `rate`, `per` and clock times, every wait is exact.
+ * - `rate`, `per` and `burst` are checked (`RangeError` naming the one that is wrong); `clock` must be a `Clock`
+ *   (`TypeError`).
+ *
+ * @example
+ * import * as RateLimiter from 'fp-ts-retry/RateLimiter'
+ * import * as TestClock from 'fp-ts-retry/TestClock'
+ * import * as assert from 'assert'
+ *
+ * async function main() {
+ *   const clock = TestClock.make()
+ *   const limiter = RateLimiter.tokenBucket({ rate: 2, per: 1_000, burst: 2, clock })
+ *   assert.deepStrictEqual([limiter.take(), limiter.take(), limiter.take()], [true, true, false])
+ *   await clock.advance(500) // one token back every 500 ms
+ *   assert.deepStrictEqual([limiter.take(), limiter.take()], [true, false])
+ *   assert.throws(() => RateLimiter.tokenBucket({ rate: 0, per: 1_000, burst: 1 }), /rate must be a finite number > 0/)
+ * }
+ * main()
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const tokenBucket = (options: TokenBucketOptions): RateLimiter => {
+  const where = 'RateLimiter.tokenBucket'
+  validate.object(where, 'options', options)
+  const positive = (name: string, value: number): number =>
+    validate.that(where, name, 'a finite number > 0', (n) => validate.isDuration(n) && n > 0, value)
+  const rate = positive('rate', options.rate)
+  const per = positive('per', options.per)
+  const burst = validate.that(
+    where,
+    'burst',
+    'a whole number >= 1',
+    (n) => validate.isCount(n) && n >= 1,
+    options.burst
+  )
+  validate.services(where, 'options', { clock: options.clock })
+  const clock = options.clock ?? LiveClock.live
+  const origin = clock.now()
+  // In ticks of 1 / rate ms since `origin`: a token every `per` ticks, `burst * per` of tolerance.
+  const tolerance = burst * per
+  let tat = 0
+  const ticks = (): number => (clock.now() - origin) * rate
+  return {
+    take: () => {
+      const t = ticks()
+      const next = Math.max(tat, t) + per
+      if (next - tolerance > t) return false
+      tat = next
+      return true
+    },
+    reserve: () => {
+      const t = ticks()
+      const next = Math.max(tat, t) + per
+      tat = next
+      const due = next - tolerance
+      let cancelled = false
+      return {
+        wait: due > t ? (due - t) / rate : 0,
+        cancel: () => {
+          if (cancelled) return
+          cancelled = true
+          // Only the last change can be undone: the reservations after this one keep their times.
+          if (tat === next) tat = next - per
+        }
+      }
+    }
+  }
+}
+
+/**
+ * A rate limiter as a `Guard` of the runners (reason `'rateLimit'`): each retry takes a token, and a retry that
+ * finds none is refused, so the run ends at once with that reason. First attempts take nothing: it limits the
+ * retries, across every run that shares it (as Envoy's and Finagle's retry budgets do by rate).
+ *
+ * **Details**
+ *
+ * - `allows` (asked for an attempt no failure prompted: a hedge) takes a token too.
+ * - Give it a limiter of its own. A limiter that already throttles the action paces the retries with it: made the
+ *   guard too, it would charge each retry twice.
+ * - A limiter that answers by promise is awaited (see `Guard.Guard`).
+ *
+ * @example
+ * import * as RateLimiter from 'fp-ts-retry/RateLimiter'
+ * import { retrying } from 'fp-ts-retry'
+ * import type { StopReason } from 'fp-ts-retry/Retry'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as TestClock from 'fp-ts-retry/TestClock'
+ * import * as TE from 'fp-ts/TaskEither'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * async function main() {
+ *   const clock = TestClock.make()
+ *   const retries = RateLimiter.tokenBucket({ rate: 1, per: 60_000, burst: 2, clock }) // 2 retries, then 1 a minute
+ *   const reasons: Array<StopReason> = []
+ *   const run = pipe(
+ *     TE.left('503'),
+ *     retrying(pipe(Schedule.constant(100), Schedule.intersect(Schedule.recurs(5))), {
+ *       clock,
+ *       guards: [RateLimiter.asGuard(retries)],
+ *       onDone: (_, __, reason) => void reasons.push(reason)
+ *     })
+ *   )()
+ *   await clock.runAll()
+ *   assert.deepStrictEqual(await run, { _tag: 'Left', left: '503' })
+ *   assert.deepStrictEqual(clock.sleeps, [100, 100]) // the third retry found no token
+ *   assert.deepStrictEqual(reasons, ['rateLimit'])
+ * }
+ * main()
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const asGuard = (limiter: RateLimiter): Guard => {
+  checked('RateLimiter.asGuard', limiter)
+  return {
+    reason: 'rateLimit',
+    readsTime: false,
+    admit: (o) => !o.retrying || limiter.take(),
+    allows: () => limiter.take()
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// combinators
+// -------------------------------------------------------------------------------------
+
+/**
+ * Runs an action once the limiter has a token for it: at once when one is there, else after waiting for its
+ * turn on `options.clock`. Calls are served in the order they came, and never before their token is due.
+ *
+ * **Details**
+ *
+ * - Each call reserves its token when it is run (see {@link RateLimiter}'s `reserve`) and sleeps the wait: a
+ *   `TestClock` shows every wait in `sleeps`.
+ * - A waiting call cannot be cancelled: use {@link throttleSignalled} for calls that may be aborted.
+ * - Inside `retrying`, each attempt waits for its own token (retries pay like any call).
+ *
+ * @example
+ * import * as RateLimiter from 'fp-ts-retry/RateLimiter'
+ * import * as TestClock from 'fp-ts-retry/TestClock'
+ * import * as TE from 'fp-ts/TaskEither'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * async function main() {
+ *   const clock = TestClock.make()
+ *   const limiter = RateLimiter.tokenBucket({ rate: 5, per: 1_000, burst: 1, clock })
+ *   const call = pipe(TE.right('ok'), RateLimiter.throttle(limiter, { clock }))
+ *   const calls = [call(), call(), call()]
+ *   await clock.runAll()
+ *   assert.deepStrictEqual(await Promise.all(calls), Array(3).fill({ _tag: 'Right', right: 'ok' }))
+ *   assert.deepStrictEqual(clock.sleeps, [200, 400]) // one every 200 ms
+ * }
+ * main()
+ *
+ * @category combinators
+ * @since 0.2.0
+ */
+export const throttle = (
+  limiter: RateLimiter,
+  options: ThrottleOptions = {}
+): (<E, A>(action: TaskEither<E, A>) => TaskEither<E, A>) => {
+  const clock = checkThrottle('RateLimiter.throttle', limiter, options)
+  return (action) => async () => {
+    const reserved = limiter.reserve()
+    const { wait } = isPromise(reserved) ? await reserved : reserved
+    if (wait > 0) await clock.sleep(wait)
+    return action()
+  }
+}
+
+/**
+ * Like {@link throttle}, for an action that takes an `AbortSignal`: the caller's signal, passed on. A call waiting
+ * for its token whose signal aborts leaves at once, `Left(onAborted(signal.reason))`, cancelling its reservation;
+ * the calls behind it keep their turns.
+ *
+ * **Details**
+ *
+ * - The result takes the caller's signal (optional): `pipe(action, throttleSignalled(...))(signal)` is a
+ *   `TaskEither`. Without one, the action gets a signal that never aborts.
+ * - A signal that has aborted already: `Left(onAborted(reason))`, reserving nothing and running nothing.
+ *
+ * @example
+ * import * as RateLimiter from 'fp-ts-retry/RateLimiter'
+ * import * as TestClock from 'fp-ts-retry/TestClock'
+ * import * as TE from 'fp-ts/TaskEither'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * async function main() {
+ *   const clock = TestClock.make()
+ *   const limiter = RateLimiter.tokenBucket({ rate: 1, per: 1_000, burst: 1, clock })
+ *   const call = pipe((_: AbortSignal) => TE.right(clock.now()), RateLimiter.throttleSignalled(limiter, (reason) => `aborted: ${reason}`, { clock }))
+ *   assert.deepStrictEqual(await call()(), { _tag: 'Right', right: 0 })
+ *   const controller = new AbortController()
+ *   const waiting = call(controller.signal)() // due at 1000
+ *   await clock.advance(10)
+ *   controller.abort('gave up')
+ *   assert.deepStrictEqual(await waiting, { _tag: 'Left', left: 'aborted: gave up' })
+ *   assert.strictEqual(clock.now(), 10) // left at once
+ * }
+ * main()
+ *
+ * @category combinators
+ * @since 0.2.0
+ */
+export const throttleSignalled = <E2>(
+  limiter: RateLimiter,
+  onAborted: (reason: unknown) => E2,
+  options: ThrottleOptions = {}
+): (<E1, A>(
+  action: (signal: AbortSignal) => TaskEither<E1, A>
+) => (signal?: AbortSignal) => TaskEither<E1 | E2, A>) => {
+  const where = 'RateLimiter.throttleSignalled'
+  const clock = checkThrottle(where, limiter, options)
+  validate.callable(where, 'onAborted', onAborted)
+  return (action) => (signal) => {
+    if (signal !== undefined)
+      validate.implementing(where, 'signal', 'an AbortSignal', ['addEventListener', 'removeEventListener'], signal)
+    return async () => {
+      if (signal?.aborted) return { _tag: 'Left', left: onAborted(signal.reason) }
+      const reserved = limiter.reserve()
+      const reservation = isPromise(reserved) ? await reserved : reserved
+      if (reservation.wait > 0) await clock.sleep(reservation.wait, signal)
+      if (signal?.aborted) {
+        const cancelled = reservation.cancel()
+        if (isPromise(cancelled)) await cancelled
+        return { _tag: 'Left', left: onAborted(signal.reason) }
+      }
+      return action(signal ?? new AbortController().signal)()
+    }
+  }
+}
+
+// -------------------------------------------------------------------------------------
+// internal
+// -------------------------------------------------------------------------------------
+
+function checked(where: string, limiter: RateLimiter): RateLimiter {
+  return validate.implementing(where, 'limiter', 'a RateLimiter', ['take', 'reserve'], limiter)
+}
+
+function checkThrottle(where: string, limiter: RateLimiter, options: ThrottleOptions): Clock {
+  checked(where, limiter)
+  validate.object(where, 'options', options)
+  validate.services(where, 'options', { clock: options.clock })
+  return options.clock ?? LiveClock.live
+}

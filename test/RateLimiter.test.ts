@@ -1,0 +1,301 @@
+import { getEventListeners } from 'events'
+import * as fc from 'fast-check'
+import * as E from 'fp-ts/Either'
+import { pipe } from 'fp-ts/function'
+import type { TaskEither } from 'fp-ts/TaskEither'
+import * as RateLimiter from '../src/RateLimiter'
+import { retrying, type StopReason } from '../src/Retry'
+import * as Schedule from '../src/Schedule'
+import * as TestClock from '../src/TestClock'
+import { deepStrictEqual, ok, strictEqual, throwsRangeError, throwsTypeError } from './util'
+
+/** An action that records the time it started on `clock`. */
+const recorder = (clock: TestClock.TestClock) => {
+  const started: Array<number> = []
+  const action: TaskEither<never, number> = () => {
+    started.push(clock.now())
+    return Promise.resolve(E.right(started.length))
+  }
+  return { started, action }
+}
+
+const reserve = (limiter: RateLimiter.RateLimiter): RateLimiter.Reservation =>
+  limiter.reserve() as RateLimiter.Reservation
+
+describe('RateLimiter', () => {
+  describe('tokenBucket', () => {
+    it('should let a burst through, then one token every per / rate ms', async () => {
+      const clock = TestClock.make(1_700_000_000_000)
+      const limiter = RateLimiter.tokenBucket({ rate: 3, per: 300, burst: 3, clock })
+      deepStrictEqual([limiter.take(), limiter.take(), limiter.take(), limiter.take()], [true, true, true, false])
+      await clock.advance(99)
+      strictEqual(limiter.take(), false) // never early
+      await clock.advance(1)
+      deepStrictEqual([limiter.take(), limiter.take()], [true, false])
+      await clock.advance(1_000) // refills to the burst, no further
+      deepStrictEqual([limiter.take(), limiter.take(), limiter.take(), limiter.take()], [true, true, true, false])
+    })
+
+    it('should answer reservations in turn, with exact waits, and never let take overtake one', () => {
+      const clock = TestClock.make()
+      const limiter = RateLimiter.tokenBucket({ rate: 1, per: 100, burst: 1, clock })
+      deepStrictEqual(
+        [0, 1, 2].map(() => reserve(limiter).wait),
+        [0, 100, 200]
+      )
+      strictEqual(limiter.take(), false)
+    })
+
+    it('should answer fractional waits as they are, not rounded', () => {
+      const limiter = RateLimiter.tokenBucket({ rate: 3, per: 1_000, burst: 1, clock: TestClock.make() })
+      deepStrictEqual(
+        [0, 1, 2, 3].map(() => reserve(limiter).wait),
+        [0, 1_000 / 3, 2_000 / 3, 1_000]
+      )
+    })
+
+    it('should give a cancelled token back only when nothing was reserved after it', () => {
+      const limiter = RateLimiter.tokenBucket({ rate: 1, per: 100, burst: 1, clock: TestClock.make() })
+      reserve(limiter)
+      const a = reserve(limiter)
+      const b = reserve(limiter)
+      a.cancel() // b was reserved after it: lost, b keeps its turn
+      strictEqual(reserve(limiter).wait, 300)
+      const c = reserve(limiter)
+      c.cancel()
+      c.cancel()
+      strictEqual(reserve(limiter).wait, 400)
+      strictEqual(b.wait, 200)
+    })
+
+    it.each([
+      ['rate', { rate: 0, per: 1, burst: 1 }],
+      ['rate', { rate: NaN, per: 1, burst: 1 }],
+      ['rate', { rate: Infinity, per: 1, burst: 1 }],
+      ['per', { rate: 1, per: -5, burst: 1 }],
+      ['per', { rate: 1, per: 0, burst: 1 }]
+    ])('should refuse a bad %s with a RangeError naming it', (name, options) => {
+      throwsRangeError(
+        () => RateLimiter.tokenBucket(options),
+        new RegExp(`tokenBucket: ${name} must be a finite number > 0`)
+      )
+    })
+
+    it.each([0, 1.5, NaN, -1])('should refuse burst %s with a RangeError naming it', (burst) => {
+      throwsRangeError(
+        () => RateLimiter.tokenBucket({ rate: 1, per: 1, burst }),
+        /tokenBucket: burst must be a whole number >= 1/
+      )
+    })
+
+    it('should refuse options, clocks, limiters and callbacks of the wrong type with a TypeError', () => {
+      throwsTypeError(() => RateLimiter.tokenBucket(null as never), /options must be an object/)
+      throwsTypeError(
+        () => RateLimiter.tokenBucket({ rate: 1, per: 1, burst: 1, clock: {} as never }),
+        /options\.clock must be a Clock/
+      )
+      throwsTypeError(() => RateLimiter.asGuard({ take: () => true } as never), /limiter must be a RateLimiter/)
+      const limiter = RateLimiter.tokenBucket({ rate: 1, per: 1, burst: 1 })
+      throwsTypeError(() => RateLimiter.throttle(limiter, null as never), /options must be an object/)
+      throwsTypeError(() => RateLimiter.throttleSignalled(limiter, 'x' as never), /onAborted must be a function/)
+      const call = pipe(
+        (_: AbortSignal) => () => Promise.resolve(E.right(1)),
+        RateLimiter.throttleSignalled(limiter, () => 'aborted')
+      )
+      throwsTypeError(() => call({} as never), /signal must be an AbortSignal/)
+    })
+
+    it('should never grant more than burst + rate * window / per in any window, over any calls', () => {
+      type Op =
+        | { readonly _tag: 'take'; readonly dt: number }
+        | { readonly _tag: 'reserve'; readonly dt: number; readonly cancelAt: number | undefined }
+      const op: fc.Arbitrary<Op> = fc.oneof(
+        fc.record({ _tag: fc.constant('take' as const), dt: fc.nat(300) }),
+        fc.record({
+          _tag: fc.constant('reserve' as const),
+          dt: fc.nat(300),
+          cancelAt: fc.option(fc.nat(1_000), { nil: undefined })
+        })
+      )
+      fc.assert(
+        fc.property(
+          fc.integer({ min: 1, max: 5 }),
+          fc.integer({ min: 1, max: 500 }),
+          fc.integer({ min: 1, max: 5 }),
+          fc.array(op, { maxLength: 60 }),
+          (rate, per, burst, ops) => {
+            let now = 0
+            const clock = { now: () => now, sleep: () => Promise.resolve() }
+            const limiter = RateLimiter.tokenBucket({ rate, per, burst, clock })
+            const granted: Array<number> = []
+            // reservations to cancel later, each at a time before it is due (a waiter that gives up)
+            const pending: Array<{ readonly at: number; readonly cancel: () => void; readonly index: number }> = []
+            for (const o of ops) {
+              now += o.dt
+              for (const p of pending.filter((p) => p.at <= now)) {
+                p.cancel()
+                granted[p.index] = NaN
+              }
+              pending.splice(0, pending.length, ...pending.filter((p) => p.at > now))
+              if (o._tag === 'take') {
+                if (limiter.take() === true) granted.push(now)
+              } else {
+                const r = reserve(limiter)
+                const due = now + r.wait
+                if (o.cancelAt !== undefined && o.cancelAt < r.wait) {
+                  pending.push({ at: now + o.cancelAt, cancel: r.cancel, index: granted.length })
+                }
+                granted.push(due)
+              }
+            }
+            const times = granted.filter((t) => !Number.isNaN(t)).sort((a, b) => a - b)
+            for (let i = 0; i < times.length; i++) {
+              for (let j = i; j < times.length; j++) {
+                const window = times[j] - times[i]
+                // a fractional wait is a float: allow its rounding, 1e-9 of a token
+                ok(j - i + 1 <= burst + (rate * window) / per + 1e-9, `${j - i + 1} tokens in ${window} ms`)
+              }
+            }
+          }
+        ),
+        { seed: 20, numRuns: 300 }
+      )
+    })
+  })
+
+  describe('throttle', () => {
+    it('should start the calls in order, each when its token is due, exactly', async () => {
+      const clock = TestClock.make()
+      const limiter = RateLimiter.tokenBucket({ rate: 1, per: 100, burst: 2, clock })
+      const { started, action } = recorder(clock)
+      const calls = Array.from({ length: 5 }, () => pipe(action, RateLimiter.throttle(limiter, { clock }))())
+      await clock.runAll()
+      deepStrictEqual(await Promise.all(calls), [1, 2, 3, 4, 5].map(E.right))
+      deepStrictEqual(started, [0, 0, 100, 200, 300])
+      deepStrictEqual(clock.sleeps, [100, 200, 300])
+    })
+
+    it('should not start a call before its token is due', async () => {
+      const clock = TestClock.make()
+      const limiter = RateLimiter.tokenBucket({ rate: 1, per: 1_000, burst: 1, clock })
+      const { started, action } = recorder(clock)
+      const calls = [0, 1].map(() => pipe(action, RateLimiter.throttle(limiter, { clock }))())
+      await clock.advance(999)
+      deepStrictEqual(started, [0])
+      await clock.advance(1)
+      await Promise.all(calls)
+      deepStrictEqual(started, [0, 1_000])
+    })
+  })
+
+  describe('throttleSignalled', () => {
+    it('should let an aborted waiter leave at once, the calls behind it keeping their turns', async () => {
+      const clock = TestClock.make()
+      const limiter = RateLimiter.tokenBucket({ rate: 1, per: 100, burst: 1, clock })
+      const { started, action } = recorder(clock)
+      const call = pipe(
+        (_: AbortSignal) => action,
+        RateLimiter.throttleSignalled(limiter, (reason) => `aborted: ${String(reason)}`, { clock })
+      )
+      const controller = new AbortController()
+      const first = call()()
+      const waiting = call(controller.signal)() // due at 100
+      const behind = call()() // due at 200
+      await clock.advance(50)
+      controller.abort('gave up')
+      deepStrictEqual(await waiting, E.left('aborted: gave up'))
+      strictEqual(clock.now(), 50)
+      strictEqual(getEventListeners(controller.signal, 'abort').length, 0)
+      await clock.runAll()
+      deepStrictEqual(await Promise.all([first, behind]), [E.right(1), E.right(2)])
+      deepStrictEqual(started, [0, 200])
+    })
+
+    it('should give back the token of the last waiter when it aborts', async () => {
+      const clock = TestClock.make()
+      const limiter = RateLimiter.tokenBucket({ rate: 1, per: 100, burst: 1, clock })
+      const call = pipe(
+        (_: AbortSignal) => () => Promise.resolve(E.right(clock.now())),
+        RateLimiter.throttleSignalled(limiter, () => 'aborted', { clock })
+      )
+      await call()()
+      const controller = new AbortController()
+      const waiting = call(controller.signal)()
+      await clock.advance(10)
+      controller.abort()
+      deepStrictEqual(await waiting, E.left('aborted'))
+      const next = call()()
+      await clock.runAll()
+      deepStrictEqual(await next, E.right(100)) // the token due at 100 was given back
+    })
+
+    it('should neither reserve nor run for a signal that has aborted already', async () => {
+      const clock = TestClock.make()
+      const limiter = RateLimiter.tokenBucket({ rate: 1, per: 100, burst: 1, clock })
+      const { started, action } = recorder(clock)
+      const call = pipe(
+        (_: AbortSignal) => action,
+        RateLimiter.throttleSignalled(limiter, () => 'aborted', { clock })
+      )
+      deepStrictEqual(await call(AbortSignal.abort())(), E.left('aborted'))
+      deepStrictEqual(started, [])
+      strictEqual(limiter.take(), true)
+    })
+  })
+
+  describe('asGuard', () => {
+    it("should take a token for each retry and end the run, reason 'rateLimit', at the first it cannot have", async () => {
+      const clock = TestClock.make()
+      const limiter = RateLimiter.tokenBucket({ rate: 1, per: 1_000, burst: 2, clock })
+      const reasons: Array<StopReason> = []
+      let attempts = 0
+      const run = pipe(
+        (() => (attempts++, Promise.resolve(E.left('503')))) as TaskEither<string, never>,
+        retrying(pipe(Schedule.constant(400), Schedule.intersect(Schedule.recurs(10))), {
+          clock,
+          guards: [RateLimiter.asGuard(limiter)],
+          onDone: (_, __, reason) => void reasons.push(reason)
+        })
+      )()
+      await clock.runAll()
+      deepStrictEqual(await run, E.left('503'))
+      // 2 tokens at 0; at 800 the third retry finds 0.8 of a token; at 1000 there is one again, too late
+      deepStrictEqual(clock.sleeps, [400, 400])
+      strictEqual(attempts, 3)
+      deepStrictEqual(reasons, ['rateLimit'])
+    })
+
+    it('should not charge first attempts, and charge hedges through allows', () => {
+      const limiter = RateLimiter.tokenBucket({ rate: 1, per: 1_000, burst: 1, clock: TestClock.make() })
+      const guard = RateLimiter.asGuard(limiter)
+      const outcome = { ok: false, error: 'x', latency: 0, now: 0, retries: 0, retrying: false, delay: -1 }
+      strictEqual(guard.admit(outcome), true)
+      strictEqual(guard.allows?.(0), true)
+      strictEqual(guard.allows?.(0), false)
+      strictEqual(guard.admit({ ...outcome, retrying: true, delay: 10 }), false)
+    })
+
+    it('should await a limiter that answers by promise', async () => {
+      const answers = [true, false]
+      const limiter: RateLimiter.RateLimiter = {
+        take: () => Promise.resolve(answers.shift() ?? false),
+        reserve: () => Promise.resolve({ wait: 0, cancel: () => undefined })
+      }
+      const clock = TestClock.make()
+      const reasons: Array<StopReason> = []
+      const run = pipe(
+        (() => Promise.resolve(E.left('503'))) as TaskEither<string, never>,
+        RateLimiter.throttle(limiter, { clock }),
+        retrying(pipe(Schedule.constant(10), Schedule.intersect(Schedule.recurs(5))), {
+          clock,
+          guards: [RateLimiter.asGuard(limiter)],
+          onDone: (_, __, reason) => void reasons.push(reason)
+        })
+      )()
+      await clock.runAll()
+      await run
+      deepStrictEqual(clock.sleeps, [10])
+      deepStrictEqual(reasons, ['rateLimit'])
+    })
+  })
+})
