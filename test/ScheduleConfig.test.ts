@@ -26,7 +26,7 @@ import {
   toSchedule
 } from '../src/ScheduleConfig'
 import * as TestClock from '../src/TestClock'
-import { deepStrictEqual, ok, seedArbitrary, throwsRangeError, throwsTypeError } from './util'
+import { deepStrictEqual, ok, seedArbitrary, throwsTypeError } from './util'
 
 // -------------------------------------------------------------------------------------
 // helpers
