@@ -38,6 +38,7 @@ import type { RetryBudget } from './Budget'
 import type { Clock } from './Clock'
 import * as LiveClock from './Clock'
 import * as Driver from './Driver'
+import * as Event from './Event'
 import * as Guard from './Guard'
 import { noop, onAbort } from './internal/abort'
 import { showValue } from './internal/show'
@@ -147,6 +148,7 @@ export interface HedgingOptions<E, A> {
   readonly errors?: 'last' | 'all' | undefined
   readonly release?: ((result: Either<E, A>) => unknown) | undefined
   readonly onDone?: ((summary: Summary) => void) | undefined
+  readonly onEvent?: Event.Observer | undefined
 }
 
 // -------------------------------------------------------------------------------------
@@ -165,6 +167,7 @@ interface Config<E, A> {
   readonly all: boolean
   readonly release: ((result: Either<E, A>) => unknown) | undefined
   readonly onDone: ((summary: Summary) => void) | undefined
+  readonly onEvent: Event.Observer | undefined
 }
 
 /** One hedged call in progress. Every decision is made synchronously when an event arrives. */
@@ -189,6 +192,8 @@ class Call<E, A> {
   private timer: AbortController | undefined
   private unsubscribe: () => void = noop
   private readonly driver: Driver.Driver<unknown>
+  /** This call's number in its events (0 when nobody observes it). */
+  private readonly id: number
 
   constructor(
     private readonly c: Config<E, A>,
@@ -197,6 +202,7 @@ class Call<E, A> {
     private readonly reject: (error: unknown) => void
   ) {
     const now = c.clock.now()
+    this.id = c.onEvent === undefined ? 0 : Event.nextRun()
     this.driver = Driver.make(c.schedule, { start: now, random: c.random })
     if (c.signal !== undefined) this.unsubscribe = onAbort(c.signal, () => this.abortedByCaller())
     this.guarded(() => this.launch(now))
@@ -208,6 +214,10 @@ class Call<E, A> {
     const controller = new AbortController()
     this.controllers[index] = controller
     this.inFlight++
+    if (this.c.onEvent !== undefined) {
+      this.emit({ _tag: 'HedgeLaunched', source: 'hedging', run: this.id, at: now, index })
+      this.emit({ _tag: 'AttemptStarted', source: 'hedging', run: this.id, at: now, attempt: index + 1 })
+    }
     // The schedule's delay is the time from this launch to the next.
     const delay = this.driver.advance(undefined, now)
     if (delay < 0) {
@@ -275,6 +285,14 @@ class Call<E, A> {
     const { guards, clock, signal } = this.c
     const now = clock.now()
     const latency = now - this.launches[index]
+    if (this.c.onEvent !== undefined) {
+      const common = { source: 'hedging', run: this.id, at: now, attempt: index + 1, latency } as const
+      this.emit(
+        result._tag === 'Right'
+          ? { _tag: 'AttemptSucceeded', ...common }
+          : { _tag: 'AttemptFailed', ...common, error: result.left }
+      )
+    }
     // Outcomes of attempts the caller aborted say nothing of the dependency: the guards are not told.
     const counted = guards.length > 0 && signal?.aborted !== true
     if (result._tag === 'Right') {
@@ -330,6 +348,15 @@ class Call<E, A> {
           if (prompted) this.paid++
           return this.launch(this.c.clock.now())
         }
+        const at = this.c.clock.now()
+        this.emit({
+          _tag: 'GuardRefused',
+          source: 'hedging',
+          run: this.id,
+          at,
+          attempt: this.launches.length,
+          reason: refused
+        })
         this.stop(refused)
       }
       this.checkDone()
@@ -373,7 +400,23 @@ class Call<E, A> {
     unused: ReadonlyArray<E>,
     told?: unknown
   ): void {
+    const { clock, onEvent } = this.c
+    if (onEvent !== undefined && winner !== undefined)
+      this.emit({ _tag: 'HedgeWon', source: 'hedging', run: this.id, at: clock.now(), index: winner })
     this.end(new DOMException('Hedging: the call has ended', 'AbortError'))
+    if (onEvent !== undefined) {
+      const at = clock.now()
+      const attempts = this.launches.length
+      this.emit({
+        _tag: 'RunStopped',
+        source: 'hedging',
+        run: this.id,
+        at,
+        attempts,
+        elapsed: at - this.launches[0],
+        reason
+      })
+    }
     for (const left of unused) this.release({ _tag: 'Left', left })
     const deliver = (): void => {
       try {
@@ -391,7 +434,15 @@ class Call<E, A> {
     this.finished = true
     this.cancelTimer()
     this.unsubscribe()
-    for (const controller of this.controllers) controller?.abort(reason)
+    this.controllers.forEach((controller, index) => {
+      if (controller === undefined) return
+      controller.abort(reason)
+      this.emit({ _tag: 'HedgeAborted', source: 'hedging', run: this.id, at: this.c.clock.now(), index })
+    })
+  }
+
+  private emit(event: Event.Event): void {
+    this.c.onEvent?.(event)
   }
 
   /** A defect (the action rejected or threw, a budget or the schedule threw): the call rejects with it. */
@@ -435,7 +486,7 @@ const configOf = <E, A>(schedule: Schedule<unknown>, options: HedgingOptions<E, 
   if (errors !== 'last' && errors !== 'all') {
     throw new RangeError(`${where}: options.errors must be 'last' or 'all', received ${showValue(errors)}`)
   }
-  for (const name of ['isFatal', 'release', 'onDone'] as const) {
+  for (const name of ['isFatal', 'release', 'onDone', 'onEvent'] as const) {
     if (options[name] !== undefined) validate.callable(where, `options.${name}`, options[name])
   }
   return {
@@ -448,7 +499,8 @@ const configOf = <E, A>(schedule: Schedule<unknown>, options: HedgingOptions<E, 
     guards: Guard.of(where, options),
     all: errors === 'all',
     release: options.release,
-    onDone: options.onDone
+    onDone: options.onDone,
+    onEvent: options.onEvent
   }
 }
 

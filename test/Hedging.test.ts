@@ -3,6 +3,7 @@ import * as E from 'fp-ts/Either'
 import { pipe } from 'fp-ts/function'
 import type { TaskEither } from 'fp-ts/TaskEither'
 import * as Budget from '../src/Budget'
+import type * as Event from '../src/Event'
 import type { RetryBudget } from '../src/Budget'
 import { hedging, type Attempt, type HedgingOptions, type Summary } from '../src/Hedging'
 import * as Http from '../src/Http'
@@ -403,6 +404,32 @@ describe('Hedging', () => {
         const { summary } = await run(clock, (o) => pipe(s.attempt, hedging(every(100, 2), { clock, budget, ...o })))
         // the failure's hedge is allowed (onFailure), the timer's is not (allows): 2 never goes
         deepStrictEqual(summary, { launches: [0, 20], winner: 1, reason: 'succeeded' })
+      })
+
+      it('should tell its events: launches, attempts, the winner, the losers aborted and the stop', async () => {
+        const clock = TestClock.make()
+        const events: Array<string> = []
+        const s = scripted(clock, [30, 10, 500], ['fail', 'ok', 'ok'])
+        const onEvent = (e: Event.Event) =>
+          void events.push(
+            `${e.at} ${e._tag}${'index' in e ? ` ${e.index}` : ''}${'attempt' in e ? ` #${e.attempt}` : ''}${
+              'reason' in e ? ` ${e.reason}` : ''
+            }`
+          )
+        await run(clock, (o) => pipe(s.attempt, hedging(every(20, 2), { clock, onEvent, ...o })))
+        deepStrictEqual(events, [
+          '0 HedgeLaunched 0',
+          '0 AttemptStarted #1',
+          '20 HedgeLaunched 1',
+          '20 AttemptStarted #2',
+          '30 AttemptFailed #1',
+          '30 HedgeLaunched 2',
+          '30 AttemptStarted #3',
+          '30 AttemptSucceeded #2',
+          '30 HedgeWon 1',
+          '30 HedgeAborted 2',
+          '30 RunStopped succeeded'
+        ])
       })
 
       it('should launch no hedge while a guard answers a failure by promise (issue 18, defect 9)', async () => {
