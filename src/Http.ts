@@ -38,6 +38,7 @@ import { onAbort } from './internal/abort'
 import { showValue } from './internal/show'
 import { MAX_DELAY } from './internal/validate'
 import * as validate from './internal/validate'
+import type { Observer } from './Event'
 import * as Guard from './Guard'
 import type { Random } from './Random'
 import * as LiveRandom from './Random'
@@ -407,6 +408,7 @@ export interface HedgingFetchOptions extends RequestOptions {
   readonly maxConcurrent?: number | undefined
   readonly isFatal?: Predicate<HttpError> | undefined
   readonly onDone?: ((summary: Summary) => void) | undefined
+  readonly onEvent?: Observer | undefined
 }
 
 // -------------------------------------------------------------------------------------
@@ -1093,16 +1095,19 @@ export const retryingFetch = (
     ...(breaker === undefined ? [] : [Guard.breaker(breaker, { refused: (e) => isCircuitOpen(e as HttpError) })]),
     ...(budget === undefined ? [] : [Guard.budget(budget, { counts: (e) => isTransient(e as HttpError) })])
   ]
+  const { onEvent } = options
   const hooks: Hooks<HttpError, HttpError, Response> = {
     onRetry: (error, status, delay, driver) => {
       void discardBody(error)
       return onRetry?.(error, status, delay, driver)
     },
-    onDone
+    onDone,
+    // the runner's events, as this module's: an attempt is a request, and a retry its resend
+    onEvent: onEvent === undefined ? undefined : (event) => onEvent({ ...event, source: 'http' })
   }
   const retried = retryingReaderTaskEither(policy, hooks)
   // A body that can be read once is sent once: the run makes that one attempt.
-  const once = retryingReaderTaskEither(Schedule.stop, { onDone })
+  const once = retryingReaderTaskEither(Schedule.stop, { onDone, onEvent: hooks.onEvent })
   const guarded =
     breaker === undefined
       ? undefined
@@ -1207,8 +1212,8 @@ export const hedgingFetch = (
   validateRequestOptions(where, options)
   const isFatal = validate.callable(where, 'options.isFatal', options.isFatal ?? ((e: HttpError) => !isTransient(e)))
   const clock = options.clock ?? LiveClock.live
-  const { random, budget, maxConcurrent, onDone, timeout } = options
-  const hedgingOptions = { clock, random, budget, maxConcurrent, isFatal, onDone, release: releaseResult }
+  const { random, budget, maxConcurrent, onDone, onEvent, timeout } = options
+  const hedgingOptions = { clock, random, budget, maxConcurrent, isFatal, onDone, onEvent, release: releaseResult }
   try {
     // Checks the schedule and the options now, not at the first request.
     hedging<HttpError, Response>(schedule, hedgingOptions)

@@ -690,6 +690,29 @@ describe('Http', () => {
     })
   })
 
+  describe('events', () => {
+    it('retryingFetch should tell each request and resend as the runner’s events, from source http', async () => {
+      const s = await serve((_, res, n) => answer(res, n < 2 ? 503 : 200))
+      const clock = TestClock.make()
+      const events: Array<string> = []
+      const get = Http.retryingFetch(threeRetries(100), {
+        clock,
+        onEvent: (e) => void events.push(`${e.source} ${e._tag}${'attempt' in e ? ` #${e.attempt}` : ''}`)
+      })
+      const result = await drive(clock, get(`${s.url}/`)())
+      ok(result._tag === 'Right')
+      await result.right.text()
+      deepStrictEqual(events, [
+        'http AttemptStarted #1',
+        'http AttemptFailed #1',
+        'http RetryScheduled #1',
+        'http AttemptStarted #2',
+        'http AttemptSucceeded #2',
+        'http RunStopped'
+      ])
+    })
+  })
+
   describe('retryingFetch with a breaker', () => {
     const breakerOn = (clock: TestClock.TestClock, threshold: number): Breaker.Breaker =>
       Breaker.consecutive({ threshold, halfOpenAfter: Schedule.constant(30_000), clock })
