@@ -14,10 +14,13 @@ import * as path from 'path'
 import * as ts from 'typescript'
 import * as Clock from '../src/Clock'
 import type { Driver } from '../src/Driver'
+import * as DriverModule from '../src/Driver'
+import type * as model from '../src/internal/model'
 import * as Http from '../src/Http'
 import { repeating, retrying, retryingReaderTaskEither, retryingWithStatus } from '../src/index'
 import * as Random from '../src/Random'
 import type { RetryEnv, RetryOptions, StopReason } from '../src/Retry'
+import * as RetryState from '../src/RetryState'
 import type { RetryStatus } from '../src/RetryStatus'
 import * as Schedule from '../src/Schedule'
 import * as TestClock from '../src/TestClock'
@@ -200,6 +203,18 @@ describe('types', () => {
     // @ts-expect-error a schedule of HttpError cannot stand for one of any input
     const tooGeneral: Schedule.Schedule<unknown> = general
     expectTypeOf(tooGeneral).toEqualTypeOf<Schedule.Schedule<unknown>>()
+  })
+
+  it('Driver.restore should answer a ScheduleMismatch or an InvalidState, and the core types be those of one model', () => {
+    expectTypeOf(DriverModule.restore(Schedule.recurs(1), RetryState.start(Schedule.recurs(1), 0))).toEqualTypeOf<
+      Either<DriverModule.ScheduleMismatch | DriverModule.InvalidState, Driver<unknown>>
+    >()
+    expectTypeOf<Schedule.Schedule<HttpError>>().toEqualTypeOf<model.Schedule<HttpError>>()
+    expectTypeOf<RetryState.RetryState>().toEqualTypeOf<model.RetryState>()
+    expectTypeOf<RetryStatus>().toEqualTypeOf<model.RetryStatus>()
+    expectTypeOf<model.StopReason>().toEqualTypeOf<
+      'succeeded' | 'failed' | 'schedule' | 'budget' | 'breaker' | 'aborted'
+    >()
   })
 
   it('retryingReaderTaskEither should ask for R & RetryEnv', () => {
