@@ -1,4 +1,5 @@
 import * as assert from 'assert'
+import { spawnSync } from 'child_process'
 import * as E from 'fp-ts/Either'
 import { pipe } from 'fp-ts/function'
 import * as O from 'fp-ts/Option'
@@ -29,13 +30,19 @@ const tempDir = (): string => {
   return dir
 }
 const engines: Array<Durable.Engine> = []
-const fileEngine = (dir: string, keepDone?: number, clock?: TestClock.TestClock): Durable.Engine => {
-  const engine = FileEngine.make({ dir, keepDone, clock })
+const fileEngine = (
+  dir: string,
+  keepDone?: number,
+  clock?: TestClock.TestClock,
+  writeRetry?: Schedule.Schedule<unknown>
+): Durable.Engine => {
+  const engine = FileEngine.make({ dir, keepDone, clock, writeRetry })
   engines.push(engine)
   return engine
 }
 
 afterEach(async () => {
+  jest.restoreAllMocks()
   await Promise.all(engines.splice(0).map((e) => e.close()))
   for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true })
 })
@@ -633,7 +640,9 @@ describe('FileEngine.make', () => {
     const record = S.newRecord()
     const def = S.definition('restart', record)
     const dir = tempDir()
-    const first = fileEngine(dir)
+    // on a clock that does not move (a second ahead of the attempts' own times): the retry, due some ms later,
+    // cannot start before the worker closes
+    const first = fileEngine(dir, undefined, TestClock.make(Date.now() + 1_000))
     const failedOnce = deferred<void>()
     const engineWork = await first.work(def, {
       ...S.workOptions(record),
@@ -761,6 +770,202 @@ describe('FileEngine.make', () => {
     const attempts = (killed.stdout + resumed.stdout).split('\n').filter((l) => l.startsWith('attempt'))
     deepStrictEqual(attempts, ['attempt 1', 'attempt 2', 'attempt 3', 'attempt 4', 'attempt 5'])
   }, 20_000)
+})
+
+/**
+ * Makes the opens for writing of the temporary files of `name` (`state.json`, `outcome.json`) fail with `code`,
+ * each time `fails(n)` says so for the n-th open (from 1): a disk that is full, or a file over `ulimit -f`.
+ */
+/** A folder's entries, in an array of this realm (jest compares prototypes). */
+const ls = (dir: string): ReadonlyArray<string> => [...fs.readdirSync(dir)]
+
+const failWrites = (name: string, code: string, fails: (n: number) => boolean): void => {
+  const open = fs.promises.open
+  let n = 0
+  jest.spyOn(fs.promises, 'open').mockImplementation(((file: fs.PathLike, flags?: string | number, mode?: fs.Mode) => {
+    if (flags === 'wx' && path.basename(String(file)).startsWith(`.${name}.`) && fails(++n)) {
+      return Promise.reject(Object.assign(new Error(`${code}: write of ${name} failed`), { code }))
+    }
+    return open(file, flags, mode)
+  }) as typeof fs.promises.open)
+}
+
+describe('FileEngine.make: storage that fails', () => {
+  const hourly = (times: Array<number>, clock: TestClock.TestClock, succeed: boolean) =>
+    Durable.define({
+      name: 'hourly',
+      schedule: pipe(Schedule.exponential(3_600_000), Schedule.intersect(Schedule.recurs(3))),
+      payload: t.null,
+      action: () => () => {
+        times.push(clock.now())
+        return Promise.resolve(succeed ? E.right('ok') : E.left(`failure ${times.length}`))
+      }
+    })
+
+  // Regression (issue 18, defect 1): a failing write of state.json made the attempt again every second, ignoring the
+  // delay and the recurs limit (attempts at 0, 1, 2, 3, 4, 5 s).
+  it('should make the attempts at the times its schedule says when writing state.json fails, the write retried on writeRetry', async () => {
+    const clock = TestClock.make(0)
+    const engine = fileEngine(tempDir(), undefined, clock, Schedule.constant(250))
+    const times: Array<number> = []
+    const errors: Array<[string, string]> = []
+    const done = deferred<string>()
+    // two of every three writes of state.json fail
+    failWrites('state.json', 'EFBIG', (n) => n % 3 !== 0)
+    const def = hourly(times, clock, false)
+    await engine.work(def, {
+      onError: (e, id) => void errors.push([id, (e as NodeJS.ErrnoException).code ?? String(e)]),
+      onDone: (_, result, status, reason) => done.resolve(`${JSON.stringify(result)} ${status.iterNumber} ${reason}`)
+    })
+    await engine.submit(def, 'once', null)
+    deepStrictEqual(await drive(clock, done.promise), '{"_tag":"Left","left":"failure 4"} 3 schedule')
+    deepStrictEqual(times, [0, 3_600_000, 10_800_000, 25_200_000])
+    // each failed write waits 250 ms; the run's timer counts from the attempt, not from the write
+    deepStrictEqual(clock.sleeps, [250, 250, 3_599_500, 250, 250, 7_199_500, 250, 250, 14_399_500])
+    deepStrictEqual(errors, Array.from({ length: 6 }, () => ['once', 'EFBIG'] as [string, string]))
+  })
+
+  // Regression (issue 18, defect 1): a failing write of the outcome made a success run again every second.
+  it('should never make a success again when writing its outcome fails: the write is retried, onDone called once', async () => {
+    const clock = TestClock.make(0)
+    const dir = tempDir()
+    const engine = fileEngine(dir, undefined, clock)
+    const times: Array<number> = []
+    const errors: Array<string> = []
+    const done: Array<string> = []
+    const finished = deferred<void>()
+    failWrites('outcome.json', 'ENOSPC', (n) => n <= 3)
+    const def = hourly(times, clock, true)
+    await engine.work(def, {
+      onError: (e) => void errors.push((e as NodeJS.ErrnoException).code ?? String(e)),
+      onDone: (_, result) => {
+        done.push(JSON.stringify(result))
+        finished.resolve()
+      }
+    })
+    await engine.submit(def, 'once', null)
+    await drive(clock, finished.promise)
+    deepStrictEqual(times, [0])
+    deepStrictEqual(done, ['{"_tag":"Right","right":"ok"}'])
+    deepStrictEqual(errors, ['ENOSPC', 'ENOSPC', 'ENOSPC'])
+    // the default writeRetry: from 100 ms, doubling, equal jitter (each wait in [d/2, d])
+    deepStrictEqual(clock.sleeps.length, 3)
+    clock.sleeps.forEach((ms, i) => assert.ok(ms >= 50 * 2 ** i && ms <= 100 * 2 ** i, `wait ${i + 1}: ${ms} ms`))
+    await engine.close()
+    deepStrictEqual(ls(path.join(dir, 'hourly', 'done')), ['once'])
+  })
+
+  it('should check writeRetry', () => {
+    assert.throws(
+      () => FileEngine.make({ dir: 'x', writeRetry: 5 as never }),
+      (e: unknown) => e instanceof TypeError && /^FileEngine\.make: options\.writeRetry must be a Schedule/.test(e.message)
+    )
+  })
+})
+
+describe('FileEngine.make: a folder it does not own alone', () => {
+  const messages = (errors: ReadonlyArray<unknown>): ReadonlyArray<string> =>
+    errors.map((e) => (e instanceof Error ? e.message : String(e)))
+
+  // Regression (issue 18, defect 5): pruning followed a symlinked done/ and deleted what was older than keepDone in
+  // the folder it points to.
+  it('should neither prune nor move runs into a done/ that is a symbolic link, and report it', async () => {
+    const clock = TestClock.make(1_000_000)
+    const dir = tempDir()
+    const outside = tempDir()
+    const precious = path.join(outside, 'precious')
+    fs.writeFileSync(precious, 'keep me')
+    fs.utimesSync(precious, 0, 0)
+    const record = S.newRecord()
+    const def = S.definition('links', record, 0)
+    const engine = fileEngine(dir, 0, clock)
+    await engine.submit(def, 'a', { failures: 0 })
+    const done = path.join(dir, 'links', 'done')
+    fs.rmSync(done, { recursive: true })
+    fs.symlinkSync(outside, done)
+    const errors: Array<unknown> = []
+    const called = deferred<void>()
+    const worker = await engine.work(def, {
+      ...S.workOptions(record, () => called.resolve()),
+      onError: (e) => void errors.push(e)
+    })
+    await called.promise
+    await worker.close()
+    deepStrictEqual(fs.readFileSync(precious, 'utf8'), 'keep me')
+    deepStrictEqual(ls(outside), ['precious'])
+    assert.ok(
+      messages(errors).every((m) => m === `${done} is a symbolic link, not what the store made: skipped`),
+      messages(errors).join('\n')
+    )
+    // reported when the worker pruned, and when the run could not be moved (it stays pending, its outcome stored)
+    assert.ok(errors.length >= 2, `${errors.length} errors`)
+    assert.ok(fs.existsSync(path.join(dir, 'links', 'pending', 'a', 'outcome.json')))
+  })
+
+  // Regression (issue 18, defect 6): a symlinked run folder made the engine run it and write outcome.json into the
+  // link's target.
+  it('should skip a run folder that is a symbolic link, report it, write nothing into its target, and go on', async () => {
+    const dir = tempDir()
+    const outside = tempDir()
+    fs.writeFileSync(path.join(outside, 'run.json'), JSON.stringify({ id: 'evil', payload: { failures: 0 } }))
+    const record = S.newRecord()
+    const def = S.definition('links', record, 0)
+    const engine = fileEngine(dir)
+    await engine.submit(def, 'good', { failures: 0 })
+    const evil = path.join(dir, 'links', 'pending', 'evil')
+    fs.symlinkSync(outside, evil)
+    const errors: Array<unknown> = []
+    const good = deferred<void>()
+    const reported = deferred<void>()
+    const worker = await engine.work(def, {
+      ...S.workOptions(record, (id) => id === 'good' && good.resolve()),
+      onError: (e) => {
+        errors.push(e)
+        reported.resolve()
+      }
+    })
+    await Promise.all([good.promise, reported.promise])
+    await worker.close()
+    deepStrictEqual(ls(outside), ['run.json'])
+    deepStrictEqual(record.attempts.get('evil'), undefined)
+    deepStrictEqual(messages(errors), [`${evil} is a symbolic link, not what the store made: skipped`])
+    deepStrictEqual(ls(path.join(dir, 'links', 'done')), ['good'])
+  })
+
+  const mkfifo = spawnSync('mkfifo', ['--version']).status === 0
+  // eslint-disable-next-line no-console -- a skipped regression test must be seen
+  if (!mkfifo) console.warn('!!! SKIPPED: mkfifo is not available here: the FIFO test of FileEngine does not run !!!')
+
+  // Regression (issue 18, defect 6): a FIFO planted as run.json blocked the worker for good (close() never resolved).
+  ;(mkfifo ? it : it.skip)(
+    'should skip a run.json that is a FIFO, report it, go on with other runs, and close',
+    async () => {
+      const dir = tempDir()
+      const record = S.newRecord()
+      const def = S.definition('fifo', record, 0)
+      const engine = fileEngine(dir)
+      await engine.submit(def, 'planted', { failures: 0 })
+      await engine.submit(def, 'good', { failures: 0 })
+      const runFile = path.join(dir, 'fifo', 'pending', 'planted', 'run.json')
+      fs.rmSync(runFile)
+      deepStrictEqual(spawnSync('mkfifo', [runFile]).status, 0)
+      const errors: Array<unknown> = []
+      const good = deferred<void>()
+      const reported = deferred<void>()
+      const worker = await engine.work(def, {
+        ...S.workOptions(record, (id) => id === 'good' && good.resolve()),
+        concurrency: 1,
+        onError: (e) => {
+          errors.push(e)
+          reported.resolve()
+        }
+      })
+      await Promise.all([good.promise, reported.promise])
+      await worker.close()
+      deepStrictEqual(messages(errors), [`${runFile} is not a regular file, not what the store made: skipped`])
+      deepStrictEqual(record.attempts.get('planted'), undefined)
+    }
+  )
 })
 
 describe('fp-ts-retry/Durable', () => {
