@@ -1,13 +1,19 @@
 /**
- * The packages as users get them: `npm pack` of the library and of the command (each built by its own
- * prepare / prepack script), installed from the tarballs into an empty application, and measured. Used by
- * test/package.test.ts and by `npm run size` (scripts/install-size.ts).
+ * The packages as users get them: `npm pack` of the library and of the command (each built from the tsconfig file
+ * its prepare / prepack script compiles), installed from the tarballs into an empty application, and measured.
+ * Used by test/package.test.ts and by `npm run size` (scripts/install-size.ts).
  */
 import { execFile } from 'child_process'
 import * as fs from 'fs'
 import * as path from 'path'
 
 export const repo = path.join(__dirname, '..')
+
+/**
+ * The repository's compiler, by its path: `node_modules/.bin/tsc` may be TypeScript 7's (the `typescript7` dev
+ * dependency has a bin of the same name, and an incremental `npm install` can link it in place of this one).
+ */
+export const tsc = path.join(repo, 'node_modules', 'typescript', 'bin', 'tsc')
 
 export interface PackedFile {
   readonly path: string
@@ -57,13 +63,36 @@ const check = (what: string, result: Run): Run => {
   return result
 }
 
+/** Removes what an incremental build keeps of a deleted source: each module of `out` whose `.ts` in `src` is gone. */
+const prune = (src: string, out: string): void => {
+  for (const file of fs.readdirSync(out, { recursive: true, encoding: 'utf8' })) {
+    const module = /^(.+)\.(js|d\.ts)$/.exec(file)
+    if (module !== null && !fs.existsSync(path.join(src, `${module[1]}.ts`))) fs.rmSync(path.join(out, file))
+  }
+}
+
 /**
- * Packs the root (the library) and cli/ (the command) into `destination` with `npm pack --workspaces`, which runs
- * the library's prepare (its build) and then the command's prepack (its build, against the library's
- * declarations), as publishing would.
+ * Packs the root (the library) and cli/ (the command) into `destination` with `npm pack --workspaces`.
+ *
+ * **Details**
+ *
+ * Publishing would run the library's prepare (a clean build of tsconfig.build.json) and the command's prepack (a
+ * clean build of cli/tsconfig.build.json, against the library's declarations). This builds the same two projects
+ * with one incremental `tsc -b` instead, removes the outputs of deleted sources, and packs with `--ignore-scripts`:
+ * the same files, without compiling twice what is fresh (`npm ci` already ran the library's prepare).
+ * test/package.test.ts checks that the scripts still compile these tsconfig files.
  */
 export const pack = async (destination: string): Promise<{ readonly library: Packed; readonly command: Packed }> => {
-  const result = check('npm pack', await npm(['pack', '--workspaces', '--json', '--pack-destination', destination], repo))
+  check(
+    'tsc -b cli/tsconfig.build.json',
+    await run(process.execPath, [tsc, '-b', path.join('cli', 'tsconfig.build.json')], repo)
+  )
+  prune(path.join(repo, 'src'), path.join(repo, 'lib'))
+  prune(path.join(repo, 'cli', 'src'), path.join(repo, 'cli', 'lib'))
+  const result = check(
+    'npm pack',
+    await npm(['pack', '--workspaces', '--ignore-scripts', '--json', '--pack-destination', destination], repo)
+  )
   const packed = (JSON.parse(result.stdout) as ReadonlyArray<Omit<Packed, 'tarball'> & { readonly filename: string }>).map(
     (p): Packed => ({
       name: p.name,

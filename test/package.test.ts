@@ -1,15 +1,17 @@
 /**
  * The packages as users install them (issue 9): `npm pack` of the library and of the command, each tarball
  * installed into an empty application, then what ships, what the install adds, whether the types resolve under
- * every moduleResolution, and whether `require`, `import` and the command's bin run.
+ * every moduleResolution with TypeScript 5 and 7, and whether `require`, `import` (an example program compiled as
+ * a native ES module included) and the command's bin run.
  *
- * Packing builds both packages (about 10 s); installing comes from npm's cache, which `npm ci` filled.
+ * Packing compiles only what is not fresh (after `npm ci`, the command); installing comes from npm's cache, which
+ * `npm ci` filled; each compiler checks every resolution in one `tsc -b`, both compilers at once.
  */
 import * as assert from 'assert'
 import * as fs from 'fs'
 import * as os from 'os'
 import * as path from 'path'
-import { install, measure, megabytes, npm, pack, repo, run, type InstallSize, type Packed, type Run } from '../scripts/package'
+import { install, measure, megabytes, npm, pack, repo, run, tsc, type InstallSize, type Packed } from '../scripts/package'
 import { deepStrictEqual } from './util'
 
 interface PackageJson {
@@ -20,6 +22,7 @@ interface PackageJson {
   readonly typesVersions: Record<string, Record<string, ReadonlyArray<string>>>
   readonly exports: Record<string, string | { readonly types: string; readonly default: string }>
   readonly bin?: Record<string, string>
+  readonly scripts?: Record<string, string>
   readonly dependencies?: Record<string, string>
   readonly devDependencies?: Record<string, string>
   readonly peerDependencies?: Record<string, string>
@@ -71,11 +74,11 @@ const MODES: Record<string, { readonly compilerOptions: Record<string, unknown>;
   },
   node16: {
     compilerOptions: { module: 'node16', moduleResolution: 'node16', skipLibCheck: true },
-    files: ['consumer.cts', 'consumer.mts', 'subpaths.cts', 'subpaths.mts']
+    files: ['consumer.cts', 'consumer.mts', 'subpaths.cts', 'subpaths.mts', 'example.mts']
   },
   nodenext: {
     compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext', skipLibCheck: true },
-    files: ['consumer.cts', 'consumer.mts', 'subpaths.cts', 'subpaths.mts']
+    files: ['consumer.cts', 'consumer.mts', 'subpaths.cts', 'subpaths.mts', 'example.mts']
   },
   bundler: {
     compilerOptions: { module: 'esnext', moduleResolution: 'bundler', lib: ['ES2022', 'DOM'], types: [], skipLibCheck: false },
@@ -83,8 +86,39 @@ const MODES: Record<string, { readonly compilerOptions: Record<string, unknown>;
   }
 }
 
-/** Writes the consumer (test/fixtures/consumer.ts, and an import of every subpath) and a tsconfig per mode. */
+/**
+ * The example that runs as a native ES module (test/fixtures/esm/example.mts), compiled as its user would: emitted
+ * as esm/example.mjs.
+ */
+const ESM = {
+  compilerOptions: {
+    module: 'nodenext',
+    moduleResolution: 'nodenext',
+    skipLibCheck: true,
+    noEmit: false,
+    outDir: 'esm'
+  },
+  files: ['example.mts']
+}
+
+/** The compilers, by package, and the projects each builds: TypeScript 7 removed node10, and it compiles the example. */
+const COMPILERS: Record<string, { readonly modes: ReadonlyArray<string>; readonly projects: ReadonlyArray<string> }> = {
+  typescript: { modes: ['node10', 'node16', 'nodenext', 'bundler'], projects: [] },
+  typescript7: { modes: ['node16', 'nodenext', 'bundler'], projects: ['esm'] }
+}
+
+const compilerVersion = (name: string): string =>
+  readJson(path.join(repo, 'node_modules', name, 'package.json')).version
+
+/** A project's tsconfig file: one per compiler, so that their build infos (`tsc -b` writes them) are not shared. */
+const tsconfigOf = (compiler: string, project: string): string => `tsconfig.${compiler}.${project}.json`
+
+/**
+ * Writes the consumer (test/fixtures/consumer.ts, and an import of every subpath), the ES module example and, for
+ * each compiler, a tsconfig per project.
+ */
 const writeConsumer = (dir: string): void => {
+  fs.copyFileSync(path.join(__dirname, 'fixtures', 'esm', 'example.mts'), path.join(dir, 'example.mts'))
   const consumer = fs.readFileSync(path.join(__dirname, 'fixtures', 'consumer.ts'), 'utf8')
   const imports = subpaths.map((name, i) => `import * as M${i} from 'fp-ts-retry/${name}'\n`).join('')
   const everySubpath = `${imports}export const modules = [${subpaths.map((_, i) => `M${i}`).join(', ')}] as const\n`
@@ -92,10 +126,50 @@ const writeConsumer = (dir: string): void => {
     fs.writeFileSync(path.join(dir, `consumer.${extension}`), consumer)
     fs.writeFileSync(path.join(dir, `subpaths.${extension}`), everySubpath)
   }
-  for (const [mode, { compilerOptions, files }] of Object.entries(MODES)) {
-    const tsconfig = { compilerOptions: { ...COMMON, ...compilerOptions }, files }
-    fs.writeFileSync(path.join(dir, `tsconfig.${mode}.json`), `${JSON.stringify(tsconfig, null, 2)}\n`)
+  for (const [compiler, { modes, projects }] of Object.entries(COMPILERS)) {
+    for (const project of [...modes, ...projects]) {
+      const { compilerOptions, files } = project === 'esm' ? ESM : MODES[project]
+      const tsconfig = { compilerOptions: { ...COMMON, ...compilerOptions }, files }
+      fs.writeFileSync(path.join(dir, tsconfigOf(compiler, project)), `${JSON.stringify(tsconfig, null, 2)}\n`)
+    }
   }
+}
+
+/**
+ * Builds a compiler's projects in one `tsc -b --verbose` (one start of the compiler, and the declarations that the
+ * projects share read once: less than half the time of one `tsc -p` each) and splits what it prints by project: the
+ * lines after its "Building project '…'". What the build prints outside any project, a project it did not build,
+ * or a failure that no project explains, is every project's.
+ */
+const build = async (compiler: string, cwd: string): Promise<ReadonlyMap<string, string>> => {
+  const { modes, projects } = COMPILERS[compiler]
+  const names = [...modes, ...projects]
+  const bin = compiler === 'typescript' ? tsc : path.join(repo, 'node_modules', compiler, 'bin', 'tsc')
+  const result = await run(
+    process.execPath,
+    [bin, '-b', '--verbose', '--pretty', 'false', ...names.map((name) => tsconfigOf(compiler, name))],
+    cwd
+  )
+  const printed = new Map<string, string>()
+  let current: string | undefined
+  let outside = ''
+  for (const line of `${result.stdout}${result.stderr}`.split(/\r?\n/)) {
+    const building = / - Building project '(?:.*[\\/])?tsconfig\.[^.]+\.([^.]+)\.json'\.\.\.$/.exec(line)
+    if (building !== null) printed.set((current = building[1]), '')
+    else if (/ - (Projects in this build|Project ')/.test(line)) current = undefined
+    // the list of the build's projects, at its start
+    else if (line.trim() === '' || /^\s+\* \S+\.json$/.test(line)) continue
+    else if (current !== undefined) printed.set(current, `${printed.get(current) ?? ''}${line}\n`)
+    else outside += `${line}\n`
+  }
+  const unexplained =
+    result.code !== 0 && [...printed.values()].every((text) => text === '') ? `exit code ${result.code}\n` : ''
+  return new Map(
+    names.map((name) => [
+      name,
+      `${printed.get(name) ?? `not built:\n${result.stdout}${result.stderr}`}${outside}${unexplained}`
+    ])
+  )
 }
 
 /** Requires the root and every subpath, checks that the index's namespace is the subpath's module, prints delays. */
@@ -138,7 +212,21 @@ describe('package.json', () => {
   it("should give the library no bin and no optional dependencies (npm installs those by default): they are the command's", () => {
     assert.strictEqual(library.bin, undefined)
     assert.strictEqual(library.optionalDependencies, undefined)
-    for (const name of ['commander', 'vega', 'vega-lite']) assert.strictEqual(library.dependencies?.[name], undefined, name)
+    for (const name of ['commander', 'vega', 'vega-lite'])
+      assert.strictEqual(library.dependencies?.[name], undefined, name)
+  })
+
+  it('should build, when packed, the tsconfig files that pack() builds (it packs with --ignore-scripts)', () => {
+    assert.strictEqual(library.scripts?.prepare, 'npm run build')
+    assert.match(library.scripts?.build ?? '', /&& tsc -p tsconfig\.build\.json$/)
+    assert.strictEqual(command.scripts?.prepack, 'npm run build')
+    assert.match(command.scripts?.build ?? '', /&& tsc -b tsconfig\.build\.json$/)
+  })
+
+  it("should keep the repository's tsc TypeScript 5 (ts-jest needs it): typescript7's bin, of the same name, must not replace it", () => {
+    // An incremental `npm install` that adds typescript7 can link its bin over this one; `npm ci` links this one.
+    const bin = fs.realpathSync(path.join(repo, 'node_modules', '.bin', 'tsc'))
+    assert.strictEqual(bin, fs.realpathSync(tsc), `node_modules/.bin/tsc is ${bin}: run npm ci`)
   })
 
   it('should map each subpath, and no other, to its declarations for TypeScript resolutions that ignore "exports" (node10)', () => {
@@ -162,8 +250,8 @@ describe('the packed packages', () => {
   let installed: InstallSize
   let application = ''
   let commandApplication = ''
-  /** One type-check of the consumer per moduleResolution, started together in `beforeAll`. */
-  const checks = new Map<string, Promise<Run>>()
+  /** Each compiler's build of the consumer, by project, both started in `beforeAll`. */
+  const builds = new Map<string, Promise<ReadonlyMap<string, string>>>()
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fp-ts-retry-package-'))
@@ -175,15 +263,13 @@ describe('the packed packages', () => {
       .map((name) => `${name}@${library.devDependencies?.[name]}`)
     const libraryReady = install(application, [packed.library.tarball, ...peers]).then(() => {
       installed = measure(application)
-      // The compiler and Node's types come from the repository, after the measure: an application has its own.
+      // The compilers and Node's types come from the repository, after the measure: an application has its own.
       const modules = path.join(application, 'node_modules')
-      fs.symlinkSync(path.join(repo, 'node_modules', 'typescript'), path.join(modules, 'typescript'), 'dir')
       fs.mkdirSync(path.join(modules, '@types'))
       fs.symlinkSync(path.join(repo, 'node_modules', '@types', 'node'), path.join(modules, '@types', 'node'), 'dir')
       writeConsumer(application)
-      const tsc = path.join(modules, 'typescript', 'bin', 'tsc')
-      for (const mode of Object.keys(MODES)) checks.set(mode, run(process.execPath, [tsc, '-p', `tsconfig.${mode}.json`], application))
-      return Promise.all(checks.values())
+      for (const compiler of Object.keys(COMPILERS)) builds.set(compiler, build(compiler, application))
+      return Promise.all(builds.values())
     })
     await Promise.all([libraryReady, install(commandApplication, [packed.library.tarball, packed.command.tarball])])
   }, 180_000)
@@ -252,12 +338,16 @@ describe('the packed packages', () => {
     })
 
     describe('types, for a consumer of the root and of every subpath (strict, exactOptionalPropertyTypes)', () => {
-      for (const mode of Object.keys(MODES)) {
-        it(`should type-check under moduleResolution ${mode}${MODES[mode].compilerOptions.skipLibCheck === false ? ', declarations included' : ''}`, async () => {
-          const result = await checks.get(mode)
-          assert.ok(result !== undefined)
-          assert.strictEqual(result.code, 0, `tsc -p tsconfig.${mode}.json:\n${result.stdout}${result.stderr}`)
-        })
+      for (const [compiler, { modes }] of Object.entries(COMPILERS)) {
+        for (const mode of modes) {
+          const declarations = MODES[mode].compilerOptions.skipLibCheck === false ? ', declarations included' : ''
+          it(`should type-check under moduleResolution ${mode} with TypeScript ${compilerVersion(
+            compiler
+          )}${declarations}`, async () => {
+            const printed = (await builds.get(compiler))?.get(mode)
+            assert.strictEqual(printed, '', `tsc -b ${tsconfigOf(compiler, mode)}:\n${printed}`)
+          })
+        }
       }
     })
 
@@ -282,6 +372,30 @@ describe('the packed packages', () => {
       const result = await run(process.execPath, ['--input-type=module', '-e', script], application)
       assert.strictEqual(result.code, 0, result.stderr)
       assert.strictEqual(result.stdout, '[100,200,400]')
+    })
+
+    describe('a program compiled as a native ES module (test/fixtures/esm/example.mts, "module": "nodenext")', () => {
+      it("should run, with fp-ts imported by its files' full names ('fp-ts/lib/TaskEither.js')", async () => {
+        const printed = (await builds.get('typescript7'))?.get('esm')
+        assert.strictEqual(printed, '', `tsc -b ${tsconfigOf('typescript7', 'esm')}:\n${printed}`)
+        const result = await run(process.execPath, [path.join('esm', 'example.mjs')], application)
+        assert.strictEqual(result.code, 0, result.stderr)
+        deepStrictEqual(JSON.parse(result.stdout) as unknown, {
+          result: { _tag: 'Right', right: 43 },
+          calls: 3,
+          sleeps: [100, 200]
+        })
+      })
+
+      it("should need those names: Node refuses fp-ts's directory imports ('fp-ts/TaskEither') in an ES module", async () => {
+        const result = await run(
+          process.execPath,
+          ['--input-type=module', '-e', "import 'fp-ts/TaskEither'"],
+          application
+        )
+        assert.notStrictEqual(result.code, 0)
+        assert.match(result.stderr, /ERR_UNSUPPORTED_DIR_IMPORT/)
+      })
     })
 
     describe('io-ts, which only the codecs need', () => {
