@@ -52,14 +52,7 @@ import type { TaskEither } from 'fp-ts/TaskEither'
 import * as t from 'io-ts'
 import type { RetryBudget } from './Budget'
 import * as Driver from './Driver'
-import {
-  decodeState,
-  defaultRandom,
-  describeError,
-  errorLines,
-  reportError,
-  restoreState
-} from './internal/durable'
+import { decodeState, defaultRandom, describeError, errorLines, reportError, restoreState } from './internal/durable'
 import { showValue } from './internal/show'
 import * as validate from './internal/validate'
 import type * as Random from './Random'

@@ -138,7 +138,11 @@ const present = async (p: string): Promise<boolean> => {
 
 /** Writes `file` whole or not at all (internal/atomicFile), through a temporary file beside it. */
 const writeWhole = (file: string, text: string): Promise<void> =>
-  writeAtomically(file, text, path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`))
+  writeAtomically(
+    file,
+    text,
+    path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`)
+  )
 
 /** A JSON file the store made: its value, its text when it is not JSON, `undefined` when there is none. */
 const readJson = async (file: string): Promise<unknown> => {

@@ -1,5 +1,5 @@
 import * as assert from 'assert'
-import { Queue, Worker } from 'bullmq'
+import { DelayedError, Queue, Worker } from 'bullmq'
 import * as E from 'fp-ts/Either'
 import * as TE from 'fp-ts/TaskEither'
 import * as fs from 'fs'
@@ -14,9 +14,11 @@ import * as Driver from '../src/Driver'
 import * as Random from '../src/Random'
 import * as RetryState from '../src/RetryState'
 import * as Schedule from '../src/Schedule'
+import * as TestClock from '../src/TestClock'
 import * as S from './support/durable'
 import { killChildren, startChild } from './support/fleet'
 import { describeWithRedis } from './support/redis'
+import { drive } from './support/wait'
 import { deepStrictEqual } from './util'
 
 /** Polls `done` (every 10 ms, at most 10 s) until it holds. */
@@ -53,6 +55,65 @@ describe('BullMQ (no server needed)', () => {
 
   it('should map ids to job ids BullMQ accepts', () => {
     deepStrictEqual(['order-17', 'user:7', '42', '%'].map(BullMQ.jobId), ['order-17', 'user%3A7', '%i42', '%25'])
+  })
+
+  // Regression (issue 18, defect 1, on BullMQ): an updateData that failed failed the delivery, and BullMQ delivered
+  // the job again a second later: the attempt ran again, early, and a success ran twice.
+  it('processor should retry a failing updateData on writeRetry, never the attempt', async () => {
+    for (const succeed of [false, true]) {
+      const clock = TestClock.make(0)
+      const attempts: Array<number> = []
+      const def = Durable.define({
+        name: 'w',
+        schedule: Schedule.exponential(3_600_000),
+        payload: t.null,
+        action: () => () => {
+          attempts.push(clock.now())
+          return Promise.resolve(succeed ? E.right('ok') : E.left('down'))
+        }
+      })
+      const errors: Array<string> = []
+      const done: Array<string> = []
+      const process = BullMQ.processor(def, {
+        clock,
+        writeRetry: Schedule.constant(250),
+        onError: (e) => void errors.push((e as Error).message),
+        onDone: (_, result) => void done.push(JSON.stringify(result))
+      })
+      let writes = 0
+      let data: unknown = { id: 'w-1', payload: null, retry: null, outcome: null }
+      const delayedTo: Array<number> = []
+      const job: BullMQ.JobLike = {
+        id: 'w-1',
+        get data() {
+          return data
+        },
+        updateData: async (d) => {
+          if (++writes <= 2) throw new Error(`Connection is closed (${writes})`)
+          data = d
+        },
+        moveToDelayed: async (at) => void delayedTo.push(at)
+      }
+      const delivered = drive(
+        clock,
+        process(job, 'token').then(
+          (value) => ({ value }),
+          (error: unknown) => ({ error })
+        )
+      )
+      const end = await delivered
+      deepStrictEqual(attempts, [0])
+      deepStrictEqual(errors, ['Connection is closed (1)', 'Connection is closed (2)'])
+      deepStrictEqual(clock.sleeps, [250, 250])
+      if (succeed) {
+        deepStrictEqual(done, ['{"_tag":"Right","right":"ok"}'])
+        assert.ok('value' in end && (data as Durable.StoredRun).outcome === end.value)
+      } else {
+        assert.ok('error' in end && end.error instanceof DelayedError)
+        deepStrictEqual(delayedTo, [3_600_000])
+        assert.ok((data as Durable.StoredRun).retry !== null)
+      }
+    }
   })
 
   it('backoffStrategy should refuse an unknown type and a job whose data is not an object', async () => {

@@ -302,7 +302,9 @@ describe('Durable.deliver', () => {
         context(() => 0, {
           onDone: (_, result, __, reason) =>
             void outcomes.push(
-              `${reason}: ${E.isLeft(result) && result.left instanceof Durable.CorruptState ? result.left.reason : 'no'}`
+              `${reason}: ${
+                E.isLeft(result) && result.left instanceof Durable.CorruptState ? result.left.reason : 'no'
+              }`
             )
         })
       )
@@ -822,7 +824,10 @@ describe('FileEngine.make: storage that fails', () => {
     deepStrictEqual(times, [0, 3_600_000, 10_800_000, 25_200_000])
     // each failed write waits 250 ms; the run's timer counts from the attempt, not from the write
     deepStrictEqual(clock.sleeps, [250, 250, 3_599_500, 250, 250, 7_199_500, 250, 250, 14_399_500])
-    deepStrictEqual(errors, Array.from({ length: 6 }, () => ['once', 'EFBIG'] as [string, string]))
+    deepStrictEqual(
+      errors,
+      Array.from({ length: 6 }, () => ['once', 'EFBIG'] as [string, string])
+    )
   })
 
   // Regression (issue 18, defect 1): a failing write of the outcome made a success run again every second.
@@ -858,7 +863,8 @@ describe('FileEngine.make: storage that fails', () => {
   it('should check writeRetry', () => {
     assert.throws(
       () => FileEngine.make({ dir: 'x', writeRetry: 5 as never }),
-      (e: unknown) => e instanceof TypeError && /^FileEngine\.make: options\.writeRetry must be a Schedule/.test(e.message)
+      (e: unknown) =>
+        e instanceof TypeError && /^FileEngine\.make: options\.writeRetry must be a Schedule/.test(e.message)
     )
   })
 })
@@ -934,9 +940,10 @@ describe('FileEngine.make: a folder it does not own alone', () => {
 
   const mkfifo = spawnSync('mkfifo', ['--version']).status === 0
   // eslint-disable-next-line no-console -- a skipped regression test must be seen
-  if (!mkfifo) console.warn('!!! SKIPPED: mkfifo is not available here: the FIFO test of FileEngine does not run !!!')
+  if (!mkfifo)
+    console.warn('!!! SKIPPED: mkfifo is not available here: the FIFO test of FileEngine does not run !!!')
 
-  // Regression (issue 18, defect 6): a FIFO planted as run.json blocked the worker for good (close() never resolved).
+    // Regression (issue 18, defect 6): a FIFO planted as run.json blocked the worker for good (close() never resolved).
   ;(mkfifo ? it : it.skip)(
     'should skip a run.json that is a FIFO, report it, go on with other runs, and close',
     async () => {
