@@ -52,6 +52,8 @@ import type { Random } from './Random'
 import type { Schedule } from './Schedule'
 import { isPromise } from './internal/promise'
 import { noop, onAbort } from './internal/abort'
+import { health, within, type Health } from './internal/service'
+import type * as Event from './Event'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -153,38 +155,99 @@ export interface Permit {
 }
 
 /**
- * The breaker's state as a fleet shares it: plain JSON, `halfOpenAt` `null` for "never". Half-open is not
- * shared: each process probes for itself.
+ * The breaker's state as a fleet's {@link Store} holds it: plain JSON, its times relative to the store's own clock
+ * (so that the fleet's clocks need not agree), and a `version` the store bumps at every change.
+ *
+ * **Details**
+ *
+ * - `Closed`; `Open`, a probe allowed `halfOpenIn` ms from the store's now (`null`: never, as after
+ *   {@link Breaker.isolate} or a `halfOpenAfter` that stopped); `HalfOpen`, with the `probes` in flight in the
+ *   fleet (their leases unexpired) and the `successes` reported so far.
+ * - A store that holds nothing answers `{ _tag: 'Closed', version: 0 }`.
  *
  * @example
  * import type { StoredState } from 'fp-ts-retry/Breaker'
  *
- * const stored: StoredState = { _tag: 'Open', since: 1_700_000_000_000, halfOpenAt: 1_700_000_005_000 }
+ * const stored: StoredState = { _tag: 'Open', version: 3, halfOpenIn: 5_000 }
  *
  * @category model
  * @since 0.2.0
  */
 export type StoredState =
-  | { readonly _tag: 'Closed'; readonly since: number }
-  | { readonly _tag: 'Open'; readonly since: number; readonly halfOpenAt: number | null }
+  | { readonly _tag: 'Closed'; readonly version: number }
+  | { readonly _tag: 'Open'; readonly version: number; readonly halfOpenIn: number | null }
+  | { readonly _tag: 'HalfOpen'; readonly version: number; readonly probes: number; readonly successes: number }
 
 /**
- * Where a fleet keeps the state of one breaker (a key in the Redis that holds the retry budget, say), so that when
- * one process opens the circuit the others stop calling too.
+ * A change a breaker asks its {@link Store} to make, in one atomic step.
  *
  * **Details**
  *
- * - `read()` answers the newest state written, or `undefined` when none was.
- * - `write(state)` keeps `state` if it is newer (a larger `since`) than the one held: the newest transition wins,
- *   whichever process wrote it last. In Redis, a compare-and-set in one Lua script.
- * - Either may answer with a promise. A breaker with a store reads it before each decision ({@link Breaker.enter},
- *   {@link Breaker.admitsIn}) and writes each change it makes (open, close); a store that caches its reads for a
- *   moment trades freshness for round trips.
- * - A write that fails (throws, or rejects) does not undo the change in this process, nor change what
- *   {@link guard}'s call answers: its error is thrown on its own, as a hook's is (see {@link BreakerOptions}). A
- *   read that fails makes the call fail before the action runs.
- * - Times are compared across processes: the fleet's clocks are taken to agree to within a small part of
- *   `halfOpenAfter`.
+ * - `open`: the breaker's policy opened the circuit; made only if the store is still at `version` (the one the
+ *   breaker last saw) and not open, for a probe `wait` ms later (`null`: never).
+ * - `enter`: a call wants to go. Closed: it goes. Open and its wait over: the circuit turns half-open and this
+ *   call is its first probe. Half-open: a probe permit while fewer than `probes` are in flight or succeeded, in the
+ *   whole fleet. A permit is given up `lease` ms after it was handed out if never reported (its process died).
+ * - `probed`: probe `permit` of `version` ended. A success counts toward `probes` successes, which close the
+ *   circuit; a failure opens it again, for a probe `wait` ms later. A permit given up or of another version: nothing.
+ * - `isolate`: open, with no probe ever, until `reset`; `reset`: closed.
+ *
+ * @example
+ * import type { Transition } from 'fp-ts-retry/Breaker'
+ *
+ * const ask: Transition = { _tag: 'enter', probes: 1, lease: 10_000 }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export type Transition =
+  | { readonly _tag: 'open'; readonly version: number; readonly wait: number | null }
+  | { readonly _tag: 'enter'; readonly probes: number; readonly lease: number }
+  | {
+      readonly _tag: 'probed'
+      readonly version: number
+      readonly permit: string
+      readonly ok: boolean
+      readonly probes: number
+      readonly wait: number | null
+    }
+  | { readonly _tag: 'isolate' }
+  | { readonly _tag: 'reset' }
+
+/**
+ * What a {@link Store} answers to a {@link Transition}: the state after it, and for `enter` the probe permit it
+ * handed out, if any.
+ *
+ * @example
+ * import type { StoreAnswer } from 'fp-ts-retry/Breaker'
+ *
+ * const answer: StoreAnswer = { state: { _tag: 'HalfOpen', version: 4, probes: 1, successes: 0 }, permit: '17' }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface StoreAnswer {
+  readonly state: StoredState
+  readonly permit?: string | undefined
+}
+
+/**
+ * Where a fleet keeps the state of one breaker (`RedisBreaker.store`, a key in Redis), so that when one process
+ * opens the circuit the others stop calling too, and the fleet probes a half-open circuit as one.
+ *
+ * **Details**
+ *
+ * - `read()` answers the fleet's state; `apply(transition)` makes a change in one atomic step (see
+ *   {@link Transition}) and answers the state after it. Either may answer with a promise. Times are the store's:
+ *   a Redis store reads the server's `TIME`, so the fleet's clocks need not agree.
+ * - The breaker counts its policy's outcomes in this process and keeps a local copy of the fleet's state: while
+ *   the copy is younger than `staleness` ({@link BreakerOptions}) a closed or open circuit decides without the
+ *   store; otherwise a call costs one store call (an `enter`). Probes always go through the store.
+ * - Every store call is bounded by `storeTimeout`. A call that fails or does not answer in time does not fail the
+ *   breaker's call: the breaker goes on with its local state (as a breaker without a store), and tells
+ *   `ServiceUnavailable` (`service: 'breaker store'`, `fallback: 'local'`), then `ServiceRecovered` once the store
+ *   answers again, when the fleet's state wins.
+ * - {@link memoryStore} is the reference: a Redis store behaves like it.
  *
  * @example
  * import * as Breaker from 'fp-ts-retry/Breaker'
@@ -194,7 +257,7 @@ export type StoredState =
  *
  * async function main() {
  *   const clock = TestClock.make()
- *   const store = Breaker.memoryStore()
+ *   const store = Breaker.memoryStore({ clock })
  *   const options = { threshold: 1, halfOpenAfter: Schedule.constant(5_000), clock, store }
  *   const [a, b] = [Breaker.consecutive(options), Breaker.consecutive(options)] // two processes
  *   const permit = await a.enter()
@@ -208,8 +271,8 @@ export type StoredState =
  * @since 0.2.0
  */
 export interface Store {
-  readonly read: () => StoredState | undefined | Promise<StoredState | undefined>
-  readonly write: (state: StoredState) => void | Promise<void>
+  readonly read: () => StoredState | Promise<StoredState>
+  readonly apply: (transition: Transition) => StoreAnswer | Promise<StoreAnswer>
 }
 
 /**
@@ -219,10 +282,12 @@ export interface Store {
  * **Details**
  *
  * - `state` is this process's view, as of the last decision; `metrics` the counts so far.
- * - `enter()` asks to make a call now: a {@link Permit} when it may go (closed, or the probe once `halfOpenAt`
- *   has come), `undefined` when it is refused. With a {@link Store}, it reads the store first and answers a promise.
+ * - `enter()` asks to make a call now: a {@link Permit} when it may go (closed, or a probe once `halfOpenAt` has
+ *   come), `undefined` when it is refused. With a {@link Store}, it may answer a promise.
  * - `admitsIn(ms)` answers whether a call made `ms` from now would be let through, changing nothing: closed, or
  *   open with `halfOpenAt` by then. `retrying` asks it before each sleep.
+ * - `isolate()` opens the circuit by hand, for good: no probe goes until `reset()` closes it (resilience4j's
+ *   forced open state and `reset`). Through a {@link Store}, for the whole fleet.
  * - Time is the breaker's clock's `now()`; the waits come from a `Driver` of `halfOpenAfter` started when the
  *   circuit opens and dropped when it closes, so that the next opening starts the schedule afresh.
  *
@@ -234,6 +299,10 @@ export interface Store {
  * const breaker: Breaker.Breaker = Breaker.consecutive({ threshold: 5, halfOpenAfter: Schedule.constant(1_000) })
  * assert.strictEqual(breaker.state._tag, 'Closed')
  * assert.strictEqual(breaker.admitsIn(100), true)
+ * breaker.isolate() // taken out of service by hand
+ * assert.strictEqual(breaker.admitsIn(3_600_000), false)
+ * breaker.reset()
+ * assert.strictEqual(breaker.state._tag, 'Closed')
  *
  * @category model
  * @since 0.2.0
@@ -243,6 +312,8 @@ export interface Breaker {
   readonly metrics: Metrics
   readonly enter: () => Permit | undefined | Promise<Permit | undefined>
   readonly admitsIn: (ms: number) => boolean | Promise<boolean>
+  readonly isolate: () => void | Promise<void>
+  readonly reset: () => void | Promise<void>
 }
 
 /**
@@ -254,12 +325,22 @@ export interface Breaker {
  *   delay is the wait after the circuit opens, the next the wait after a failed probe, and so on. Use
  *   `Schedule.capped` to bound the growth; a schedule that stops leaves the circuit open for good, and so does one
  *   that throws (its error is thrown on its own, as a hook's is).
+ * - `halfOpenProbes` (default 1, a whole number >= 1): how many probes may be in flight at once while half-open;
+ *   that many successes close the circuit, and the first failure opens it again. With a store, in the whole fleet.
  * - `clock` (default `Clock.live`) gives the time; give it the run's clock. `random` (default `Random.live`)
  *   draws the jitter of `halfOpenAfter`, if any.
- * - `store`: share the state with a fleet (see {@link Store}).
- * - `onStateChange`: called at every change of state (see {@link StateChange}), with the time in `to.since`. It
- *   observes: an error it throws does not undo or stop the change, and is thrown on its own once the breaker's
- *   call is over (an uncaught exception, as Node reports an error thrown by an `EventTarget` listener).
+ * - `store`: share the state with a fleet (see {@link Store}). `staleness` (ms, default 0): how old the local copy
+ *   of the fleet's state may be before a call reads the store again (0: every call that is not refused at once
+ *   costs one store call). `storeTimeout` (ms, default 100): the longest any store call is waited for, on
+ *   `clock`. `probeLease` (ms, default 10,000): how long a probe permit of the fleet lasts if its process never
+ *   reports it (it died): then another process may probe. Make it longer than a call takes.
+ * - `name`: the breaker's name in its events. `onEvent` is told `BreakerStateChanged` at every change of state
+ *   (`origin` `'local'` when this process made it, `'store'` when it was read from the fleet), and the store's
+ *   `ServiceUnavailable` and `ServiceRecovered`.
+ * - `onStateChange`: called at every change of state (see {@link StateChange}), with the time in `to.since`.
+ * - `onEvent` and `onStateChange` observe: an error they throw does not undo or stop the change, and is thrown on
+ *   its own once the breaker's call is over (an uncaught exception, as Node reports an error thrown by an
+ *   `EventTarget` listener).
  *
  * @example
  * import type { BreakerOptions } from 'fp-ts-retry/Breaker'
@@ -269,7 +350,9 @@ export interface Breaker {
  * const changes: Array<string> = []
  * const options: BreakerOptions = {
  *   halfOpenAfter: pipe(Schedule.exponential(1_000), Schedule.capped(30_000), Schedule.jittered()),
- *   onStateChange: (change) => void changes.push(`${change.from._tag} -> ${change.to._tag}`)
+ *   halfOpenProbes: 3,
+ *   name: 'payments-api',
+ *   onEvent: (event) => void changes.push(event._tag === 'BreakerStateChanged' ? `${event.from} -> ${event.to}` : event._tag)
  * }
  *
  * @category model
@@ -277,9 +360,15 @@ export interface Breaker {
  */
 export interface BreakerOptions {
   readonly halfOpenAfter: Schedule<unknown>
+  readonly halfOpenProbes?: number | undefined
   readonly clock?: Clock | undefined
   readonly random?: Random | undefined
   readonly store?: Store | undefined
+  readonly staleness?: number | undefined
+  readonly storeTimeout?: number | undefined
+  readonly probeLease?: number | undefined
+  readonly name?: string | undefined
+  readonly onEvent?: Event.Observer | undefined
   readonly onStateChange?: ((change: StateChange) => void) | undefined
 }
 
@@ -373,17 +462,29 @@ const andThen = <A, B>(value: A | Promise<A>, then: (a: A) => B | Promise<B>): B
 
 const NEVER = Number.POSITIVE_INFINITY
 
+/** The service named in the breaker's `ServiceUnavailable` and `ServiceRecovered` events. */
+const STORE = 'breaker store'
+
 /**
  * Throws `error` on its own, after the current call: what the breaker does with an error that must neither stop a
- * change half-way nor replace a call's own answer (a hook's, a schedule's, a store's), as Node does with an error
- * thrown by an `EventTarget` listener.
+ * change half-way nor replace a call's own answer (a hook's, a schedule's), as Node does with an error thrown by
+ * an `EventTarget` listener.
  */
 const throwAside = (error: unknown): void =>
   queueMicrotask(() => {
     throw error
   })
 
-/** Reports an outcome to a permit; an error of the report (the store's write) is thrown on its own. */
+/** Runs an observer; its error is thrown on its own. */
+const observe = (f: () => void): void => {
+  try {
+    f()
+  } catch (e) {
+    throwAside(e)
+  }
+}
+
+/** Reports an outcome to a permit; an error of the report is thrown on its own. */
 const tell = (report: () => void | Promise<void>): void | Promise<void> => {
   try {
     const told = report()
@@ -393,12 +494,42 @@ const tell = (report: () => void | Promise<void>): void | Promise<void> => {
   }
 }
 
+const isWait = (u: unknown): boolean => u === null || (validate.isFiniteNumber(u) && u >= 0)
+
 const isStoredState = (u: unknown): u is StoredState => {
   if (u === null || typeof u !== 'object') return false
   const s = u as Record<string, unknown>
-  if (!validate.isFiniteNumber(s.since)) return false
+  if (!validate.isCount(s.version)) return false
   if (s._tag === 'Closed') return true
-  return s._tag === 'Open' && (s.halfOpenAt === null || validate.isFiniteNumber(s.halfOpenAt))
+  if (s._tag === 'Open') return isWait(s.halfOpenIn)
+  return s._tag === 'HalfOpen' && validate.isCount(s.probes) && validate.isCount(s.successes)
+}
+
+const isStoreAnswer = (u: unknown): u is StoreAnswer =>
+  u !== null &&
+  typeof u === 'object' &&
+  isStoredState((u as StoreAnswer).state) &&
+  ((u as StoreAnswer).permit === undefined || typeof (u as StoreAnswer).permit === 'string')
+
+/** A probe permit the fleet's store handed out. */
+interface FleetProbe {
+  readonly permit: string
+  readonly version: number
+}
+
+/** The options with their defaults. */
+interface Config {
+  readonly halfOpenAfter: Schedule<unknown>
+  readonly probes: number
+  readonly clock: Clock
+  readonly random: Random | undefined
+  readonly store: Store | undefined
+  readonly staleness: number
+  readonly storeTimeout: number
+  readonly lease: number
+  readonly name: string | undefined
+  readonly onEvent: Event.Observer | undefined
+  readonly onStateChange: ((change: StateChange) => void) | undefined
 }
 
 class Circuit implements Breaker {
@@ -406,52 +537,118 @@ class Circuit implements Breaker {
   readonly counts = { successes: 0, failures: 0, rejections: 0 }
   /** Bumped at every change of state: a permit from another generation is stale. */
   private generation = 0
-  /** The time of the latest change, for comparing with the store's; the first state is older than any. */
-  private version = -NEVER
   /** The run of `halfOpenAfter` since the circuit last opened from closed. */
   private waits: Driver.Driver<unknown> | undefined
+  /** Half-open without a store's say: the probes handed out and their successes. */
+  private probesOut = 0
+  private probeSuccesses = 0
+  /** The version of the fleet's state this process last took (a store that holds nothing is at 0). */
+  private seen = 0
+  /** When the store was last asked: the local copy is fresh until `staleness` after. */
+  private askedAt = -NEVER
+  /** Store calls in flight: while the store is unavailable, a call does not wait behind one. */
+  private calling = 0
+  private readonly health: Health
 
-  constructor(
-    private readonly policy: Policy,
-    private readonly halfOpenAfter: Schedule<unknown>,
-    private readonly clock: Clock,
-    private readonly random: Random | undefined,
-    private readonly store: Store | undefined,
-    private readonly onStateChange: ((change: StateChange) => void) | undefined
-  ) {
-    this.state = { _tag: 'Closed', since: clock.now() }
+  constructor(private readonly policy: Policy, private readonly config: Config) {
+    this.state = { _tag: 'Closed', since: config.clock.now() }
+    this.health = health('breaker', STORE, 'local', config.clock.now, (event) => this.emit(event))
   }
 
   get metrics(): Metrics {
     return { ...this.counts }
   }
 
-  private change(to: State, source: StateChange['source']): void {
+  private emit(event: Event.Event): void {
+    const onEvent = this.config.onEvent
+    if (onEvent !== undefined) observe(() => onEvent(event))
+  }
+
+  private change(to: State, origin: StateChange['source']): void {
     const from = this.state
     this.state = to
     this.generation++
-    this.version = to.since
     this.policy.reset()
+    this.probesOut = 0
+    this.probeSuccesses = 0
     if (to._tag === 'Closed') this.waits = undefined
-    const hook = this.onStateChange
-    if (hook === undefined) return
+    // Observers: an error of theirs must not stop a change half-way (a half-open circuit whose probe was never
+    // handed out stays half-open for good).
+    const { onStateChange, name } = this.config
+    if (onStateChange !== undefined) observe(() => onStateChange({ from, to, source: origin }))
+    this.emit({
+      _tag: 'BreakerStateChanged',
+      source: 'breaker',
+      run: 0,
+      at: to.since,
+      from: from._tag,
+      to: to._tag,
+      origin,
+      ...(name === undefined ? {} : { name })
+    })
+  }
+
+  /**
+   * One call to the store, bounded by `storeTimeout`: its answer, or `undefined` once the breaker has told that
+   * the store failed (it then goes on with its local state).
+   */
+  private ask<A>(
+    call: (store: Store) => A | Promise<A>,
+    is: (u: unknown) => u is A,
+    what: string
+  ): A | undefined | Promise<A | undefined> {
+    const { store, clock, storeTimeout } = this.config
+    if (store === undefined) return undefined
+    this.askedAt = clock.now()
+    const failed = (error: unknown): undefined => void this.health.failed(error)
+    const answered = (answer: unknown): A | undefined => {
+      if (!is(answer)) return failed(new TypeError(`Breaker: store.${what} answered ${showValue(answer)}`))
+      this.health.answered()
+      return answer
+    }
+    let answer: A | Promise<A>
     try {
-      hook({ from, to, source })
+      answer = within(clock, storeTimeout, STORE, () => call(store))
     } catch (e) {
-      // A hook observes: its error must not stop a change half-way (a half-open circuit whose probe was never
-      // handed out stays half-open for good).
-      throwAside(e)
+      return failed(e)
+    }
+    if (!isPromise(answer)) return answered(answer)
+    this.calling++
+    return answer.then(answered, failed).finally(() => void this.calling--)
+  }
+
+  private apply(transition: Transition): StoreAnswer | undefined | Promise<StoreAnswer | undefined> {
+    return this.ask((store) => store.apply(transition), isStoreAnswer, 'apply')
+  }
+
+  /** Whether the next call should ask the store: its copy is stale, and no call is stuck on an unavailable one. */
+  private shouldAsk(now: number): boolean {
+    if (this.config.store === undefined || (this.calling > 0 && !this.health.available())) return false
+    if (now - this.askedAt >= this.config.staleness) return true
+    const state = this.state
+    return state._tag === 'HalfOpen' || (state._tag === 'Open' && now >= state.halfOpenAt)
+  }
+
+  /** Takes the fleet's state when its version is not the one this process last took. */
+  private adopt(stored: StoredState, origin: StateChange['source']): void {
+    if (stored.version === this.seen) return
+    this.seen = stored.version
+    const now = this.config.clock.now()
+    const state = this.state
+    if (stored._tag === 'Open') {
+      const halfOpenAt = stored.halfOpenIn === null ? NEVER : now + stored.halfOpenIn
+      // The same opening as this process's own: the fleet's wait wins, and nothing changed here.
+      if (state._tag === 'Open') this.state = { ...state, halfOpenAt }
+      else this.change({ _tag: 'Open', since: now, halfOpenAt }, origin)
+    } else if (stored._tag !== state._tag) {
+      this.change({ _tag: stored._tag, since: now }, origin)
     }
   }
 
-  private publish(state: StoredState): void | Promise<void> {
-    return this.store?.write(state)
-  }
-
-  private open(now: number): void | Promise<void> {
+  private open(now: number, probe: FleetProbe | undefined): void | Promise<void> {
     let wait: number
     try {
-      this.waits ??= Driver.make(this.halfOpenAfter, { start: now, random: this.random })
+      this.waits ??= Driver.make(this.config.halfOpenAfter, { start: now, random: this.config.random })
       wait = this.waits.advance(undefined, now)
     } catch (e) {
       // A schedule that throws is taken as one that stopped: the circuit opens for good rather than stay half-open
@@ -460,42 +657,38 @@ class Circuit implements Breaker {
       wait = -1
       throwAside(e)
     }
-    const halfOpenAt = wait < 0 ? NEVER : now + wait
-    this.change({ _tag: 'Open', since: now, halfOpenAt }, 'local')
-    return this.publish({ _tag: 'Open', since: now, halfOpenAt: wait < 0 ? null : halfOpenAt })
+    const seen = this.seen
+    this.change({ _tag: 'Open', since: now, halfOpenAt: wait < 0 ? NEVER : now + wait }, 'local')
+    if (this.config.store === undefined) return
+    const stored = wait < 0 ? null : wait
+    const { probes } = this.config
+    return this.publish(
+      probe === undefined
+        ? { _tag: 'open', version: seen, wait: stored }
+        : { _tag: 'probed', ...probe, ok: false, probes, wait: stored }
+    )
   }
 
-  private close(now: number): void | Promise<void> {
-    this.change({ _tag: 'Closed', since: now }, 'local')
-    return this.publish({ _tag: 'Closed', since: now })
-  }
-
-  /** Takes the fleet's state when it is newer than this process's. */
-  private adopt(stored: StoredState | undefined): void {
-    if (stored === undefined) return
-    if (!isStoredState(stored)) {
-      throw new TypeError(`Breaker: store.read answered ${showValue(stored)}, which is not a StoredState`)
-    }
-    if (!(stored.since > this.version)) return
-    if (stored._tag === 'Open') {
-      this.change({ _tag: 'Open', since: stored.since, halfOpenAt: stored.halfOpenAt ?? NEVER }, 'store')
-    } else if (this.state._tag === 'Closed') {
-      this.version = stored.since
-    } else {
-      this.change({ _tag: 'Closed', since: stored.since }, 'store')
-    }
-  }
-
-  /** Reads the store, if any, then decides synchronously: every count is made in one step. */
-  private decide<A>(decision: () => A): A | Promise<A> {
-    if (this.store === undefined) return decision()
-    return andThen(this.store.read(), (stored) => {
-      this.adopt(stored)
-      return decision()
+  /** Makes a change in the store and takes the answer; a store that fails leaves the local change alone. */
+  private publish(transition: Transition): void | Promise<void> {
+    return andThen(this.apply(transition), (answer) => {
+      if (answer !== undefined) this.adopt(answer.state, 'local')
     })
   }
 
-  private permit(): Permit {
+  private probeSucceeded(now: number, probe: FleetProbe | undefined): void | Promise<void> {
+    const locally = (): void => {
+      this.probesOut = Math.max(0, this.probesOut - 1)
+      if (++this.probeSuccesses >= this.config.probes) this.change({ _tag: 'Closed', since: now }, 'local')
+    }
+    if (probe === undefined) return locally()
+    const { probes } = this.config
+    return andThen(this.apply({ _tag: 'probed', ...probe, ok: true, probes, wait: null }), (answer) =>
+      answer === undefined ? locally() : this.adopt(answer.state, 'local')
+    )
+  }
+
+  private permit(probe?: FleetProbe): Permit {
     const generation = this.generation
     let reported = false
     const report = (succeeded: boolean): void | Promise<void> => {
@@ -504,36 +697,103 @@ class Circuit implements Breaker {
       if (succeeded) this.counts.successes++
       else this.counts.failures++
       if (generation !== this.generation) return
-      const now = this.clock.now()
-      if (this.state._tag === 'HalfOpen') return succeeded ? this.close(now) : this.open(now)
+      const now = this.config.clock.now()
+      if (this.state._tag === 'HalfOpen') return succeeded ? this.probeSucceeded(now, probe) : this.open(now, probe)
       if (succeeded) this.policy.success(now)
-      else if (this.policy.failure(now)) return this.open(now)
+      else if (this.policy.failure(now)) return this.open(now, undefined)
     }
     return { onSuccess: () => report(true), onFailure: () => report(false) }
   }
 
-  readonly enter = (): Permit | undefined | Promise<Permit | undefined> =>
-    this.decide(() => {
-      const state = this.state
-      if (state._tag === 'Closed') return this.permit()
-      if (state._tag === 'Open') {
-        const now = this.clock.now()
-        if (now >= state.halfOpenAt) {
-          this.change({ _tag: 'HalfOpen', since: now }, 'local')
-          return this.permit()
-        }
+  private refuse(): undefined {
+    this.counts.rejections++
+    return undefined
+  }
+
+  /** The decision of a breaker without a store, or whose store did not answer. */
+  private enterLocally(): Permit | undefined {
+    const state = this.state
+    if (state._tag === 'Closed') return this.permit()
+    const now = this.config.clock.now()
+    if (state._tag === 'Open') {
+      if (now < state.halfOpenAt) return this.refuse()
+      this.change({ _tag: 'HalfOpen', since: now }, 'local')
+    } else if (this.probesOut + this.probeSuccesses >= this.config.probes) {
+      return this.refuse()
+    }
+    this.probesOut++
+    return this.permit()
+  }
+
+  readonly enter = (): Permit | undefined | Promise<Permit | undefined> => {
+    const { clock, probes, lease } = this.config
+    if (!this.shouldAsk(clock.now())) return this.enterLocally()
+    return andThen(this.apply({ _tag: 'enter', probes, lease }), (answer) => {
+      if (answer === undefined) return this.enterLocally()
+      const { state, permit } = answer
+      if (permit === undefined) {
+        this.adopt(state, 'store')
+        return state._tag === 'Closed' ? this.permit() : this.refuse()
       }
-      this.counts.rejections++
-      return undefined
+      // This process's call is a probe of the fleet's.
+      this.seen = state.version
+      if (this.state._tag !== 'HalfOpen') this.change({ _tag: 'HalfOpen', since: clock.now() }, 'local')
+      return this.permit({ permit, version: state.version })
     })
+  }
 
   readonly admitsIn = (ms: number): boolean | Promise<boolean> => {
     validate.duration('Breaker.admitsIn', 'ms', ms)
-    return this.decide(() => {
+    const decide = (): boolean => {
       const state = this.state
-      return state._tag === 'Closed' || (state._tag === 'Open' && this.clock.now() + ms >= state.halfOpenAt)
-    })
+      return state._tag === 'Closed' || (state._tag === 'Open' && this.config.clock.now() + ms >= state.halfOpenAt)
+    }
+    if (!this.shouldAsk(this.config.clock.now())) return decide()
+    return andThen(
+      this.ask((store) => store.read(), isStoredState, 'read'),
+      (stored) => {
+        if (stored !== undefined) this.adopt(stored, 'store')
+        return decide()
+      }
+    )
   }
+
+  readonly isolate = (): void | Promise<void> => {
+    this.waits = undefined
+    this.change({ _tag: 'Open', since: this.config.clock.now(), halfOpenAt: NEVER }, 'local')
+    return this.config.store === undefined ? undefined : this.publish({ _tag: 'isolate' })
+  }
+
+  readonly reset = (): void | Promise<void> => {
+    if (this.state._tag !== 'Closed') this.change({ _tag: 'Closed', since: this.config.clock.now() }, 'local')
+    return this.config.store === undefined ? undefined : this.publish({ _tag: 'reset' })
+  }
+}
+
+const wholeAtLeastOne = (where: string, name: string, value: number): number =>
+  validate.that(where, name, 'a whole number >= 1', (n) => validate.isCount(n) && n >= 1, value)
+
+const rate = (where: string, value: number): number =>
+  validate.that(where, 'failureRate', 'a number in (0, 1]', (r) => validate.isDuration(r) && r > 0 && r <= 1, value)
+
+const build = (where: string, policy: Policy, options: BreakerOptions): Breaker => {
+  const clock = options.clock ?? LiveClock.live
+  const ms = (name: string, value: number | undefined, fallback: number): number =>
+    value === undefined ? fallback : validate.duration(where, name, value)
+  const name = options.name === undefined ? undefined : validate.string(where, 'name', options.name)
+  return new Circuit(policy, {
+    halfOpenAfter: options.halfOpenAfter,
+    probes: options.halfOpenProbes === undefined ? 1 : wholeAtLeastOne(where, 'halfOpenProbes', options.halfOpenProbes),
+    clock,
+    random: options.random,
+    store: options.store,
+    staleness: ms('staleness', options.staleness, 0),
+    storeTimeout: ms('storeTimeout', options.storeTimeout, 100),
+    lease: ms('probeLease', options.probeLease, 10_000),
+    name,
+    onEvent: options.onEvent,
+    onStateChange: options.onStateChange
+  })
 }
 
 const checkOptions = (where: string, options: BreakerOptions): void => {
@@ -541,27 +801,15 @@ const checkOptions = (where: string, options: BreakerOptions): void => {
   validate.schedule(where, 'halfOpenAfter', options.halfOpenAfter)
   validate.services(where, 'options', { clock: options.clock, random: options.random })
   if (options.onStateChange !== undefined) validate.callable(where, 'onStateChange', options.onStateChange)
+  if (options.onEvent !== undefined) validate.callable(where, 'onEvent', options.onEvent)
   const store = options.store as unknown as Record<string, unknown> | null | undefined
   if (
     store !== undefined &&
-    (store === null || typeof store.read !== 'function' || typeof store.write !== 'function')
+    (store === null || typeof store.read !== 'function' || typeof store.apply !== 'function')
   ) {
-    throw new TypeError(`${where}: store must have read and write functions, received ${showValue(options.store)}`)
+    throw new TypeError(`${where}: store must have read and apply functions, received ${showValue(options.store)}`)
   }
 }
-
-const wholeAtLeastOne = (where: string, name: string, value: number): number =>
-  validate.that(where, name, 'a whole number >= 1', (n) => validate.isCount(n) && n >= 1, value)
-
-const build = (policy: Policy, options: BreakerOptions): Breaker =>
-  new Circuit(
-    policy,
-    options.halfOpenAfter,
-    options.clock ?? LiveClock.live,
-    options.random,
-    options.store,
-    options.onStateChange
-  )
 
 // -------------------------------------------------------------------------------------
 // constructors
@@ -604,6 +852,7 @@ export const consecutive = (options: ConsecutiveOptions): Breaker => {
   const threshold = wholeAtLeastOne(where, 'threshold', options.threshold)
   let failures = 0
   return build(
+    where,
     {
       success: () => {
         failures = 0
@@ -659,13 +908,7 @@ export const sampling = (options: SamplingOptions): Breaker => {
   const { window, failureRate } = options
   validate.that(where, 'window', 'a finite number > 0', (w) => validate.isDuration(w) && w > 0, window)
   const minThroughput = wholeAtLeastOne(where, 'minThroughput', options.minThroughput)
-  validate.that(
-    where,
-    'failureRate',
-    'a number in (0, 1]',
-    (r) => validate.isDuration(r) && r > 0 && r <= 1,
-    failureRate
-  )
+  rate(where, failureRate)
   // The outcomes in the window, oldest first, from `head` on.
   let times: Array<number> = []
   let failed: Array<boolean> = []
@@ -691,6 +934,7 @@ export const sampling = (options: SamplingOptions): Breaker => {
     if (isFailure) failures++
   }
   return build(
+    where,
     {
       success: (now) => record(false, now),
       failure: (now) => {
@@ -710,27 +954,178 @@ export const sampling = (options: SamplingOptions): Breaker => {
 }
 
 /**
- * A {@link Store} in memory: the newest state written wins. For tests, for breakers shared by workers of one
- * process, and as the reference a Redis store must behave like.
+ * Options of {@link count}.
+ *
+ * **Details**
+ *
+ * - `size`: how many of the last calls count (a whole number >= 1), resilience4j's `slidingWindowSize`.
+ * - `minimumCalls` (default `size`): a whole number in `[1, size]`; with fewer outcomes in the window the circuit
+ *   never opens (resilience4j's `minimumNumberOfCalls`).
+ * - `failureRate`: in `(0, 1]`; the circuit opens when a failure brings the window's share of failures to it or
+ *   above.
+ *
+ * @example
+ * import type { CountOptions } from 'fp-ts-retry/Breaker'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ *
+ * // resilience4j's defaults: half of the last 100 calls
+ * const options: CountOptions = { size: 100, failureRate: 0.5, halfOpenAfter: Schedule.constant(60_000) }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface CountOptions extends BreakerOptions {
+  readonly size: number
+  readonly minimumCalls?: number | undefined
+  readonly failureRate: number
+}
+
+/**
+ * A breaker that opens when, among the last `size` outcomes (and at least `minimumCalls` of them), the share of
+ * failures reaches `failureRate`: resilience4j's count-based sliding window.
+ *
+ * **Details**
+ *
+ * - The window holds the last `size` outcomes in a ring: each new one pushes out the oldest. Time plays no part:
+ *   for a window in time, see {@link sampling}.
+ * - It is checked when a failure is reported. Closing the circuit empties the window.
+ * - `size` and `minimumCalls` must be whole numbers (`1 <= minimumCalls <= size`), `failureRate` in `(0, 1]`:
+ *   anything else is a `RangeError` naming the argument.
  *
  * @example
  * import * as Breaker from 'fp-ts-retry/Breaker'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
  * import * as assert from 'assert'
  *
- * const store = Breaker.memoryStore()
- * store.write({ _tag: 'Open', since: 2_000, halfOpenAt: 7_000 })
- * store.write({ _tag: 'Closed', since: 1_000 }) // older: ignored
- * assert.deepStrictEqual(store.read(), { _tag: 'Open', since: 2_000, halfOpenAt: 7_000 })
+ * const breaker = Breaker.count({ size: 4, failureRate: 0.5, halfOpenAfter: Schedule.constant(1_000) })
+ * const report = (ok: boolean) => { const p = breaker.enter() as Breaker.Permit; ok ? p.onSuccess() : p.onFailure() }
+ * report(false)
+ * report(true)
+ * report(false) // 3 outcomes: fewer than the 4 it needs
+ * assert.strictEqual(breaker.state._tag, 'Closed')
+ * report(false) // 3 of the last 4 failed
+ * assert.strictEqual(breaker.state._tag, 'Open')
  *
  * @category constructors
  * @since 0.2.0
  */
-export const memoryStore = (): Store => {
-  let held: StoredState | undefined
+export const count = (options: CountOptions): Breaker => {
+  const where = 'Breaker.count'
+  checkOptions(where, options)
+  const size = wholeAtLeastOne(where, 'size', options.size)
+  const minimumCalls = validate.that(
+    where,
+    'minimumCalls',
+    `a whole number in [1, size = ${size}]`,
+    (n) => validate.isCount(n) && n >= 1 && n <= size,
+    options.minimumCalls ?? size
+  )
+  const failureRate = rate(where, options.failureRate)
+  // The last `calls` outcomes (1 a failure), the oldest at `next` once the ring is full.
+  const ring = new Uint8Array(size)
+  let next = 0
+  let calls = 0
+  let failures = 0
+  const record = (failed: number): void => {
+    if (calls === size) failures -= ring[next]
+    else calls++
+    ring[next] = failed
+    failures += failed
+    next = next + 1 === size ? 0 : next + 1
+  }
+  return build(
+    where,
+    {
+      success: () => record(0),
+      failure: () => {
+        record(1)
+        return calls >= minimumCalls && failures / calls >= failureRate
+      },
+      reset: () => {
+        ring.fill(0)
+        next = calls = failures = 0
+      }
+    },
+    options
+  )
+}
+
+/**
+ * A {@link Store} in memory: the reference of the fleet's state machine (a Redis store behaves like it), for tests
+ * and for breakers shared by workers of one process. Its time is `options.clock`'s (default `Clock.live`).
+ *
+ * @example
+ * import * as Breaker from 'fp-ts-retry/Breaker'
+ * import * as TestClock from 'fp-ts-retry/TestClock'
+ * import * as assert from 'assert'
+ *
+ * const clock = TestClock.make()
+ * const store = Breaker.memoryStore({ clock })
+ * store.apply({ _tag: 'open', version: 0, wait: 5_000 })
+ * store.apply({ _tag: 'open', version: 0, wait: 9_000 }) // already open: nothing
+ * assert.deepStrictEqual(store.read(), { _tag: 'Open', version: 1, halfOpenIn: 5_000 })
+ * assert.strictEqual(store.apply({ _tag: 'enter', probes: 1, lease: 1_000 }).permit, undefined) // open: no probe yet
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const memoryStore = (options: { readonly clock?: Clock | undefined } = {}): Store => {
+  validate.object('Breaker.memoryStore', 'options', options)
+  validate.services('Breaker.memoryStore', 'options', { clock: options.clock })
+  const clock = options.clock ?? LiveClock.live
+  let tag: StoredState['_tag'] = 'Closed'
+  let version = 0
+  /** When the open circuit lets a probe through (`null`: never). */
+  let halfOpenAt: number | null = null
+  let successes = 0
+  let issued = 0
+  /** The probe permits in flight, with the time each lease runs out. */
+  let permits = new Map<string, number>()
+  const become = (to: StoredState['_tag'], at: number | null): void => {
+    tag = to
+    version++
+    halfOpenAt = at
+    successes = 0
+    permits = new Map()
+  }
+  const view = (now: number): StoredState => {
+    for (const [permit, until] of permits) if (until <= now) permits.delete(permit)
+    if (tag === 'Closed') return { _tag: 'Closed', version }
+    if (tag === 'HalfOpen') return { _tag: 'HalfOpen', version, probes: permits.size, successes }
+    return { _tag: 'Open', version, halfOpenIn: halfOpenAt === null ? null : Math.max(0, halfOpenAt - now) }
+  }
+  const after = (now: number, wait: number | null): number | null => (wait === null ? null : now + wait)
   return {
-    read: () => held,
-    write: (state) => {
-      if (held === undefined || state.since > held.since) held = state
+    read: () => view(clock.now()),
+    apply: (transition) => {
+      const now = clock.now()
+      view(now) // gives up the expired leases
+      let permit: string | undefined
+      switch (transition._tag) {
+        case 'open':
+          if (version === transition.version && tag !== 'Open') become('Open', after(now, transition.wait))
+          break
+        case 'enter':
+          if (tag === 'Open' && halfOpenAt !== null && now >= halfOpenAt) become('HalfOpen', null)
+          if (tag === 'HalfOpen' && permits.size + successes < transition.probes) {
+            permit = String(++issued)
+            permits.set(permit, now + transition.lease)
+          }
+          break
+        case 'probed':
+          if (tag === 'HalfOpen' && version === transition.version && permits.delete(transition.permit)) {
+            if (!transition.ok) become('Open', after(now, transition.wait))
+            else if (++successes >= transition.probes) become('Closed', null)
+          }
+          break
+        case 'isolate':
+          become('Open', null)
+          break
+        case 'reset':
+          become('Closed', null)
+          break
+      }
+      return { state: view(now), permit }
     }
   }
 }

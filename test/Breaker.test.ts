@@ -5,6 +5,8 @@ import type { TaskEither } from 'fp-ts/TaskEither'
 import * as TE from 'fp-ts/TaskEither'
 import * as Breaker from '../src/Breaker'
 import * as Budget from '../src/Budget'
+import type * as Event from '../src/Event'
+import { isPromise } from '../src/internal/promise'
 import type { Clock } from '../src/Clock'
 import * as Random from '../src/Random'
 import { retrying, retryingReaderTaskEither, retryingWithContext, type StopReason } from '../src/Retry'
@@ -252,7 +254,7 @@ describe('Breaker', () => {
       const store = { read: () => undefined } as unknown as Breaker.Store
       throwsTypeError(
         () => Breaker.consecutive({ threshold: 1, halfOpenAfter, store }),
-        /store must have read and write functions/
+        /store must have read and apply functions/
       )
     })
 
@@ -576,55 +578,105 @@ describe('Breaker', () => {
   })
 
   // Issue 18, defect 10: the store's failing write replaced the action's own rejection (and a success's answer).
-  describe('a store whose write fails', () => {
+  // Issue 20: it was then thrown aside, an uncaught exception that stops a Node process: a Redis outage would have
+  // stopped every service. Now the breaker goes on locally and says so.
+  describe('a store that fails', () => {
     const storeError = new Error('store down')
-    const stores: ReadonlyArray<readonly [string, Breaker.Store]> = [
-      ['by promise', { read: () => undefined, write: () => Promise.reject(storeError) }],
-      [
-        'at once',
-        {
-          read: () => undefined,
-          write: () => {
-            throw storeError
-          }
-        }
-      ]
-    ]
+    const failing = (how: 'by promise' | 'at once' | 'never'): Breaker.Store => {
+      const fail = (): never => {
+        throw storeError
+      }
+      const answer = <A>(): Promise<A> =>
+        how === 'by promise' ? Promise.reject(storeError) : how === 'never' ? new Promise<A>(() => undefined) : fail()
+      return { read: answer, apply: answer }
+    }
+    const cases = ['by promise', 'at once', 'never'] as const
 
-    it.each(stores)(
-      'should reject with the action’s own error, the store’s thrown on its own (a write that fails %s)',
-      async (_, store) => {
-        const breaker = Breaker.consecutive({
-          threshold: 1,
-          halfOpenAfter: constant(100),
-          clock: TestClock.make(),
-          store
-        })
+    const setup = (how: (typeof cases)[number]) => {
+      const clock = TestClock.make()
+      const events: Array<Event.Event> = []
+      const breaker = Breaker.consecutive({
+        threshold: 1,
+        halfOpenAfter: constant(100),
+        clock,
+        store: failing(how),
+        storeTimeout: 50,
+        name: 'db',
+        onEvent: (e) => void events.push(e)
+      })
+      /** Runs `f` with the clock moved past the store's bound, as often as a call waits on it. */
+      const run = async <A>(f: () => Promise<A>): Promise<A> => {
+        const p = f()
+        p.catch(() => undefined) // handled by the caller, once the clock has moved
+        if (how === 'never') while (clock.pending > 0) await clock.next('timeout')
+        return p
+      }
+      return { clock, events, breaker, run }
+    }
+
+    it.each(cases)(
+      'should reject with the action’s own error, throw nothing aside, open locally and tell ServiceUnavailable (a store that fails %s)',
+      async (how) => {
+        const { events, breaker, run } = setup(how)
         const boom = new Error('boom')
         const guarded = pipe(
           (() => Promise.reject(boom)) as TaskEither<string, string>,
           Breaker.guard(breaker, () => OPEN)
         )
-        const errors = await thrownAside(() => expect(guarded()).rejects.toBe(boom))
-        deepStrictEqual(errors, [storeError])
+        const errors = await thrownAside(() => expect(run(guarded)).rejects.toBe(boom))
+        deepStrictEqual(errors, [])
         strictEqual(breaker.state._tag, 'Open')
+        deepStrictEqual(
+          events.map((e) => e._tag),
+          ['ServiceUnavailable', 'BreakerStateChanged']
+        )
+        expect(events[0]).toMatchObject({ source: 'breaker', run: 0, service: 'breaker store', fallback: 'local' })
+        expect(events[1]).toMatchObject({ from: 'Closed', to: 'Open', origin: 'local', name: 'db', source: 'breaker' })
       }
     )
 
-    it.each(stores)('should answer the action’s own result (a write that fails %s)', async (_, store) => {
-      const breaker = Breaker.consecutive({
-        threshold: 1,
-        halfOpenAfter: constant(100),
-        clock: TestClock.make(),
-        store
-      })
+    it.each(cases)('should answer the action’s own result (a store that fails %s)', async (how) => {
+      const { breaker, run } = setup(how)
       const guarded = pipe(
         (() => Promise.resolve(E.left('503'))) as TaskEither<string, string>,
         Breaker.guard(breaker, () => OPEN)
       )
-      const errors = await thrownAside(async () => deepStrictEqual(await guarded(), E.left('503')))
-      deepStrictEqual(errors, [storeError])
+      const errors = await thrownAside(async () => deepStrictEqual(await run(guarded), E.left('503')))
+      deepStrictEqual(errors, [])
       strictEqual(breaker.state._tag, 'Open')
+    })
+
+    it('should wait no longer than storeTimeout on a store that never answers, and tell ServiceRecovered once it does', async () => {
+      const clock = TestClock.make()
+      const events: Array<string> = []
+      let down = true
+      const memory = Breaker.memoryStore({ clock })
+      const store: Breaker.Store = {
+        read: () => (down ? new Promise<never>(() => undefined) : memory.read()),
+        apply: (t) => (down ? new Promise<never>(() => undefined) : memory.apply(t))
+      }
+      const breaker = Breaker.consecutive({
+        threshold: 2,
+        halfOpenAfter: constant(100),
+        clock,
+        store,
+        storeTimeout: 30,
+        onEvent: (e) => void events.push(`${e._tag}@${e.at}`)
+      })
+      const entered = breaker.enter()
+      await clock.advance(29)
+      strictEqual(clock.pending, 1) // still waiting on the store
+      await clock.advance(1)
+      const permit = (await entered) as Breaker.Permit // decided locally: closed
+      strictEqual(permit !== undefined, true)
+      // a call while the one stuck store call is pending does not wait behind it
+      const second = breaker.enter()
+      strictEqual(isPromise(second), true)
+      await clock.advance(30)
+      strictEqual((await second) !== undefined, true)
+      down = false
+      strictEqual((await breaker.enter()) !== undefined, true)
+      deepStrictEqual(events, ['ServiceUnavailable@30', 'ServiceRecovered@60'])
     })
   })
 
@@ -808,7 +860,7 @@ describe('Breaker', () => {
   describe('store', () => {
     it('should let a fleet share the state: one process opens, the others refuse; a successful probe closes them all', async () => {
       const clock = TestClock.make()
-      const store = Breaker.memoryStore()
+      const store = Breaker.memoryStore({ clock })
       const changes: Array<string> = []
       const make = (name: string): Breaker.Breaker =>
         Breaker.consecutive({
@@ -821,14 +873,15 @@ describe('Breaker', () => {
       const a = make('a')
       const b = make('b')
       for (let i = 0; i < 2; i++) await (await a.enter())?.onFailure()
-      deepStrictEqual(store.read(), { _tag: 'Open', since: 0, halfOpenAt: 1_000 })
+      deepStrictEqual(store.read(), { _tag: 'Open', version: 1, halfOpenIn: 1_000 })
       strictEqual(await b.enter(), undefined)
       strictEqual(await b.admitsIn(999), false)
       strictEqual(await b.admitsIn(1_000), true)
       await clock.advance(1_000)
       const probe = await b.enter() // b probes, and its success closes the fleet
+      strictEqual(await a.enter(), undefined) // one probe in the fleet at a time
       await probe?.onSuccess()
-      deepStrictEqual(store.read(), { _tag: 'Closed', since: 1_000 })
+      deepStrictEqual(store.read(), { _tag: 'Closed', version: 3 })
       // a, still open here, reads the newer closed state before deciding: let through, not probing
       strictEqual((await a.enter()) !== undefined, true)
       strictEqual(a.state._tag, 'Closed')
@@ -836,6 +889,7 @@ describe('Breaker', () => {
         'a:Open@0/local',
         'b:Open@0/store',
         'b:HalfOpen@1000/local',
+        'a:HalfOpen@1000/store',
         'b:Closed@1000/local',
         'a:Closed@1000/store'
       ])

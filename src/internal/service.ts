@@ -1,0 +1,64 @@
+/**
+ * Calls to a shared service (a breaker's store, a budget or a limiter kept in Redis): each bounded by a deadline,
+ * whatever client the user passed, and its outages told once as events, not thrown.
+ *
+ * The style guide's rule, written once: every call to a server has a deadline; when a shared service is gone, the
+ * work it guards goes on by a documented local rule and says so.
+ *
+ * @internal
+ */
+import type { Clock } from '../Clock'
+import type { Observer, Source } from '../Event'
+import { isPromise } from './promise'
+
+/** What a call that did not answer within its bound rejects with. */
+export class ServiceTimeout extends Error {
+  constructor(readonly service: string, readonly ms: number) {
+    super(`${service} did not answer within ${ms} ms`)
+    this.name = 'ServiceTimeout'
+  }
+}
+
+/**
+ * `value` if it settles within `ms` on `clock`, else a rejection with {@link ServiceTimeout}. A plain value (or a
+ * throw) comes back at once and arms no timer; the timer is dropped as soon as the promise settles.
+ */
+export const within = <A>(clock: Clock, ms: number, service: string, call: () => A | Promise<A>): A | Promise<A> => {
+  const value = call()
+  if (!isPromise(value)) return value
+  const controller = new AbortController()
+  const timer = clock.sleep(ms, controller.signal, 'timeout').then(() => {
+    if (!controller.signal.aborted) throw new ServiceTimeout(service, ms)
+  })
+  return Promise.race([value, timer as Promise<never>]).finally(() => controller.abort())
+}
+
+/** Whether a service answers, as last seen; tells `ServiceUnavailable` and `ServiceRecovered` once per change. */
+export interface Health {
+  readonly available: () => boolean
+  readonly failed: (error: unknown) => void
+  readonly answered: () => void
+}
+
+export const health = (
+  source: Source,
+  service: string,
+  fallback: string,
+  now: () => number,
+  tell: Observer | undefined
+): Health => {
+  let available = true
+  return {
+    available: () => available,
+    failed: (error) => {
+      if (!available) return
+      available = false
+      tell?.({ _tag: 'ServiceUnavailable', source, run: 0, at: now(), service, fallback, error })
+    },
+    answered: () => {
+      if (available) return
+      available = true
+      tell?.({ _tag: 'ServiceRecovered', source, run: 0, at: now(), service })
+    }
+  }
+}
