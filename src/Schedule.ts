@@ -28,6 +28,7 @@ import type * as model from './internal/model'
 import { showValue } from './internal/show'
 import * as validate from './internal/validate'
 import * as Random from './Random'
+import type { RetryStatus } from './RetryStatus'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -1025,7 +1026,7 @@ export const truncatedBinaryExponential = (options: {
  * @category constructors
  * @since 0.1.0
  */
-export const fromPolicy = (policy: (status: model.RetryStatus) => Option<number>): Schedule<unknown> => {
+export const fromPolicy = (policy: (status: RetryStatus) => Option<number>): Schedule<unknown> => {
   validate.callable('Schedule.fromPolicy', 'policy', policy)
   const where = 'Schedule.fromPolicy: the policy'
   return build({
