@@ -92,8 +92,9 @@ describe('Clock', () => {
 
     it('sleeps on one signal that end one by one should each leave, the last removing the listener', async () => {
       const controller = new AbortController()
+      // far enough apart that one timer's callback cannot find both due (it wakes whatever is)
       const first = Clock.live.sleep(1, controller.signal)
-      const second = Clock.live.sleep(2, controller.signal)
+      const second = Clock.live.sleep(50, controller.signal)
       deepStrictEqual(getEventListeners(controller.signal, 'abort').length, 1)
       await first
       deepStrictEqual(getEventListeners(controller.signal, 'abort').length, 1)
@@ -161,6 +162,24 @@ describe('Clock', () => {
         deepStrictEqual(slept.done(), true)
         expect(Math.max(...delays)).toBeLessThanOrEqual(MAX_TIMER)
         deepStrictEqual(delays, [MAX_TIMER, 5_001])
+      })
+
+      // Issue 18: a Node timer per sleep weighed about 200 bytes of every run waiting out its backoff.
+      it('1,000 concurrent sleeps should share one timer, wake in deadline order, and leave no timer', async () => {
+        const timers = trackTimers()
+        const controller = new AbortController()
+        const woke: Array<number> = []
+        // armed latest deadline first, so that each new sleep is due before every earlier one
+        const sleeps = Array.from({ length: 1_000 }, (_, i) =>
+          Clock.live.sleep(1_000 - i, i === 500 ? controller.signal : undefined).then(() => woke.push(1_000 - i))
+        )
+        deepStrictEqual(timers.live(), 1)
+        controller.abort()
+        await clock.tickAsync(1_000)
+        await Promise.all(sleeps)
+        const rest = Array.from({ length: 1_000 }, (_, i) => i + 1).filter((ms) => ms !== 500)
+        deepStrictEqual(woke, [500, ...rest])
+        deepStrictEqual(timers.live(), 0)
       })
 
       it('should top up a timer that fires before the deadline by now()', async () => {

@@ -3,15 +3,15 @@
  * of every request in flight during an outage.
  *
  * 20,000 runs start at once; each first attempt fails and each run goes to sleep for exponential(60 s) ∩
- * recurs(3). Once every run has armed its timer, `gc()` and the heap is read: the growth over the heap read (after
- * `gc()`) before the runs started, divided by the runs, is the heap per pending run. Two rows: no signal, and an
+ * recurs(3). Once every first attempt is made and the runs have armed their timers, `gc()` and the heap is read: the
+ * growth over the heap read (after `gc()`) before the runs started, divided by the runs, is the heap per pending run. Two rows: no signal, and an
  * `AbortSignal` per run (the controllers are made before the first reading: a service has one per request anyway,
  * so only what a library hangs on it counts). The floor is the loop a careful human writes: an async function that
  * awaits the action and a `setTimeout` promise (with the signal, one that an abort ends).
  *
- * Ending: every timer of 60 s armed while the runs start is recorded (through a wrapper of the global
- * `setTimeout` that writes into slots allocated before the first reading), and cleared once measured; with a
- * signal, the runs are aborted first and awaited. The heap after that is reported, to show that nothing stays.
+ * Ending: the callbacks of the timers armed while the runs start are recorded (through a wrapper of the global
+ * `setTimeout` that writes into slots allocated before the first reading); once measured, the runs are aborted (with
+ * a signal) and run out at once (see `fastForward`), so that no timer and no run outlives the scenario.
  */
 import * as Effect3 from 'effect'
 import { pipe } from 'fp-ts/function'
@@ -42,8 +42,6 @@ interface PendingEntry {
   readonly signalled?: Start
   readonly noSignal?: string
   readonly note?: string
-  /** Ends the runs that clearing their timers leaves in the library's keeping (Effect 3 keeps its root fibers). */
-  readonly end?: () => Promise<void>
 }
 
 interface Skipped {
@@ -54,8 +52,10 @@ interface Skipped {
 
 const left: Either<Error, number> = { _tag: 'Left', left: failure }
 /** Every run's first attempt fails at once; the runs never get to a second one. */
-const failing = (): Promise<Either<Error, number>> => Promise.resolve(left)
-const rejecting = (): Promise<number> => Promise.reject(failure)
+/** Attempts made since the measurement began: every run's first attempt made means every run is going to sleep. */
+let attempts = 0
+export const failing = (): Promise<Either<Error, number>> => (attempts++, Promise.resolve(left))
+const rejecting = (): Promise<number> => (attempts++, Promise.reject(failure))
 
 /** The floor's sleep: a promise and a timer; with a signal, an abort clears the timer and ends the sleep. */
 const sleep = (ms: number, signal: AbortSignal | undefined): Promise<void> =>
@@ -168,7 +168,7 @@ const entriesOf = (peers: Peers): { readonly entries: ReadonlyArray<PendingEntry
   }
 
   {
-    const { Effect, Fiber, Schedule: S } = Effect3
+    const { Effect, Schedule: S } = Effect3
     const program = Effect.retry(Effect.tryPromise({ try: rejecting, catch: (e) => e as Error }), {
       schedule: S.exponential(`${BASE} millis`, 2),
       times: RETRIES
@@ -177,9 +177,7 @@ const entriesOf = (peers: Peers): { readonly entries: ReadonlyArray<PendingEntry
       name: 'effect 3',
       pkg: 'effect',
       plain: () => Effect.runPromise(program),
-      signalled: (signal) => Effect.runPromise(program, { signal }),
-      // Read first, then interrupted: a fiber that interrupts the roots is one of them.
-      end: () => Effect.runPromise(Fiber.interruptAll(Effect.runSync(Fiber.roots)))
+      signalled: (signal) => Effect.runPromise(program, { signal })
     })
   }
   return { entries, skipped }
@@ -195,8 +193,6 @@ const gc = (): void => {
 
 const aborted = new Error('pendingRuns: measured')
 
-const ignore = (): void => undefined
-
 const heapUsed = (): number => process.memoryUsage().heapUsed
 
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
@@ -204,69 +200,80 @@ const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve)
 interface Measured {
   /** Heap per pending run, in bytes. */
   readonly perRun: number
-  /** Heap per run left once the runs were ended, in bytes. */
-  readonly leftPerRun: number
 }
 
 /**
- * Starts `RUNS` runs, waits until each has armed its backoff timer, reads the heap after `gc()`, then ends them.
+ * Starts `RUNS` runs, waits until each has made its first attempt and gone to sleep, reads the heap after `gc()`,
+ * then ends them all.
  */
-export const measurePending = async (
-  start: Start,
-  withSignal: boolean,
-  end: (() => Promise<void>) | undefined,
-  runs = RUNS
-): Promise<Measured> => {
+export const measurePending = async (start: Start, withSignal: boolean, runs = RUNS): Promise<Measured> => {
   // Everything the measurement itself keeps is allocated before the first reading.
   const pending: Array<Promise<unknown> | undefined> = new Array<undefined>(runs).fill(undefined)
-  const timers: Array<ReturnType<typeof setTimeout> | undefined> = new Array<undefined>(runs).fill(undefined)
-  gc()
-  // What the run leaves is read against this: the controllers are dropped before that reading.
-  const empty = heapUsed()
-  let controllers = withSignal ? Array.from({ length: runs }, () => new AbortController()) : undefined
+  const callbacks: Array<(() => void) | undefined> = new Array<undefined>(runs).fill(undefined)
+  const controllers = withSignal ? Array.from({ length: runs }, () => new AbortController()) : undefined
   // Node makes a controller's signal when it is first read: read here, so that the signal is not counted as the run's.
-  let signals = controllers?.map((c) => c.signal)
+  const signals = controllers?.map((c) => c.signal)
+  // The timers armed while the runs start (ours arms one for all), kept to be fired when the runs are ended.
   let armed = 0
+  let calls = 0
   const original = globalThis.setTimeout
-  const recording = ((f: (...args: Array<unknown>) => void, ms?: number, ...args: Array<unknown>) => {
-    const timer = original(f, ms, ...args)
-    // Only the backoff's timers (ours asks for the time left to its deadline, a fraction of a ms under BASE): a
-    // library's scheduler may take short ones of its own (Effect's yields).
-    if (ms !== undefined && ms >= BASE / 2 && armed < runs) timers[armed++] = timer
+  const recording = ((f: () => void, ms?: number) => {
+    calls++
+    const timer = original(f, ms)
+    if (armed < runs) callbacks[armed++] = f
     return timer
   }) as typeof setTimeout
+  attempts = 0
   gc()
   const before = heapUsed()
   globalThis.setTimeout = recording
   try {
     for (let i = 0; i < runs; i++) pending[i] = start(signals?.[i])
-    for (let turns = 0; armed < runs; turns++) {
-      if (turns === 200) throw new Error(`pendingRuns: only ${armed} of ${runs} runs went to sleep`)
+    // Asleep: every first attempt made, and a turn of the event loop in which nobody armed a timer.
+    for (let turns = 0, seen = -1; attempts < runs || calls !== seen; turns++) {
+      if (turns === 200) throw new Error(`pendingRuns: ${attempts} of ${runs} first attempts made`)
+      seen = calls
       await turn()
     }
-    // Let whatever follows the arming (the runs' awaits) settle before reading.
-    await turn()
   } finally {
     globalThis.setTimeout = original
   }
   gc()
   const perRun = (heapUsed() - before) / runs
-  // Ending them: handled first (an aborted or interrupted run may reject), then aborted, then their timers cleared
-  // (cockatiel does not end its sleep on an abort), then whatever the library keeps of a run it cannot end.
-  for (const p of pending) p?.then(undefined, ignore)
-  if (controllers !== undefined) {
-    // One reason for all: `abort()` would make a DOMException per run, which would stay in the controllers.
-    for (const c of controllers) c.abort(aborted)
-    await turn()
+  await fastForward(pending, controllers, callbacks.slice(0, armed))
+  return { perRun }
+}
+
+/**
+ * Ends the runs: aborted (with a signal), then every one run out at once. The monotonic clock leaps an hour at each
+ * reading (ours never wakes before its deadline by it), the timers armed while measuring fire now, and every later
+ * timer after 0 ms, until every run has settled. Cockatiel needs this with a signal too: it does not end its sleep on
+ * an abort.
+ */
+const fastForward = async (
+  pending: ReadonlyArray<Promise<unknown> | undefined>,
+  controllers: ReadonlyArray<AbortController> | undefined,
+  callbacks: ReadonlyArray<(() => void) | undefined>
+): Promise<void> => {
+  // One reason for all: `abort()` would make a DOMException per run, which would stay in the controllers.
+  for (const c of controllers ?? []) c.abort(aborted)
+  const settled = Promise.allSettled(pending)
+  const { setTimeout: originalSetTimeout } = globalThis
+  const realNow = performance.now.bind(performance)
+  let leap = 0
+  performance.now = () => realNow() + (leap += 3_600_000)
+  globalThis.setTimeout = ((f: () => void) => originalSetTimeout(f, 0)) as typeof setTimeout
+  try {
+    for (const f of callbacks) f?.()
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const late = new Promise<false>((resolve) => (timer = originalSetTimeout(resolve, 10_000, false)))
+    const done = await Promise.race([settled.then(() => true), late])
+    clearTimeout(timer)
+    if (!done) throw new Error('pendingRuns: the runs did not end')
+  } finally {
+    globalThis.setTimeout = originalSetTimeout
+    delete (performance as { now?: unknown }).now
   }
-  for (const timer of timers) clearTimeout(timer)
-  await end?.()
-  pending.fill(undefined)
-  timers.fill(undefined)
-  controllers = undefined
-  signals = undefined
-  gc()
-  return { perRun, leftPerRun: (heapUsed() - empty) / runs }
 }
 
 interface Result {
@@ -290,9 +297,8 @@ export const pendingRuns = async (
   for (let round = 0; round <= options.rounds; round++) {
     for (let k = 0; k < results.length; k++) {
       const r = results[(k + round) % results.length]
-      const plain = await measurePending(r.entry.plain, false, r.entry.end)
-      const signalled =
-        r.entry.signalled === undefined ? undefined : await measurePending(r.entry.signalled, true, r.entry.end)
+      const plain = await measurePending(r.entry.plain, false)
+      const signalled = r.entry.signalled === undefined ? undefined : await measurePending(r.entry.signalled, true)
       if (round === 0) continue
       r.plain.push(plain)
       if (signalled !== undefined) r.signalled.push(signalled)
@@ -320,8 +326,6 @@ const report = (results: ReadonlyArray<Result>, skipped: ReadonlyArray<Skipped>)
     ms.length === 0
       ? ''
       : `${perRunOf(ms).toFixed(0)} B (${isFloor ? 'floor' : fmtRatio(perRunOf(ms) / base)})`
-  const left = (r: Result): string =>
-    `${Math.max(...[...r.plain, ...r.signalled].map((m) => m.leftPerRun)).toFixed(0)} B`
   const rows = [...results]
     .sort((a, b) => perRunOf(a.plain) - perRunOf(b.plain))
     .map((r) => [
@@ -329,7 +333,6 @@ const report = (results: ReadonlyArray<Result>, skipped: ReadonlyArray<Skipped>)
       versionOf(r.entry.pkg),
       cell(r.plain, floorPlain, r.entry.floor === true),
       r.entry.signalled === undefined ? `not run: ${r.entry.noSignal ?? ''}` : cell(r.signalled, floorSignalled, r.entry.floor === true),
-      left(r),
       r.entry.ours === true ? (met ? `yes (≤ ${TARGET}×)` : `no: > ${TARGET}×`) : '',
       r.entry.note ?? ''
     ])
@@ -345,14 +348,14 @@ const report = (results: ReadonlyArray<Result>, skipped: ReadonlyArray<Skipped>)
         `\`AbortSignal\` per run. Target: ≤ ${TARGET}× the hand loop in both.`,
       '',
       table(
-        ['library', 'version', 'heap per pending run', 'with a signal per run', 'left after ending them', 'target met?', 'notes'],
+        ['library', 'version', 'heap per pending run', 'with a signal per run', 'target met?', 'notes'],
         [...rows, ...skipped.map((s) => [s.name, versionOf(s.pkg), 'not run', '', '', '', s.reason])]
       ),
       '',
       '"heap per pending run" is the growth of the heap (after `gc()`) from before the runs started to when all of ' +
-        'them had armed their backoff timer, divided by the runs; the median over the rounds. "left after ending ' +
-        'them": the same reading once the runs were aborted (with a signal) or their timers cleared (without), the ' +
-        'larger of the two rows.'
+        'them had made their first attempt and gone to sleep, divided by the runs; the median over the rounds. Then ' +
+        'the runs are ended: aborted (with a signal), then run out at once (their timers fired early, the monotonic ' +
+        'clock leaping ahead). cockatiel does not end its sleep on an abort; retry-ts takes no signal.'
     ].join('\n')
   }
 }
