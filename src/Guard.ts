@@ -34,6 +34,7 @@
  */
 import type { Breaker as BreakerT } from './Breaker'
 import type { RetryBudget } from './Budget'
+import type * as model from './internal/model'
 import * as validate from './internal/validate'
 import { isPromise } from './internal/promise'
 import { showValue } from './internal/show'
@@ -55,7 +56,7 @@ import { showValue } from './internal/show'
  * @category model
  * @since 0.2.0
  */
-export type GuardReason = 'budget' | 'breaker' | 'rateLimit' | 'bulkhead'
+export type GuardReason = model.GuardReason
 
 /**
  * What a guard is told of each attempt, once the schedule has decided.

@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+import type * as model from './internal/model'
 import { uniformFloat64 } from 'pure-rand/distribution/uniformFloat64'
 import { xoroshiro128plus, xoroshiro128plusFromState } from 'pure-rand/generator/xoroshiro128plus'
 import * as validate from './internal/validate'
@@ -27,9 +28,7 @@ import * as validate from './internal/validate'
  * @category model
  * @since 0.1.0
  */
-export interface Random {
-  readonly next: () => number
-}
+export type Random = model.Random
 
 /**
  * A deterministic `Random` whose position in its sequence can be saved with `getState` and restored with

@@ -18,6 +18,7 @@ import * as LiveClock from './Clock'
 import * as Driver from './Driver'
 import * as Event from './Event'
 import * as Guard from './Guard'
+import type * as model from './internal/model'
 import { noop, onAbort } from './internal/abort'
 import * as validate from './internal/validate'
 import type { Random } from './Random'
@@ -43,7 +44,7 @@ import { isPromise } from './internal/promise'
  * @category model
  * @since 0.1.0
  */
-export type StopReason = 'succeeded' | 'failed' | 'schedule' | 'aborted' | Guard.GuardReason
+export type StopReason = model.StopReason
 
 /**
  * Hooks into a run, for logging, metrics and persistence. They see every decision; they cannot change one.

@@ -18,6 +18,7 @@ import {
   escapeRegExp,
   timersOf,
   itThrowsRangeErrors,
+  itThrowsTypeErrors,
   leftOf,
   notDurations,
   ok,
@@ -853,7 +854,9 @@ describe('Http', () => {
           () => Http.retryAfter(max),
           /^Http\.retryAfter: max must be a finite number >= 0, received/
         ]
-      ),
+      )
+    ])
+    itThrowsTypeErrors([
       [
         'retryingFetch with a retryOn that is not a function',
         () => Http.retryingFetch(Schedule.stop, { retryOn: 'yes' as unknown as () => boolean }),

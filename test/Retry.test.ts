@@ -22,6 +22,7 @@ import {
   caught,
   deepStrictEqual,
   itThrowsRangeErrors,
+  itThrowsTypeErrors,
   notDurations,
   ok,
   rejectsWith,
@@ -787,7 +788,9 @@ describe('attemptTimeout', () => {
           () => retrying(Schedule.recurs(1), { attemptTimeout: ms, onTimeout: () => 'timeout' }),
           /^retrying: options\.attemptTimeout must be a finite number >= 0, received/
         ]
-      ),
+      )
+    ])
+    itThrowsTypeErrors([
       [
         'attemptTimeout without onTimeout',
         () => retryingWithContext(Schedule.recurs(1), { attemptTimeout: 100 }),
@@ -1393,7 +1396,7 @@ describe('bad input', () => {
 
   describe('hooks that are not functions', () => {
     const notAFunction = 'log' as unknown as () => void
-    itThrowsRangeErrors([
+    itThrowsTypeErrors([
       [
         'retrying with onRetry: "log"',
         () => retrying(Schedule.recurs(1), { onRetry: notAFunction }),

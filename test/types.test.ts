@@ -213,8 +213,9 @@ describe('types', () => {
     expectTypeOf<RetryState.RetryState>().toEqualTypeOf<model.RetryState>()
     expectTypeOf<RetryStatus>().toEqualTypeOf<model.RetryStatus>()
     expectTypeOf<model.StopReason>().toEqualTypeOf<
-      'succeeded' | 'failed' | 'schedule' | 'budget' | 'breaker' | 'aborted'
+      'succeeded' | 'failed' | 'schedule' | 'aborted' | 'budget' | 'breaker' | 'rateLimit' | 'bulkhead'
     >()
+    expectTypeOf<StopReason>().toEqualTypeOf<model.StopReason>()
   })
 
   it('retryingReaderTaskEither should ask for R & RetryEnv', () => {

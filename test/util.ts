@@ -97,6 +97,14 @@ export const itThrowsRangeErrors = (cases: ReadonlyArray<RangeErrorCase>): void 
   )
 }
 
+/** One `it` per row: each call must throw a `TypeError` (a value of the wrong kind) whose message names it. */
+export const itThrowsTypeErrors = (cases: ReadonlyArray<RangeErrorCase>): void => {
+  it.each(cases.map(([call, f, message]) => ({ call, f, message })))(
+    '$call should be a TypeError naming it',
+    ({ f, message }) => throwsTypeError(f, message)
+  )
+}
+
 // -------------------------------------------------------------------------------------
 // the event loop
 // -------------------------------------------------------------------------------------

@@ -99,8 +99,11 @@ export interface RetryState {
   readonly random: ReadonlyArray<number> | null
 }
 
+/** The stop reasons a guard gives when it refuses a retry: the budget's, the breaker's, a rate limiter's, a bulkhead's. */
+export type GuardReason = 'budget' | 'breaker' | 'rateLimit' | 'bulkhead'
+
 /**
  * Why a run stopped: its action succeeded, failed in a way not to retry, its schedule stopped, a guard (the
- * budget, the breaker) refused the retry, or it was aborted.
+ * budget, the breaker, ...) refused the retry, or it was aborted.
  */
-export type StopReason = 'succeeded' | 'failed' | 'schedule' | 'budget' | 'breaker' | 'aborted'
+export type StopReason = 'succeeded' | 'failed' | 'schedule' | 'aborted' | GuardReason
