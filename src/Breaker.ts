@@ -1125,7 +1125,7 @@ export const memoryStore = (options: { readonly clock?: Clock | undefined } = {}
           become('Closed', null)
           break
       }
-      return { state: view(now), permit }
+      return permit === undefined ? { state: view(now) } : { state: view(now), permit }
     }
   }
 }
