@@ -295,8 +295,8 @@ export const asGuard = (limiter: RateLimiter): Guard => {
  *
  * **Details**
  *
- * - Each call reserves its token when it is run (see {@link RateLimiter}'s `reserve`) and sleeps the wait: a
- *   `TestClock` shows every wait in `sleeps`.
+ * - Each call reserves its token when it is run (see {@link RateLimiter}'s `reserve`) and sleeps the wait, a
+ *   sleep of kind `'throttle'`: a `TestClock` lists them in `sleepsOf('throttle')`.
  * - A waiting call cannot be cancelled: use {@link throttleSignalled} for calls that may be aborted.
  * - Inside `retrying`, each attempt waits for its own token (retries pay like any call).
  *
@@ -314,7 +314,7 @@ export const asGuard = (limiter: RateLimiter): Guard => {
  *   const calls = [call(), call(), call()]
  *   await clock.runAll()
  *   assert.deepStrictEqual(await Promise.all(calls), Array(3).fill({ _tag: 'Right', right: 'ok' }))
- *   assert.deepStrictEqual(clock.sleeps, [200, 400]) // one every 200 ms
+ *   assert.deepStrictEqual(clock.sleepsOf('throttle'), [200, 400]) // one every 200 ms
  * }
  * main()
  *
@@ -329,7 +329,7 @@ export const throttle = (
   return (action) => async () => {
     const reserved = limiter.reserve()
     const { wait } = isPromise(reserved) ? await reserved : reserved
-    if (wait > 0) await clock.sleep(wait)
+    if (wait > 0) await clock.sleep(wait, undefined, 'throttle')
     return action()
   }
 }
@@ -386,7 +386,7 @@ export const throttleSignalled = <E2>(
       if (signal?.aborted) return { _tag: 'Left', left: onAborted(signal.reason) }
       const reserved = limiter.reserve()
       const reservation = isPromise(reserved) ? await reserved : reserved
-      if (reservation.wait > 0) await clock.sleep(reservation.wait, signal)
+      if (reservation.wait > 0) await clock.sleep(reservation.wait, signal, 'throttle')
       if (signal?.aborted) {
         const cancelled = reservation.cancel()
         if (isPromise(cancelled)) await cancelled

@@ -86,7 +86,10 @@ const race = async <E1, E2, A>(
   const timer = new AbortController()
   try {
     const running = action(controller.signal)()
-    const first = await Promise.race([running, clock.sleep(ms, timer.signal).then((): typeof TIMED_OUT => TIMED_OUT)])
+    const first = await Promise.race([
+      running,
+      clock.sleep(ms, timer.signal, 'timeout').then((): typeof TIMED_OUT => TIMED_OUT)
+    ])
     if (first !== TIMED_OUT) return first
     controller.abort(new DOMException(`timed out after ${ms} ms`, 'TimeoutError'))
     // Abandoned: what it answers or throws from now on is nobody's, and must not be an unhandled rejection.
@@ -108,7 +111,7 @@ const race = async <E1, E2, A>(
  *
  * **Details**
  *
- * - Never early: the timeout is a `clock.sleep(ms)`, which never wakes before `ms` have passed. An action that
+ * - Never early: the timeout is a `clock.sleep(ms)` of kind `'timeout'`, which never wakes before `ms` have passed. An action that
  *   settles first wins, and the timer is cleared at once (nothing left to keep the process alive).
  * - An abandoned action cannot be told to stop (use {@link timeoutSignalled} for one that can): its later
  *   result is ignored, its later rejection too. An action that rejects before the timeout rejects the task.
@@ -128,7 +131,7 @@ const race = async <E1, E2, A>(
  *   const call = pipe(slow, Timeout.timeout(500, () => 'timeout', { clock }))()
  *   await clock.runAll()
  *   assert.deepStrictEqual(await call, { _tag: 'Right', right: 'ok' })
- *   assert.deepStrictEqual(clock.sleeps, [300, 500]) // the timeout's sleep was cleared at 300
+ *   assert.deepStrictEqual(clock.sleepsOf('timeout'), [500]) // a sleep of kind 'timeout', cleared at 300
  *   assert.throws(() => Timeout.timeout(NaN, () => 'timeout'), RangeError)
  * }
  * main()

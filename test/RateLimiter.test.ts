@@ -172,7 +172,7 @@ describe('RateLimiter', () => {
       await clock.runAll()
       deepStrictEqual(await Promise.all(calls), [1, 2, 3, 4, 5].map(E.right))
       deepStrictEqual(started, [0, 0, 100, 200, 300])
-      deepStrictEqual(clock.sleeps, [100, 200, 300])
+      deepStrictEqual(clock.sleepsOf('throttle'), [100, 200, 300])
     })
 
     it('should not start a call before its token is due', async () => {

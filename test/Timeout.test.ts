@@ -63,7 +63,7 @@ describe('Timeout', () => {
       strictEqual(settled, false)
       await clock.advance(1)
       deepStrictEqual(await call, E.left('after 1000'))
-      deepStrictEqual(clock.sleeps, [1_000])
+      deepStrictEqual(clock.sleepsOf('timeout'), [1_000])
     })
 
     it('should ignore what an abandoned action answers or throws later', async () => {
