@@ -230,8 +230,10 @@ export const budget = (
  *
  * - A guard after one that refused is told the outcome with `retrying: false` and `delay: -1`: that retry will
  *   not be made.
- * - Every guard is told, whatever the others answer. A guard that throws or rejects makes the whole answer throw
- *   or reject with that error, once every guard has been told.
+ * - Every guard is told, whatever the others answer or throw. A guard that throws or rejects when told of a
+ *   failure makes the whole answer throw or reject with the first such error, once every guard has been told.
+ *   Told of a success, with `onError` given, its error goes to `onError` and the success stands: the caller
+ *   must not run a success again because a guard failed to hear of it.
  *
  * @example
  * import * as Guard from 'fp-ts-retry/Guard'
@@ -249,19 +251,53 @@ export const budget = (
  */
 export const decide = (
   guards: ReadonlyArray<Guard>,
-  outcome: Outcome
+  outcome: Outcome,
+  onError?: (error: unknown, guard: Guard) => void
 ): GuardReason | undefined | Promise<GuardReason | undefined> => {
-  let refused: GuardReason | undefined = undefined
-  let told = outcome
+  const deciding = new Deciding(outcome, onError)
   for (let i = 0; i < guards.length; i++) {
-    const answer = guards[i].admit(told)
-    if (isPromise(answer)) return decideLater(guards, i, answer, told, refused)
-    if (!answer && told.retrying) {
-      refused = guards[i].reason
-      told = { ...told, retrying: false, delay: -1 }
+    let answer: boolean | Promise<boolean>
+    try {
+      answer = guards[i].admit(deciding.told)
+    } catch (error) {
+      deciding.fault(error, guards[i])
+      continue
     }
+    if (isPromise(answer)) return decideLater(guards, i, answer, deciding)
+    deciding.heed(answer, guards[i])
   }
-  return refused
+  return deciding.verdict()
+}
+
+/** What {@link decide} carries from one guard to the next. */
+class Deciding {
+  refused: GuardReason | undefined = undefined
+  told: Outcome
+  private failed = false
+  private error: unknown = undefined
+
+  constructor(readonly outcome: Outcome, private readonly onError?: (error: unknown, guard: Guard) => void) {
+    this.told = outcome
+  }
+
+  heed(admitted: boolean, guard: Guard): void {
+    if (admitted || !this.told.retrying) return
+    this.refused = guard.reason
+    this.told = { ...this.told, retrying: false, delay: -1 }
+  }
+
+  /** A guard that threw: a success stays one (its error to `onError`); on a failure, the first error is thrown. */
+  fault(error: unknown, guard: Guard): void {
+    if (this.outcome.ok && this.onError !== undefined) return this.onError(error, guard)
+    if (this.failed) return
+    this.failed = true
+    this.error = error
+  }
+
+  verdict(): GuardReason | undefined {
+    if (this.failed) throw this.error
+    return this.refused
+  }
 }
 
 /** {@link decide} from the guard at `i`, whose answer is a promise. */
@@ -269,18 +305,22 @@ const decideLater = async (
   guards: ReadonlyArray<Guard>,
   i: number,
   pending: Promise<boolean>,
-  outcome: Outcome,
-  refused: GuardReason | undefined
+  deciding: Deciding
 ): Promise<GuardReason | undefined> => {
-  let told = outcome
   let answer: boolean | Promise<boolean> = pending
   for (;;) {
-    if (!(await answer) && told.retrying) {
-      refused = guards[i].reason
-      told = { ...told, retrying: false, delay: -1 }
+    try {
+      deciding.heed(await answer, guards[i])
+    } catch (error) {
+      deciding.fault(error, guards[i])
     }
-    if (++i === guards.length) return refused
-    answer = guards[i].admit(told)
+    if (++i === guards.length) return deciding.verdict()
+    try {
+      answer = guards[i].admit(deciding.told)
+    } catch (error) {
+      deciding.fault(error, guards[i])
+      answer = true
+    }
   }
 }
 

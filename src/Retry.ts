@@ -306,6 +306,27 @@ class Going<In, R extends Either<unknown, unknown>> {
     this.run.onEvent?.(event)
   }
 
+  /** A guard that threw when told of a success: told as an event (a process warning when nobody observes). */
+  private guardFailed(error: unknown, guard: Guard.Guard, now: number): void {
+    const { onEvent, source, where } = this.run
+    if (onEvent === undefined) {
+      process.emitWarning(`${where}: a ${guard.reason} guard failed when told of a success: ${String(error)}`, {
+        type: 'GuardWarning',
+        detail: error instanceof Error ? error.stack : undefined
+      })
+      return
+    }
+    onEvent({
+      _tag: 'ServiceUnavailable',
+      source,
+      run: this.id,
+      at: now,
+      service: guard.reason,
+      fallback: 'success stands',
+      error
+    })
+  }
+
   /** The driver's `onEvent`: what the schedule reports while deciding, as this run's event. */
   scheduleEvent(event: ScheduleEvent): void {
     const at = this.made?.now ?? this.start
@@ -338,15 +359,20 @@ class Going<In, R extends Either<unknown, unknown>> {
     const delay = goOn && !aborted ? driver.advance(input, now) : END
     if (run.guards.length === 0) return this.verdict(result, input, now, delay, undefined)
     const ok = result._tag === 'Right'
-    const refused = Guard.decide(run.guards, {
-      ok,
-      error: ok ? this.lastError : input,
-      latency: now - this.started,
-      now,
-      retries: driver.iterNumber - (delay < 0 ? 0 : 1),
-      retrying: delay >= 0,
-      delay
-    })
+    const refused = Guard.decide(
+      run.guards,
+      {
+        ok,
+        error: ok ? this.lastError : input,
+        latency: now - this.started,
+        now,
+        retries: driver.iterNumber - (delay < 0 ? 0 : 1),
+        retrying: delay >= 0,
+        delay
+      },
+      // a success stays one: a guard that failed to hear of it is reported, never a reason to run it again
+      (error, guard) => this.guardFailed(error, guard, now)
+    )
     if (!ok) this.lastError = input
     return isPromise(refused)
       ? refused.then((reason) => this.verdict(result, input, now, delay, reason))

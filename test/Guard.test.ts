@@ -235,6 +235,61 @@ describe('Guard', () => {
       )
     })
 
+    it('should keep a success whose guard failed to hear of it, telling the error as an event (issue 20, fault 3)', async () => {
+      const boom = new Error('redis down')
+      const budget = {
+        onSuccess: () => Promise.reject(boom),
+        onFailure: () => true
+      }
+      const events: Array<string> = []
+      const { result } = await TestClock.run((clock) =>
+        pipe(
+          TE.right(1),
+          retrying(Schedule.recurs(1), {
+            clock,
+            budget,
+            onEvent: (e) =>
+              void (e._tag === 'ServiceUnavailable' && events.push(`${e.service} ${e.fallback} ${String(e.error)}`))
+          })
+        )
+      )
+      deepStrictEqual([result, events], [E.right(1), ['budget success stands Error: redis down']])
+      // told of a failure, the same error ends the run: a retry must not go on a guard's error
+      await expect(
+        pipe(
+          TE.left('down'),
+          retrying(Schedule.recurs(1), {
+            budget: { onSuccess: () => undefined, onFailure: () => Promise.reject(boom) }
+          })
+        )()
+      ).rejects.toBe(boom)
+    })
+
+    it('decide should tell every guard even when one throws, then throw the first error on a failure', () => {
+      const boom = new Error('boom')
+      const throwing: Guard.Guard = {
+        reason: 'budget',
+        readsTime: false,
+        admit: () => {
+          throw boom
+        }
+      }
+      const after = scripted('breaker', [true])
+      let thrown: unknown
+      try {
+        Guard.decide([throwing, after], failure)
+      } catch (e) {
+        thrown = e
+      }
+      deepStrictEqual([thrown, after.told.length], [boom, 1])
+      const reported: Array<unknown> = []
+      strictEqual(
+        Guard.decide([throwing, after], { ...failure, ok: true, retrying: false }, (e) => void reported.push(e)),
+        undefined
+      )
+      deepStrictEqual(reported, [boom])
+    })
+
     it('should take guards from a ReaderTaskEither environment', async () => {
       const log = recorded()
       const env = { clock: TestClock.make(), random: Random.seeded(1), guards: [scripted('breaker', [false])] }
