@@ -241,7 +241,9 @@ const hasTokens = (budget: unknown): budget is { readonly tokens: number } =>
  *   child of the context active at its first event; a `CLIENT` span for each attempt (`<source> attempt`), child
  *   of its run's, as OpenTelemetry's HTTP conventions ask of a client that resends a request (each resend its own
  *   span; for `Http`, `http.request.resend_count` from the second attempt on). A durable run is one span by its
- *   `id`, started at its first event in this process.
+ *   `id`, from its first event in this process to its `RunCompleted` (a worker that dies takes its open span
+ *   with it: the next worker's deliveries make a span of their own). An end told of a run with no open span
+ *   makes none.
  * - Times are the events' `at` (ms since the epoch on the module's clock): on a `TestClock` they are exact.
  * - Retry decisions (`RetryScheduled`, with its delay), hints ignored, guards' refusals, hedges won and a
  *   durable run's deliveries, retries and write failures are events of the run's span, named by their `_tag`.
@@ -352,6 +354,8 @@ export const observer = (options: ObserverOptions): Event.Observer => {
         return
       }
     }
+    // An end that finds no run (told twice, or after a restart) makes no span of its own.
+    if ((event._tag === 'RunStopped' || event._tag === 'RunCompleted') && !runs.has(keyOf(event))) return
     const run = runOf(event, tracer)
     const at = hrTime(event.at)
     switch (event._tag) {
@@ -392,6 +396,11 @@ export const observer = (options: ObserverOptions): Event.Observer => {
         run.span.addEvent(event._tag, { [A.index]: event.index }, at)
         return
       case 'RunStopped':
+        // A durable run outlives its deliveries: it ends with `RunCompleted`.
+        if (event.source === 'durable') {
+          run.span.setAttribute(A.attempts, event.attempts)
+          return
+        }
         return endRun(keyOf(event), run, at, event.reason, event.attempts)
       case 'RunCompleted':
         return endRun(keyOf(event), run, at, event.reason)

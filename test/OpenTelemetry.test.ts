@@ -499,7 +499,19 @@ describe('OpenTelemetry', () => {
         { _tag: 'RunDelivered', source: 'durable', run: 2, at: 1_006, id },
         { _tag: 'AttemptStarted', source: 'durable', run: 2, at: 1_006, attempt: 2, id },
         { _tag: 'AttemptSucceeded', source: 'durable', run: 2, at: 1_010, attempt: 2, latency: 4, id },
-        { _tag: 'RunCompleted', source: 'durable', run: 2, at: 1_010, id, reason: 'succeeded' }
+        {
+          _tag: 'RunStopped',
+          source: 'durable',
+          run: 2,
+          at: 1_010,
+          attempts: 2,
+          elapsed: 1_010,
+          reason: 'succeeded',
+          id
+        },
+        { _tag: 'RunCompleted', source: 'durable', run: 2, at: 1_010, id, reason: 'succeeded' },
+        // told again (a duplicate delivery's end): no span of its own
+        { _tag: 'RunCompleted', source: 'durable', run: 3, at: 1_020, id, reason: 'succeeded' }
       ]
       events.forEach(onEvent)
       deepStrictEqual(
@@ -537,7 +549,7 @@ describe('OpenTelemetry', () => {
             start: 0,
             end: 1_010,
             error: false,
-            attributes: 'run.id=job-1 source=durable stop_reason=succeeded',
+            attributes: 'attempts=2 run.id=job-1 source=durable stop_reason=succeeded',
             events: [
               'RunSubmitted at 0: ',
               'RunDelivered at 0: ',
@@ -552,7 +564,7 @@ describe('OpenTelemetry', () => {
       deepStrictEqual(points['fp_ts_retry.retry.delay (s)'], { 'source=durable': [1, 1] })
       deepStrictEqual(
         points['fp_ts_retry.events ({event})']['event=RunCompleted source=durable stop_reason=succeeded'],
-        1
+        2
       )
     })
 
