@@ -11,7 +11,7 @@ import * as assert from 'assert'
 import * as fs from 'fs'
 import * as os from 'os'
 import * as path from 'path'
-import { install, measure, megabytes, npm, pack, repo, run, tsc, type InstallSize, type Packed } from '../scripts/package'
+import { install, measure, megabytes, npm, pack, repo, run, tsc, type InstallSize, type Packed, type Run } from '../scripts/package'
 import { deepStrictEqual } from './util'
 
 interface PackageJson {
@@ -182,13 +182,27 @@ const requireScript = `
   assert.strictEqual(typeof index.retrying, 'function')
   process.stdout.write(JSON.stringify(Schedule.delays(Schedule.intersect(Schedule.recurs(3))(Schedule.exponential(100)))))`
 
-/** The io-ts files that `require(specifier)` loads, in a fresh process. */
-const ioTsLoadedBy = async (cwd: string, specifier: string): Promise<ReadonlyArray<string>> => {
-  const script = `
-    require(${JSON.stringify(specifier)})
-    const ioTs = require('path').join('node_modules', 'io-ts') + require('path').sep
-    process.stdout.write(JSON.stringify(Object.keys(require.cache).filter((file) => file.includes(ioTs))))`
-  const result = await run(process.execPath, ['-e', script], cwd)
+/** Imports the root and a subpath as a native ES module, named exports included; prints delays. */
+const importScript = `
+  import * as assert from 'assert'
+  import * as index from 'fp-ts-retry'
+  import { retrying, Schedule as IndexSchedule } from 'fp-ts-retry'
+  import * as Schedule from 'fp-ts-retry/Schedule'
+  import { delays, exponential, intersect, recurs } from 'fp-ts-retry/Schedule'
+  assert.strictEqual(typeof retrying, 'function')
+  assert.strictEqual(index.retrying, retrying)
+  assert.strictEqual(IndexSchedule.exponential, exponential)
+  assert.strictEqual(Schedule.exponential, exponential)
+  process.stdout.write(JSON.stringify(delays(intersect(recurs(3))(exponential(100)))))`
+
+/** Prints the io-ts files that `require(specifier)` loads. */
+const ioTsScript = (specifier: string): string => `
+  require(${JSON.stringify(specifier)})
+  const ioTs = require('path').join('node_modules', 'io-ts') + require('path').sep
+  process.stdout.write(JSON.stringify(Object.keys(require.cache).filter((file) => file.includes(ioTs))))`
+
+/** The io-ts files that a run of `ioTsScript` printed. */
+const ioTsLoaded = (result: Run): ReadonlyArray<string> => {
   assert.strictEqual(result.code, 0, result.stderr)
   return JSON.parse(result.stdout) as ReadonlyArray<string>
 }
@@ -212,8 +226,7 @@ describe('package.json', () => {
   it("should give the library no bin and no optional dependencies (npm installs those by default): they are the command's", () => {
     assert.strictEqual(library.bin, undefined)
     assert.strictEqual(library.optionalDependencies, undefined)
-    for (const name of ['commander', 'vega', 'vega-lite'])
-      assert.strictEqual(library.dependencies?.[name], undefined, name)
+    for (const name of ['commander', 'vega', 'vega-lite']) assert.strictEqual(library.dependencies?.[name], undefined, name)
   })
 
   it('should build, when packed, the tsconfig files that pack() builds (it packs with --ignore-scripts)', () => {
@@ -250,8 +263,14 @@ describe('the packed packages', () => {
   let installed: InstallSize
   let application = ''
   let commandApplication = ''
-  /** Each compiler's build of the consumer, by project, both started in `beforeAll`. */
+  /** Each compiler's build of the consumer, by project. */
   const builds = new Map<string, Promise<ReadonlyMap<string, string>>>()
+  /**
+   * The programs that the tests check, by name. Like the builds, each starts in `beforeAll` as soon as what it runs
+   * is installed: on 2 cores, they run beside the compilers instead of after them.
+   */
+  const runs = new Map<string, Promise<Run>>()
+  const ran = (name: string): Promise<Run> => runs.get(name) ?? Promise.reject(new Error(`${name} did not run`))
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fp-ts-retry-package-'))
@@ -269,9 +288,24 @@ describe('the packed packages', () => {
       fs.symlinkSync(path.join(repo, 'node_modules', '@types', 'node'), path.join(modules, '@types', 'node'), 'dir')
       writeConsumer(application)
       for (const compiler of Object.keys(COMPILERS)) builds.set(compiler, build(compiler, application))
-      return Promise.all(builds.values())
+      const node = (name: string, args: ReadonlyArray<string>): void => {
+        runs.set(name, run(process.execPath, args, application))
+      }
+      node('require', ['-e', requireScript])
+      node('import', ['--input-type=module', '-e', importScript])
+      node('directory import', ['--input-type=module', '-e', "import 'fp-ts/TaskEither'"])
+      for (const name of ['ScheduleConfig', 'Schedule', 'Retry']) node(`io-ts ${name}`, ['-e', ioTsScript(`fp-ts-retry/${name}`)])
+      // compiled by TypeScript 7's build
+      const example = Promise.resolve(builds.get('typescript7')).then(() => run(process.execPath, [path.join('esm', 'example.mjs')], application))
+      runs.set('example', example)
     })
-    await Promise.all([libraryReady, install(commandApplication, [packed.library.tarball, packed.command.tarball])])
+    const commandReady = install(commandApplication, [packed.library.tarball, packed.command.tarball]).then(() => {
+      const bin = path.join(commandApplication, 'node_modules', '.bin', 'fp-ts-retry')
+      runs.set('simulate', run(bin, ['simulate', '{"constant": "100ms", "maxRetries": 2}', '--runs', '5', '--svg', 'plot.svg'], commandApplication))
+      runs.set('npx', npm(['exec', '--offline', '--', 'fp-ts-retry-cli', '--version'], commandApplication))
+    })
+    await Promise.all([libraryReady, commandReady])
+    await Promise.all([...builds.values(), ...runs.values()])
   }, 180_000)
 
   afterAll(() => {
@@ -352,24 +386,13 @@ describe('the packed packages', () => {
     })
 
     it('should load the root and every subpath with require', async () => {
-      const result = await run(process.execPath, ['-e', requireScript], application)
+      const result = await ran('require')
       assert.strictEqual(result.code, 0, result.stderr)
       assert.strictEqual(result.stdout, '[100,200,400]')
     })
 
     it('should load the root and a subpath with a native ESM import, named exports included', async () => {
-      const script = `
-        import * as assert from 'assert'
-        import * as index from 'fp-ts-retry'
-        import { retrying, Schedule as IndexSchedule } from 'fp-ts-retry'
-        import * as Schedule from 'fp-ts-retry/Schedule'
-        import { delays, exponential, intersect, recurs } from 'fp-ts-retry/Schedule'
-        assert.strictEqual(typeof retrying, 'function')
-        assert.strictEqual(index.retrying, retrying)
-        assert.strictEqual(IndexSchedule.exponential, exponential)
-        assert.strictEqual(Schedule.exponential, exponential)
-        process.stdout.write(JSON.stringify(delays(intersect(recurs(3))(exponential(100)))))`
-      const result = await run(process.execPath, ['--input-type=module', '-e', script], application)
+      const result = await ran('import')
       assert.strictEqual(result.code, 0, result.stderr)
       assert.strictEqual(result.stdout, '[100,200,400]')
     })
@@ -378,21 +401,13 @@ describe('the packed packages', () => {
       it("should run, with fp-ts imported by its files' full names ('fp-ts/lib/TaskEither.js')", async () => {
         const printed = (await builds.get('typescript7'))?.get('esm')
         assert.strictEqual(printed, '', `tsc -b ${tsconfigOf('typescript7', 'esm')}:\n${printed}`)
-        const result = await run(process.execPath, [path.join('esm', 'example.mjs')], application)
+        const result = await ran('example')
         assert.strictEqual(result.code, 0, result.stderr)
-        deepStrictEqual(JSON.parse(result.stdout) as unknown, {
-          result: { _tag: 'Right', right: 43 },
-          calls: 3,
-          sleeps: [100, 200]
-        })
+        deepStrictEqual(JSON.parse(result.stdout) as unknown, { result: { _tag: 'Right', right: 43 }, calls: 3, sleeps: [100, 200] })
       })
 
       it("should need those names: Node refuses fp-ts's directory imports ('fp-ts/TaskEither') in an ES module", async () => {
-        const result = await run(
-          process.execPath,
-          ['--input-type=module', '-e', "import 'fp-ts/TaskEither'"],
-          application
-        )
+        const result = await ran('directory import')
         assert.notStrictEqual(result.code, 0)
         assert.match(result.stderr, /ERR_UNSUPPORTED_DIR_IMPORT/)
       })
@@ -400,15 +415,15 @@ describe('the packed packages', () => {
 
     describe('io-ts, which only the codecs need', () => {
       it('should be loaded by require("fp-ts-retry/ScheduleConfig") (the check below sees it when it is)', async () => {
-        assert.notDeepStrictEqual(await ioTsLoadedBy(application, 'fp-ts-retry/ScheduleConfig'), [])
+        assert.notDeepStrictEqual(ioTsLoaded(await ran('io-ts ScheduleConfig')), [])
       })
 
       it('should not be loaded by require("fp-ts-retry/Schedule")', async () => {
-        deepStrictEqual(await ioTsLoadedBy(application, 'fp-ts-retry/Schedule'), [])
+        deepStrictEqual(ioTsLoaded(await ran('io-ts Schedule')), [])
       })
 
       it('should not be loaded by require("fp-ts-retry/Retry")', async () => {
-        deepStrictEqual(await ioTsLoadedBy(application, 'fp-ts-retry/Retry'), [])
+        deepStrictEqual(ioTsLoaded(await ran('io-ts Retry')), [])
       })
     })
   })
@@ -426,8 +441,7 @@ describe('the packed packages', () => {
     })
 
     it('should run from its tarball: simulate prints the table and, with vega from its dependencies, writes an SVG', async () => {
-      const bin = path.join(commandApplication, 'node_modules', '.bin', 'fp-ts-retry')
-      const result = await run(bin, ['simulate', '{"constant": "100ms", "maxRetries": 2}', '--runs', '5', '--svg', 'plot.svg'], commandApplication)
+      const result = await ran('simulate')
       assert.strictEqual(result.code, 0, result.stderr)
       assert.match(result.stdout, /^\s+2\s+100%\s+100\s+100\s+100\s+100\s+200\s+200$/m)
       assert.match(result.stdout, /Every run stops by itself within 2 retries \(3 attempts\)\./)
@@ -435,7 +449,7 @@ describe('the packed packages', () => {
     })
 
     it('should run as npx fp-ts-retry-cli', async () => {
-      const result = await npm(['exec', '--offline', '--', 'fp-ts-retry-cli', '--version'], commandApplication)
+      const result = await ran('npx')
       assert.strictEqual(result.code, 0, result.stderr)
       assert.strictEqual(result.stdout, `${command.version}\n`)
     })
