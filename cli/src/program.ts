@@ -10,7 +10,7 @@ import { Duration } from 'fp-ts-retry/ScheduleConfig'
 import { codeCondition, DEFAULT_CONFIG, readConfig, showCodeCondition, UsageError } from './config'
 import { compareReport } from './contention'
 import { contentionSpec, delayBandSpec, writeSvg } from './plot'
-import { runCommand } from './run'
+import { lineFile, runCommand } from './run'
 import { sample, sampleReport } from './sample'
 
 export interface Io {
@@ -292,6 +292,10 @@ Examples:
         seedNumber
       )
     )
+    .option(
+      '--events <file>',
+      "write the run's events to this file as JSON lines (attempts, retries, the stop), to look at its retries later"
+    )
     .passThroughOptions()
     .addHelpText(
       'after',
@@ -302,23 +306,32 @@ The schedule sees each failure as { code: <exit code> }: "retryOn": [75] retries
 
 Examples:
   fp-ts-retry run --schedule '{"exponential": "200ms", "cap": "5s", "jitter": "full", "maxRetries": 6}' -- curl -fsS https://example.com/health
-  fp-ts-retry run --schedule @retry-policy.json -- sh -c 'pg_isready -h db && ./migrate'`
+  fp-ts-retry run --schedule @retry-policy.json -- sh -c 'pg_isready -h db && ./migrate'
+  fp-ts-retry run --events retries.jsonl -- ./deploy.sh   # then: jq -c 'select(._tag == "RetryScheduled")' retries.jsonl`
     )
-    .action(async (command: string, args: ReadonlyArray<string>, options: { schedule: string; seed?: number }) => {
-      const { schedule, config } = readConfig(options.schedule)
-      const code = await runCommand({
-        command,
-        args,
-        schedule,
-        why: (failure) => {
-          const condition = codeCondition(config, failure.code)
-          return condition === undefined ? undefined : showCodeCondition(condition, failure.code, 'exit code')
-        },
-        seed: options.seed,
-        log: (line) => io.stderr(`fp-ts-retry: ${line}\n`)
-      })
-      throw new CommanderError(code, 'fp-ts-retry.exit', '')
-    })
+    .action(
+      async (
+        command: string,
+        args: ReadonlyArray<string>,
+        options: { schedule: string; seed?: number; events?: string }
+      ) => {
+        const { schedule, config } = readConfig(options.schedule)
+        const events = options.events === undefined ? undefined : lineFile(options.events)
+        const code = await runCommand({
+          command,
+          args,
+          schedule,
+          why: (failure) => {
+            const condition = codeCondition(config, failure.code)
+            return condition === undefined ? undefined : showCodeCondition(condition, failure.code, 'exit code')
+          },
+          seed: options.seed,
+          log: (line) => io.stderr(`fp-ts-retry: ${line}\n`),
+          events: events?.write
+        }).finally(() => events?.close())
+        throw new CommanderError(code, 'fp-ts-retry.exit', '')
+      }
+    )
 
   return root
 }

@@ -2,10 +2,12 @@
  * `fp-ts-retry run`: retries a command until it exits 0 or the schedule stops, with the library's own runner.
  */
 import { spawn } from 'child_process'
+import * as fs from 'fs'
 import * as os from 'os'
 import * as E from 'fp-ts/Either'
 import { pipe } from 'fp-ts/function'
 import type * as TE from 'fp-ts/TaskEither'
+import type { Event } from 'fp-ts-retry/Event'
 import * as Random from 'fp-ts-retry/Random'
 import { retrying } from 'fp-ts-retry/Retry'
 import * as Schedule from 'fp-ts-retry/Schedule'
@@ -30,17 +32,34 @@ export interface RunOptions {
   readonly log: (line: string) => void
   /** How long a command gets to exit after the stop signal is passed on, before it is killed. */
   readonly killAfter?: number
+  /** Where the run's events go, one JSON line each (see {@link eventLine}). */
+  readonly events?: (line: string) => void
+}
+
+/**
+ * An event as one line of JSON: `JSON.stringify(event)`, with an `error` that is an `Error` (a command that
+ * cannot be started) as `{ name, message }`, which `JSON.stringify` would print as `{}`.
+ */
+export const eventLine = (event: Event): string =>
+  JSON.stringify(
+    'error' in event && event.error instanceof Error
+      ? { ...event, error: { name: event.error.name, message: event.error.message } }
+      : event
+  )
+
+/** Writes each line to `file` (made anew) as it comes, so that a run cut short leaves what it did; `close` ends it. */
+export const lineFile = (file: string): { readonly write: (line: string) => void; readonly close: () => void } => {
+  const fd = fs.openSync(file, 'w')
+  return { write: (line) => void fs.writeSync(fd, `${line}\n`), close: () => fs.closeSync(fd) }
 }
 
 const exitCodeOf = (code: number | null, signal: NodeJS.Signals | null): number =>
-  code ?? 128 + (signal === null ? 0 : (os.constants.signals[signal] ?? 0))
+  code ?? 128 + (signal === null ? 0 : os.constants.signals[signal] ?? 0)
 
 /** A command that could not be started (not found, not executable): never retried. */
 class SpawnError extends Error {
-  constructor(
-    readonly exitCode: number,
-    message: string
-  ) {
+  override readonly name = 'SpawnError'
+  constructor(readonly exitCode: number, message: string) {
     super(message)
   }
 }
@@ -60,7 +79,11 @@ export const runCommand = async (options: RunOptions): Promise<number> => {
   const onSignal = (signal: NodeJS.Signals): void => {
     if (interrupted !== undefined) return
     interrupted = signal
-    log(`received ${signal}: stopping${child !== undefined ? `, and stopping the running command (pid ${child.pid})` : ''}`)
+    log(
+      `received ${signal}: stopping${
+        child !== undefined ? `, and stopping the running command (pid ${child.pid})` : ''
+      }`
+    )
     controller.abort(new Error(signal))
     if (child !== undefined && child.exitCode === null && child.signalCode === null) {
       const running = child
@@ -82,7 +105,14 @@ export const runCommand = async (options: RunOptions): Promise<number> => {
       child = started
       started.once('error', (error: NodeJS.ErrnoException) => {
         const code = error.code === 'ENOENT' ? 127 : 126
-        resolve(E.left(new SpawnError(code, `cannot run ${options.command}: ${error.code === 'ENOENT' ? 'command not found' : error.message}`)))
+        resolve(
+          E.left(
+            new SpawnError(
+              code,
+              `cannot run ${options.command}: ${error.code === 'ENOENT' ? 'command not found' : error.message}`
+            )
+          )
+        )
       })
       started.once('exit', (code, signal) => {
         child = undefined
@@ -101,8 +131,12 @@ export const runCommand = async (options: RunOptions): Promise<number> => {
     const result = await retrying(schedule, {
       random: options.seed === undefined ? Random.live : Random.seeded(options.seed),
       signal: controller.signal,
+      onEvent: options.events === undefined ? undefined : (event) => options.events?.(eventLine(event)),
       onRetry: (failure, status, delay) => {
-        const why = failure instanceof SpawnError ? failure.message : `exited with code ${failure.code}${failure.signal === null ? '' : ` (${failure.signal})`}`
+        const why =
+          failure instanceof SpawnError
+            ? failure.message
+            : `exited with code ${failure.code}${failure.signal === null ? '' : ` (${failure.signal})`}`
         log(`attempt ${status.iterNumber + 1} ${why}; retry ${status.iterNumber + 1} in ${ms(delay)} ms`)
       },
       onDone: (outcome, status, reason) => {
@@ -113,7 +147,11 @@ export const runCommand = async (options: RunOptions): Promise<number> => {
         else if (E.isLeft(outcome)) {
           const failure = outcome.left as Failure
           const why = reason === 'schedule' ? options.why?.(failure) : undefined
-          log(`attempt ${attempts} exited with code ${failure.code}; the schedule stops after ${status.iterNumber} ${status.iterNumber === 1 ? 'retry' : 'retries'}${why === undefined ? '' : ` (${why})`}: giving up with exit code ${failure.code}`)
+          log(
+            `attempt ${attempts} exited with code ${failure.code}; the schedule stops after ${status.iterNumber} ${
+              status.iterNumber === 1 ? 'retry' : 'retries'
+            }${why === undefined ? '' : ` (${why})`}: giving up with exit code ${failure.code}`
+          )
         }
       }
     })(attempt)()

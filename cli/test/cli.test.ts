@@ -311,7 +311,14 @@ describe('fp-ts-retry (the CLI)', () => {
     it('should say which retryOn / neverRetryOn stopped every run, and name --error-code', async () => {
       const [none, other, never] = await Promise.all([
         cli(['simulate', '{"constant": "100ms", "maxRetries": 3, "retryOn": [75]}', '--runs', '10']),
-        cli(['simulate', '{"constant": "100ms", "maxRetries": 3, "retryOn": [75]}', '--runs', '10', '--error-code', '3']),
+        cli([
+          'simulate',
+          '{"constant": "100ms", "maxRetries": 3, "retryOn": [75]}',
+          '--runs',
+          '10',
+          '--error-code',
+          '3'
+        ]),
         cli([
           'simulate',
           '{"intersect": [{"constant": "1s"}, {"constant": "100ms", "neverRetryOn": ["ECONNRESET"]}]}',
@@ -326,7 +333,12 @@ describe('fp-ts-retry (the CLI)', () => {
       )
       assert.match(other.stdout, /No retry: .*: error code 3 is not in retryOn \[75\] \(set by --error-code\)\.\n$/)
       assert.match(never.stdout, /No retry: .*: error code "ECONNRESET" is in neverRetryOn \["ECONNRESET"\]/)
-      const listed = await cli(['simulate', '{"constant": "100ms", "maxRetries": 1, "retryOn": [75]}', '--error-code', '75'])
+      const listed = await cli([
+        'simulate',
+        '{"constant": "100ms", "maxRetries": 1, "retryOn": [75]}',
+        '--error-code',
+        '75'
+      ])
       assert.match(listed.stdout, /Every run stops by itself within 1 retry/)
     })
 
@@ -428,14 +440,26 @@ describe('fp-ts-retry (the CLI)', () => {
 
     // Regression (issue 18, defect 14): a retryOn that did not list the exit code said "stops after 0 retries" only.
     it('should say which retryOn / neverRetryOn stopped the run', async () => {
-      const r = await cli(['run', '--schedule', '{"constant": "10ms", "maxRetries": 5, "retryOn": [75]}', '--', ...flaky([75, 3, 0])])
+      const r = await cli([
+        'run',
+        '--schedule',
+        '{"constant": "10ms", "maxRetries": 5, "retryOn": [75]}',
+        '--',
+        ...flaky([75, 3, 0])
+      ])
       assert.strictEqual(r.code, 3, r.stderr)
       assert.strictEqual(attemptsMade(), 2)
       assert.match(
         r.stderr,
         /attempt 2 exited with code 3; the schedule stops after 1 retry \(exit code 3 is not in retryOn \[75\]\): giving up with exit code 3\n/
       )
-      const maxed = await cli(['run', '--schedule', '{"constant": "10ms", "maxRetries": 0, "retryOn": [4]}', '--', ...flaky([4])])
+      const maxed = await cli([
+        'run',
+        '--schedule',
+        '{"constant": "10ms", "maxRetries": 0, "retryOn": [4]}',
+        '--',
+        ...flaky([4])
+      ])
       assert.match(maxed.stderr, /the schedule stops after 0 retries: giving up with exit code 4\n/)
     })
 
@@ -458,6 +482,63 @@ describe('fp-ts-retry (the CLI)', () => {
       assert.ok(!alive(pid), `the command (pid ${pid}) is still running`)
       assert.strictEqual(attemptsMade('attempts.txt'), 1)
       assert.match(r.stderr, /received SIGINT: stopping, and stopping the running command/)
+    })
+
+    it("should write the run's events as JSON lines with --events, an Error as { name, message }", async () => {
+      const r = await cli([
+        'run',
+        '--events',
+        'events.jsonl',
+        '--schedule',
+        '{"constant": "20ms", "maxRetries": 5}',
+        '--',
+        ...flaky([3, 0])
+      ])
+      assert.strictEqual(r.code, 0, r.stderr)
+      const events = fs
+        .readFileSync(path.join(dir, 'events.jsonl'), 'utf8')
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+      const at0 = events[0].at as number
+      assert.deepStrictEqual(
+        events.map(({ at, latency: _latency, elapsed: _elapsed, run, ...rest }) => {
+          assert.ok(typeof at === 'number' && at >= at0 && typeof run === 'number', JSON.stringify(rest))
+          return rest
+        }),
+        [
+          { _tag: 'AttemptStarted', source: 'retry', attempt: 1 },
+          { _tag: 'AttemptFailed', source: 'retry', attempt: 1, error: { code: 3, signal: null } },
+          { _tag: 'RetryScheduled', source: 'retry', attempt: 1, delay: 20 },
+          { _tag: 'AttemptStarted', source: 'retry', attempt: 2 },
+          { _tag: 'AttemptSucceeded', source: 'retry', attempt: 2 },
+          { _tag: 'RunStopped', source: 'retry', attempts: 2, reason: 'succeeded' }
+        ]
+      )
+      // the attempt's latency and the run's elapsed time are the ones the clock saw
+      assert.ok((events[5].elapsed as number) >= 20)
+      const missing = await cli([
+        'run',
+        '--events',
+        'missing.jsonl',
+        '--schedule',
+        '{"constant": "10ms", "maxRetries": 5}',
+        '--',
+        'fp-ts-retry-no-such-command'
+      ])
+      assert.strictEqual(missing.code, 127)
+      const failed = JSON.parse(fs.readFileSync(path.join(dir, 'missing.jsonl'), 'utf8').split('\n')[1]) as Record<
+        string,
+        unknown
+      >
+      assert.deepStrictEqual(failed.error, {
+        name: 'SpawnError',
+        message: 'cannot run fp-ts-retry-no-such-command: command not found'
+      })
+      const unwritable = await cli(['run', '--events', path.join(dir, 'no', 'such', 'dir.jsonl'), '--', ...flaky([0])])
+      assert.strictEqual(unwritable.code, 1)
+      assert.match(unwritable.stderr, /^fp-ts-retry: ENOENT: no such file or directory, open .*dir\.jsonl'\n$/)
+      assert.strictEqual(attemptsMade(), 2) // not run when its events cannot be written
     })
 
     it('should stop the same way on SIGTERM, with exit code 143', async () => {
