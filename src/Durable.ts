@@ -52,11 +52,13 @@ import type { TaskEither } from 'fp-ts/TaskEither'
 import * as t from 'io-ts'
 import type { RetryBudget } from './Budget'
 import * as Driver from './Driver'
+import * as Guard from './Guard'
 import { decodeState, defaultRandom, describeError, errorLines, reportError, restoreState } from './internal/durable'
+import { isPromise } from './internal/promise'
 import { showValue } from './internal/show'
 import * as validate from './internal/validate'
 import type * as Random from './Random'
-import type { StopReason } from './Retry'
+import type { StopReason } from './internal/model'
 import { RetryStateCodec, type RetryState } from './RetryState'
 import * as RetryStatus from './RetryStatus'
 import type { Json, Schedule } from './Schedule'
@@ -164,6 +166,8 @@ export interface DefinitionOptions<P, E, A> {
  *   refusal ends the run with reason `'budget'`. Its answers may be promises. When it throws or rejects, a failed
  *   attempt ends the run as a {@link Defect} (never an early retry); a successful one stays a success, and the
  *   error goes to `onError`.
+ * - `guards`: more `Guard.Guard`s, told of every attempt after the budget (a rate limiter): the one that refuses
+ *   ends the run with its reason.
  * - `concurrency`: how many attempts the worker makes at once (default 1).
  * - `random(id)`: called once per run, at its first failure; the generator's state is then stored with the run, so
  *   a resumed run draws what an uninterrupted one would. Default: `Random.seeded` with a random seed.
@@ -197,6 +201,7 @@ export interface WorkOptions<E, A> {
     | ((id: string, error: E, status: RetryStatus.RetryStatus, delay: number) => void | Promise<void>)
     | undefined
   readonly budget?: RetryBudget | undefined
+  readonly guards?: ReadonlyArray<Guard.Guard> | undefined
   readonly concurrency?: number | undefined
   readonly random?: ((id: string) => Random.Random) | undefined
   readonly onError?: ((error: unknown, id: string) => void) | undefined
@@ -530,10 +535,12 @@ const StopReasonCodec = t.keyof({
   succeeded: null,
   failed: null,
   schedule: null,
-  budget: null,
   aborted: null,
-  breaker: null
-})
+  budget: null,
+  breaker: null,
+  rateLimit: null,
+  bulkhead: null
+} satisfies Record<StopReason, null>)
 
 const Strings = t.readonlyArray(t.string)
 
@@ -882,27 +889,22 @@ export const deliver = async <P, E, A>(
   }
   if (signal.aborted && E.isLeft(result)) return { _tag: 'Abandoned' }
   const ended = context.now()
-  const { budget } = options
+  const guards = Guard.of('Durable.deliver', options)
+  const latency = ended - started
   if (E.isRight(result)) {
-    if (budget !== undefined) {
-      try {
-        const told = budget.onSuccess(ended - started, ended, {
-          retries: driver?.iterNumber ?? 0,
-          error: undefined,
-          retrying: false
-        })
-        if (told !== undefined) await told
-      } catch (e) {
-        // The success stands (its work is done; running it again could repeat it): the budget's error is reported.
-        reportError(options.onError, e, id)
-      }
+    if (guards.length > 0) {
+      // The success stands (its work is done; running it again could repeat it): a guard's error is reported.
+      const retries = driver?.iterNumber ?? 0
+      const outcome = { ok: true, error: undefined, latency, now: ended, retries, retrying: false, delay: -1 }
+      const told = Guard.decide(guards, outcome, (e) => reportError(options.onError, e, id))
+      if (isPromise(told)) await told
     }
     const end =
       driver !== undefined
         ? driver.statusAt(ended)
         : ended === started
         ? RetryStatus.initial
-        : { iterNumber: 0, elapsed: ended - started, cumulativeDelay: 0, previousDelay: O.none }
+        : { iterNumber: 0, elapsed: latency, cumulativeDelay: 0, previousDelay: O.none }
     return settle(run, { result, status: end, reason: 'succeeded' })
   }
   const error = result.left
@@ -913,22 +915,19 @@ export const deliver = async <P, E, A>(
   } catch (e) {
     return fail(run, new Defect(id, e), status)
   }
-  let allowed = true
-  if (budget !== undefined) {
+  let refused: Guard.GuardReason | undefined = undefined
+  if (guards.length > 0) {
+    const retries = driver.iterNumber - (delay < 0 ? 0 : 1)
     try {
-      const told = budget.onFailure(ended - started, ended, {
-        retries: driver.iterNumber - (delay < 0 ? 0 : 1),
-        error,
-        retrying: delay >= 0
-      })
-      allowed = (typeof told === 'boolean' ? told : await told) !== false
+      const told = Guard.decide(guards, { ok: false, error, latency, now: ended, retries, retrying: delay >= 0, delay })
+      refused = isPromise(told) ? await told : told
     } catch (e) {
       // Not a fresh attempt a second later (an early retry, forever while the budget is down): a defect.
       return fail(run, new Defect(id, e), driver.status)
     }
   }
   if (delay < 0) return settle(run, { result, status: driver.status, reason: 'schedule' })
-  if (!allowed) return settle(run, { result, status: driver.status, reason: 'budget' })
+  if (refused !== undefined) return settle(run, { result, status: driver.status, reason: refused })
   const next = driver.snapshot()
   const decided = driver.status
   const { onRetry } = options

@@ -9,6 +9,7 @@ import * as t from 'io-ts'
 import * as os from 'os'
 import * as path from 'path'
 import * as Budget from '../src/Budget'
+import type * as Guard from '../src/Guard'
 import * as Driver from '../src/Driver'
 import * as Durable from '../src/Durable'
 import * as FileEngine from '../src/FileEngine'
@@ -223,6 +224,26 @@ describe('Durable.deliver', () => {
     assert.ok(d._tag === 'Done')
     await d.notify()
     deepStrictEqual(reasons, ['budget'])
+  })
+
+  it('should tell its own guards after the budget, and end with the reason of the one that refused', async () => {
+    const told: Array<string> = []
+    const budget: Budget.RetryBudget = { onSuccess: () => undefined, onFailure: () => (told.push('budget'), true) }
+    const limiter: Guard.Guard = {
+      reason: 'rateLimit',
+      readsTime: false,
+      admit: (o) => (told.push(`limiter ${o.retrying}`), !o.retrying)
+    }
+    const reasons: Array<string> = []
+    const d = await Durable.deliver(
+      def(),
+      'job-1',
+      fresh,
+      context(() => 0, { budget, guards: [limiter], onDone: (_, __, ___, reason) => void reasons.push(reason) })
+    )
+    assert.ok(d._tag === 'Done')
+    await d.notify()
+    deepStrictEqual([told, reasons], [['budget', 'limiter true'], ['rateLimit']])
   })
 
   // Regression: a budget that threw or rejected made the worker deliver the run again a second later, a fresh

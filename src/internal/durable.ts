@@ -6,6 +6,7 @@
  *
  * @internal
  */
+import * as Guard from '../Guard'
 import * as E from 'fp-ts/Either'
 import { pipe } from 'fp-ts/function'
 import type * as t from 'io-ts'
@@ -82,6 +83,7 @@ interface WorkerHooks {
   readonly onError?: unknown
   readonly random?: unknown
   readonly budget?: unknown
+  readonly guards?: unknown
 }
 
 /**
@@ -94,6 +96,7 @@ export const checkWorkOptions = <O extends WorkerHooks>(where: string, value: O 
     if (o[hook] !== undefined) validate.callable(where, `options.${hook}`, o[hook])
   }
   validate.services(where, 'options', { budget: o.budget })
+  Guard.of(where, { guards: o.guards as ReadonlyArray<Guard.Guard> | undefined })
   return o
 }
 
