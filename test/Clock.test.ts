@@ -111,7 +111,12 @@ describe('Clock', () => {
     it('10,000 concurrent sleeps on one signal should emit no process warning (MaxListenersExceededWarning)', async () => {
       const exited = await runFixture('shared-signal.ts', ['live', '10000'])
       deepStrictEqual([exited.code, exited.stderr], [0, ''])
-      deepStrictEqual(JSON.parse(exited.stdout) as unknown, { warnings: [], ended: 10_000, listenersWhileAsleep: 1, listenersAfter: 0 })
+      deepStrictEqual(JSON.parse(exited.stdout) as unknown, {
+        warnings: [],
+        ended: 10_000,
+        listenersWhileAsleep: 1,
+        listenersAfter: 0
+      })
     }, 30_000)
 
     it('should be a RangeError naming a negative, NaN or infinite ms', async () => {
@@ -129,7 +134,7 @@ describe('Clock', () => {
     })
 
     describe('with fake timers', () => {
-      let clock: ReturnType<ReturnType<typeof FakeTimers.withGlobal>["install"]>
+      let clock: ReturnType<ReturnType<typeof FakeTimers.withGlobal>['install']>
 
       beforeEach(() => {
         clock = FakeTimers.withGlobal(globalThis).install({ toFake: ['setTimeout', 'clearTimeout', 'performance'] })
