@@ -960,11 +960,12 @@ describe('FileEngine.make: a folder it does not own alone', () => {
   })
 
   const mkfifo = spawnSync('mkfifo', ['--version']).status === 0
-  // eslint-disable-next-line no-console -- a skipped regression test must be seen
-  if (!mkfifo)
+  if (!mkfifo) {
+    // eslint-disable-next-line no-console -- a skipped regression test must be seen
     console.warn('!!! SKIPPED: mkfifo is not available here: the FIFO test of FileEngine does not run !!!')
+  }
 
-    // Regression (issue 18, defect 6): a FIFO planted as run.json blocked the worker for good (close() never resolved).
+  // Regression (issue 18, defect 6): a FIFO planted as run.json blocked the worker for good (close() never resolved).
   ;(mkfifo ? it : it.skip)(
     'should skip a run.json that is a FIFO, report it, go on with other runs, and close',
     async () => {
