@@ -8,7 +8,7 @@
  *
  * @since 0.2.0
  */
-import type { Attributes, Counter, Histogram, HrTime, Meter, Span, Tracer } from '@opentelemetry/api'
+import type { Attributes, Context, Counter, Histogram, HrTime, Meter, Span, Tracer } from '@opentelemetry/api'
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
 import type { RetryBudget } from './Budget'
 import type * as Event from './Event'
@@ -127,6 +127,10 @@ interface Instruments {
 /** A run's span, its attempts' spans in flight, and its last error (for the run's `error.type`). */
 interface RunSpan {
   readonly span: Span
+  /** The context its attempts' spans are started in: the run's span in the context of its start. */
+  readonly context: Context
+  /** Whether the run's span is recorded: a run that is not (no SDK, or sampled out) makes no attempt span. */
+  readonly recording: boolean
   readonly attempts: Map<number, Span>
   lastError: string | undefined
 }
@@ -311,7 +315,13 @@ export const observer = (options: ObserverOptions): Event.Observer => {
         { kind: SpanKind.INTERNAL, startTime: hrTime(event.at), attributes },
         context.active()
       )
-      run = { span, attempts: new Map(), lastError: undefined }
+      run = {
+        span,
+        context: trace.setSpan(context.active(), span),
+        recording: span.isRecording(),
+        attempts: new Map(),
+        lastError: undefined
+      }
       runs.set(key, run)
     }
     return run
@@ -357,16 +367,23 @@ export const observer = (options: ObserverOptions): Event.Observer => {
     // An end that finds no run (told twice, or after a restart) makes no span of its own.
     if ((event._tag === 'RunStopped' || event._tag === 'RunCompleted') && !runs.has(keyOf(event))) return
     const run = runOf(event, tracer)
+    if (!run.recording) {
+      // Only its end is needed: the samplers decide for a trace, so its attempts would not be recorded either.
+      if (event._tag === 'RunCompleted' || (event._tag === 'RunStopped' && event.source !== 'durable')) {
+        run.span.end()
+        runs.delete(keyOf(event))
+      }
+      return
+    }
     const at = hrTime(event.at)
     switch (event._tag) {
       case 'AttemptStarted': {
         const attributes: Attributes = { [A.source]: event.source, [A.attempt]: event.attempt }
         if (event.source === 'http' && event.attempt > 1) attributes[A.resendCount] = event.attempt - 1
-        const parent = trace.setSpan(context.active(), run.span)
         const span = tracer.startSpan(
           `${event.source} attempt`,
           { kind: SpanKind.CLIENT, startTime: at, attributes },
-          parent
+          run.context
         )
         run.attempts.set(event.attempt, span)
         return

@@ -5,6 +5,7 @@
 import { type Meter, type Tracer, metrics, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
 import { type DataPoint, type Histogram, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics'
 import {
+  AlwaysOffSampler,
   BasicTracerProvider,
   InMemorySpanExporter,
   type ReadableSpan,
@@ -585,12 +586,22 @@ describe('OpenTelemetry', () => {
       })
     })
 
-    it('should cost nothing but the observer with no tracer and no meter: the no-op API', async () => {
-      const onEvent = OpenTelemetry.observer({ tracer: trace.getTracer('noop'), meter: metrics.getMeter('noop') })
+    it('should make no attempt span for a run whose span is not recorded (sampled out, or the no-op API)', async () => {
+      const s = sdk()
+      const exporter = new InMemorySpanExporter()
+      const sampledOut = new BasicTracerProvider({
+        sampler: new AlwaysOffSampler(),
+        spanProcessors: [new SimpleSpanProcessor(exporter)]
+      }).getTracer('off')
+      const noop = OpenTelemetry.observer({ tracer: trace.getTracer('noop'), meter: metrics.getMeter('noop') })
+      const onEvent = Event.all([noop, OpenTelemetry.observer({ tracer: sampledOut, meter: s.meter })])
       const { result } = await TestClock.run((clock) =>
         pipe(() => Promise.resolve(E.left('down')), retrying(Schedule.fromDelays([10]), { clock, onEvent }))
       )
       deepStrictEqual(result, E.left('down'))
+      deepStrictEqual(exporter.getFinishedSpans(), [])
+      // the metrics are still recorded
+      deepStrictEqual((await pointsOf(s))['fp_ts_retry.retry.delay (s)'], { 'source=retry': [1, 0.01] })
     })
 
     // The property that keeps the mapping honest: whatever a module reports, the counter counts exactly those
