@@ -10,9 +10,12 @@
  *
  * @since 0.2.0
  */
-import { createHash } from 'crypto'
+import * as Budget from './Budget'
 import type { RetryBudget } from './Budget'
-import { showValue } from './internal/show'
+import * as LiveClock from './Clock'
+import type { Observer } from './Event'
+import { checkClient, checkKey, script } from './internal/redis'
+import { health, within } from './internal/service'
 import * as validate from './internal/validate'
 
 // -------------------------------------------------------------------------------------
@@ -41,7 +44,23 @@ export interface RedisClient {
 }
 
 /**
- * Options of {@link tokenBucket}: the client, the key of the shared bucket, and gRPC's `retryThrottling` numbers.
+ * What a budget does while Redis cannot answer within `timeout`: go on with a token bucket of this process
+ * (`'local'`), allow every retry (`'allow'`), or refuse every retry (`'refuse'`).
+ *
+ * @example
+ * import type { Fallback } from 'fp-ts-retry/RedisBudget'
+ *
+ * const fallback: Fallback = 'local'
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export type Fallback = 'local' | 'allow' | 'refuse'
+
+/**
+ * Options of {@link tokenBucket}: the client, the key of the shared bucket, and gRPC's `retryThrottling` numbers;
+ * how long a Redis call may take (`timeout`, ms, default 100), what to do when it takes longer or fails
+ * (`fallback`, default `'local'`), and an observer told when Redis is unavailable and when it answers again.
  *
  * @example
  * import type { TokenBucketOptions, RedisClient } from 'fp-ts-retry/RedisBudget'
@@ -56,6 +75,9 @@ export interface TokenBucketOptions {
   readonly key: string
   readonly maxTokens: number
   readonly tokenRatio: number
+  readonly timeout?: number | undefined
+  readonly fallback?: Fallback | undefined
+  readonly onEvent?: Observer | undefined
 }
 
 /**
@@ -74,7 +96,7 @@ export interface RedisTokenBucket extends RetryBudget {
   readonly onFailure: (latency: number, now: number) => Promise<boolean>
   /** Whether a retry (or a hedge) would be allowed now, recording nothing. */
   readonly allows: (now: number) => Promise<boolean>
-  /** The tokens left, in `[0, maxTokens]` (a missing key is a full bucket). */
+  /** The tokens left, in `[0, maxTokens]` (a missing key is a full bucket); rejects when Redis does not answer. */
   readonly tokens: () => Promise<number>
 }
 
@@ -108,10 +130,11 @@ redis.call('SET', KEYS[1], tokens)
 return 1
 `
 
-const SHA = createHash('sha1').update(SCRIPT).digest('hex')
-
 /** One thousandth of a token: gRPC's unit, so that `tokenRatio` additions never drift. */
 const MILLI = 1000
+
+/** The service named in the budget's `ServiceUnavailable` and `ServiceRecovered` events. */
+const SERVICE = 'retry budget'
 
 /**
  * gRPC's retry throttling (gRFC A6) shared by every process whose budget has the same `key`: a token bucket in
@@ -131,8 +154,14 @@ const MILLI = 1000
  *   `maxTokens` and `tokenRatio` for a key. A bucket larger than a new `maxTokens` is cut down to it.
  * - `allows(now)` answers whether a retry would be allowed, recording nothing (what `hedging` asks before a hedge
  *   that no failure prompted); `tokens()` reads the count.
- * - When Redis does not answer, the promise rejects, and so does the run that awaits it: wrap the client's errors
- *   if a run should rather go on without the budget.
+ * - Every Redis call is bounded by `timeout` (default 100 ms), whatever client is passed (ioredis by default
+ *   queues commands while disconnected and waits for a reconnection: a run would freeze with it). A call that
+ *   fails or does not answer in time never rejects: the budget answers by its `fallback` and tells
+ *   `ServiceUnavailable` (`source: 'budget'`, `service: 'retry budget'`) through `onEvent`, then `ServiceRecovered`
+ *   once Redis answers again. `'local'` (the default) is a `Budget.tokenBucket` of the same numbers in this process,
+ *   told of every outcome all along, so it holds what this process saw lately; `'allow'` allows every retry
+ *   (the schedule alone decides); `'refuse'` refuses every retry. `onSuccess` never rejects: a success stays a
+ *   success. Only `tokens()`, which no run awaits, rejects.
  * - Bad options are a `TypeError` or `RangeError` naming them.
  *
  * @example
@@ -156,38 +185,62 @@ const MILLI = 1000
 export const tokenBucket = (options: TokenBucketOptions): RedisTokenBucket => {
   const where = 'RedisBudget.tokenBucket'
   validate.object(where, 'options', options)
-  const { redis, key } = options
-  if (
-    redis === null ||
-    typeof redis !== 'object' ||
-    typeof redis.evalsha !== 'function' ||
-    typeof redis.eval !== 'function'
-  ) {
-    throw new TypeError(
-      `${where}: options.redis must be a Redis client with evalsha and eval (ioredis), received ${String(redis)}`
-    )
-  }
-  if (typeof key !== 'string' || key === '') {
-    throw new TypeError(`${where}: options.key must be a non-empty string, received ${showValue(key)}`)
-  }
+  const redis = checkClient(where, options.redis)
+  const key = checkKey(where, options.key)
   const max = validate.thousandths(where, 'options.maxTokens', options.maxTokens)
   const ratio = validate.thousandths(where, 'options.tokenRatio', options.tokenRatio)
-
-  const run = async (operation: 'f' | 's' | 'r' | 'a'): Promise<number> => {
-    let answer: unknown
+  const timeout =
+    options.timeout === undefined
+      ? 100
+      : validate.that(
+          where,
+          'options.timeout',
+          'a finite number > 0',
+          (t) => validate.isDuration(t) && t > 0,
+          options.timeout
+        )
+  const fallback = validate.that(
+    where,
+    'options.fallback',
+    "'local', 'allow' or 'refuse'",
+    (f) => f === 'local' || f === 'allow' || f === 'refuse',
+    options.fallback ?? 'local'
+  )
+  if (options.onEvent !== undefined) validate.callable(where, 'options.onEvent', options.onEvent)
+  const clock = LiveClock.live
+  const local = Budget.tokenBucket({ maxTokens: max / MILLI, tokenRatio: ratio / MILLI })
+  const service = health('budget', SERVICE, fallback, clock.now, options.onEvent)
+  const evaluate = script(redis, SCRIPT)
+  const run = (operation: 'f' | 's' | 'r' | 'a'): Promise<number> =>
+    Promise.resolve(within(clock, timeout, SERVICE, () => evaluate(key, operation, max, ratio))).then(Number)
+  /** The shared answer, or the fallback's when Redis fails or takes longer than `timeout`. */
+  const ask = async (operation: 'f' | 'a', otherwise: () => boolean): Promise<boolean> => {
     try {
-      answer = await redis.evalsha(SHA, 1, key, operation, max, ratio)
+      const answer = (await run(operation)) === 1
+      service.answered()
+      return answer
     } catch (e) {
-      if (!(e instanceof Error && e.message.startsWith('NOSCRIPT'))) throw e
-      answer = await redis.eval(SCRIPT, 1, key, operation, max, ratio)
+      service.failed(e)
+      return fallback === 'local' ? otherwise() : fallback === 'allow'
     }
-    return Number(answer)
   }
+  const attempt = { retries: 0, error: undefined, retrying: true }
 
   return {
-    onFailure: async () => (await run('f')) === 1,
-    onSuccess: async () => void (await run('s')),
-    allows: async () => (await run('a')) === 1,
+    onFailure: (latency, now) => {
+      const locally = local.onFailure(latency, now, attempt)
+      return ask('f', () => locally)
+    },
+    onSuccess: async (latency, now) => {
+      local.onSuccess(latency, now, attempt)
+      try {
+        await run('s')
+        service.answered()
+      } catch (e) {
+        service.failed(e)
+      }
+    },
+    allows: (now) => ask('a', () => local.allows?.(now) ?? true),
     tokens: async () => (await run('r')) / MILLI
   }
 }

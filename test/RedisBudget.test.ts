@@ -7,7 +7,9 @@ import * as RedisBudget from '../src/RedisBudget'
 import { retrying } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
 import { killChildren, startChild, type Child } from './support/fleet'
-import { describeWithRedis } from './support/redis'
+import { describeWithRedis, startRedis, type RedisServer } from './support/redis'
+import type { Event } from '../src/Event'
+import type { StopReason } from '../src/Retry'
 import { deepStrictEqual } from './util'
 
 const attempt = { retries: 0, error: undefined, retrying: true }
@@ -138,4 +140,95 @@ describeWithRedis('RedisBudget.tokenBucket on a real Redis', (server) => {
       )
     }, 30_000)
   })
+})
+
+// Issue 20, Redis faults 1-3: with Redis paused the budget's calls hung (ioredis queues and waits), freezing every
+// run; with Redis gone they rejected, ending runs as defects; a failing onSuccess made a success reject.
+describeWithRedis('RedisBudget.tokenBucket when Redis is paused or killed', () => {
+  let server: RedisServer
+  let redis: Redis
+  let n = 0
+  const events: Array<Event> = []
+  const bucket = (fallback?: RedisBudget.Fallback) =>
+    RedisBudget.tokenBucket({
+      redis,
+      key: `faults-${++n}`,
+      maxTokens: 10,
+      tokenRatio: 0.1,
+      timeout: 100,
+      fallback,
+      onEvent: (e) => void events.push(e)
+    })
+  /** A run of up to 4 attempts: its result, attempts, stop reason and how long it took (real ms). */
+  const runWith = async (budget: RedisBudget.RedisTokenBucket, ok: boolean) => {
+    let attempts = 0
+    let reason: StopReason | undefined
+    const start = Date.now()
+    const result = await retrying(Schedule.recurs(3), { budget, onDone: (ended) => void (reason = ended.reason) })(() => {
+      attempts++
+      return Promise.resolve(ok ? E.right('200') : E.left('503'))
+    })()
+    return { result, attempts, reason, took: Date.now() - start }
+  }
+
+  beforeAll(async () => {
+    server = await startRedis()
+    redis = new Redis({ host: server.host, port: server.port })
+  }, 20_000)
+  afterAll(async () => {
+    redis.disconnect()
+    await server.stop()
+  })
+
+  it('paused (SIGSTOP): runs should go on by the fallback within the bound, say so, never reject, and recover', async () => {
+    const local = bucket()
+    const allow = bucket('allow')
+    const refuse = bucket('refuse')
+    events.length = 0
+    process.kill(server.pid, 'SIGSTOP')
+    try {
+      const failing = await runWith(local, false)
+      deepStrictEqual([failing.result, failing.attempts, failing.reason], [E.left('503'), 4, 'schedule' as StopReason])
+      // four failures and three retries: each budget call waited 100 ms at most
+      assert.ok(failing.took < 1_500, `a run took ${failing.took} ms on a paused Redis`)
+      const succeeding = await runWith(local, true)
+      deepStrictEqual([succeeding.result, succeeding.attempts], [E.right('200'), 1])
+      deepStrictEqual((await runWith(allow, false)).attempts, 4)
+      const refused = await runWith(refuse, false)
+      deepStrictEqual([refused.attempts, refused.reason], [1, 'budget' as StopReason])
+      await assert.rejects(local.tokens(), /retry budget did not answer within 100 ms/)
+    } finally {
+      process.kill(server.pid, 'SIGCONT')
+    }
+    const unavailable = events.filter((e) => e._tag === 'ServiceUnavailable')
+    deepStrictEqual(unavailable.length, 3) // once per budget, not once per call
+    expect(unavailable[0]).toMatchObject({ source: 'budget', service: 'retry budget', fallback: 'local' })
+    expect(unavailable[2]).toMatchObject({ fallback: 'refuse' })
+    // Redis answers again (after the commands queued meanwhile): the shared bucket is back, and says so
+    for (let i = 0; i < 50 && !events.some((e) => e._tag === 'ServiceRecovered'); i++) await local.allows(0)
+    expect(events.find((e) => e._tag === 'ServiceRecovered')).toMatchObject({
+      source: 'budget',
+      service: 'retry budget'
+    })
+  }, 20_000)
+
+  it('the local fallback should hold what this process saw: a bucket drained before the outage refuses in it', async () => {
+    const budget = bucket()
+    for (let i = 0; i < 6; i++) await budget.onFailure(1, 0) // 10 -> 4 tokens, shared and local
+    process.kill(server.pid, 'SIGSTOP')
+    try {
+      deepStrictEqual(await budget.onFailure(1, 0), false)
+      deepStrictEqual(await budget.allows(0), false)
+    } finally {
+      process.kill(server.pid, 'SIGCONT')
+    }
+  }, 20_000)
+
+  it('killed: runs should go on by the fallback, never a defect', async () => {
+    const budget = bucket()
+    await server.stop()
+    const failing = await runWith(budget, false)
+    deepStrictEqual([failing.result, failing.attempts], [E.left('503'), 4])
+    deepStrictEqual((await runWith(budget, true)).result, E.right('200'))
+  }, 20_000)
 })
