@@ -72,43 +72,41 @@ const prune = (src: string, out: string): void => {
 }
 
 /**
- * Packs the root (the library) and cli/ (the command) into `destination` with `npm pack --workspaces`.
+ * Packs one package of the repository into `destination`: the library (its root, `workspace` `'.'`) or the command
+ * (`'cli'`).
  *
  * **Details**
  *
- * Publishing would run the library's prepare (a clean build of tsconfig.build.json) and the command's prepack (a
- * clean build of cli/tsconfig.build.json, against the library's declarations). This builds the same two projects
- * with one incremental `tsc -b` instead, removes the outputs of deleted sources, and packs with `--ignore-scripts`:
- * the same files, without compiling twice what is fresh (`npm ci` already ran the library's prepare).
- * test/package.test.ts checks that the scripts still compile these tsconfig files.
+ * Publishing would run the library's prepare (a clean build of tsconfig.build.json) or the command's prepack (a
+ * clean build of cli/tsconfig.build.json, against the library's declarations). This builds the same project with an
+ * incremental `tsc -b` instead, removes the outputs of deleted sources, and packs with `--ignore-scripts`: the same
+ * files, without compiling again what is fresh (`npm ci` ran the library's prepare). test/package.test.ts checks
+ * that the scripts still compile these tsconfig files.
  */
-export const pack = async (destination: string): Promise<{ readonly library: Packed; readonly command: Packed }> => {
-  check(
-    'tsc -b cli/tsconfig.build.json',
-    await run(process.execPath, [tsc, '-b', path.join('cli', 'tsconfig.build.json')], repo)
-  )
-  prune(path.join(repo, 'src'), path.join(repo, 'lib'))
-  prune(path.join(repo, 'cli', 'src'), path.join(repo, 'cli', 'lib'))
+export const packWorkspace = async (workspace: '.' | 'cli', destination: string): Promise<Packed> => {
+  const project = path.join(workspace, 'tsconfig.build.json')
+  check(`tsc -b ${project}`, await run(process.execPath, [tsc, '-b', project], repo))
+  prune(path.join(repo, workspace, 'src'), path.join(repo, workspace, 'lib'))
+  const which = workspace === '.' ? [] : ['--workspace', workspace]
   const result = check(
-    'npm pack',
-    await npm(['pack', '--workspaces', '--ignore-scripts', '--json', '--pack-destination', destination], repo)
+    `npm pack ${workspace}`,
+    await npm(['pack', ...which, '--ignore-scripts', '--json', '--pack-destination', destination], repo)
   )
-  const packed = (JSON.parse(result.stdout) as ReadonlyArray<Omit<Packed, 'tarball'> & { readonly filename: string }>).map(
-    (p): Packed => ({
-      name: p.name,
-      version: p.version,
-      tarball: path.join(destination, p.filename),
-      size: p.size,
-      unpackedSize: p.unpackedSize,
-      files: p.files.map((f) => ({ path: f.path, size: f.size }))
-    })
-  )
-  const find = (name: string): Packed => {
-    const found = packed.find((p) => p.name === name)
-    if (found === undefined) throw new Error(`npm pack made no tarball of ${name}: ${result.stdout}`)
-    return found
+  const [p] = JSON.parse(result.stdout) as ReadonlyArray<Omit<Packed, 'tarball'> & { readonly filename: string }>
+  return {
+    name: p.name,
+    version: p.version,
+    tarball: path.join(destination, p.filename),
+    size: p.size,
+    unpackedSize: p.unpackedSize,
+    files: p.files.map((f) => ({ path: f.path, size: f.size }))
   }
-  return { library: find('fp-ts-retry'), command: find('fp-ts-retry-cli') }
+}
+
+/** Packs the library, then the command (built against the library's declarations), into `destination`. */
+export const pack = async (destination: string): Promise<{ readonly library: Packed; readonly command: Packed }> => {
+  const library = await packWorkspace('.', destination)
+  return { library, command: await packWorkspace('cli', destination) }
 }
 
 /**

@@ -11,7 +11,7 @@ import * as assert from 'assert'
 import * as fs from 'fs'
 import * as os from 'os'
 import * as path from 'path'
-import { install, measure, megabytes, npm, pack, repo, run, tsc, type InstallSize, type Packed, type Run } from '../scripts/package'
+import { install, measure, megabytes, npm, packWorkspace, repo, run, tsc, type InstallSize, type Packed, type Run } from '../scripts/package'
 import { deepStrictEqual } from './util'
 
 interface PackageJson {
@@ -274,13 +274,15 @@ describe('the packed packages', () => {
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fp-ts-retry-package-'))
-    packed = await pack(dir)
+    const libraryTarball = await packWorkspace('.', dir)
+    // the command compiles while the library installs
+    const commandTarball = packWorkspace('cli', dir)
     application = path.join(dir, 'application')
     commandApplication = path.join(dir, 'command')
     const peers = Object.keys(library.peerDependencies ?? {})
       .filter((name) => library.peerDependenciesMeta?.[name]?.optional !== true)
       .map((name) => `${name}@${library.devDependencies?.[name]}`)
-    const libraryReady = install(application, [packed.library.tarball, ...peers]).then(() => {
+    const libraryReady = install(application, [libraryTarball.tarball, ...peers]).then(() => {
       installed = measure(application)
       // The compilers and Node's types come from the repository, after the measure: an application has its own.
       const modules = path.join(application, 'node_modules')
@@ -299,12 +301,14 @@ describe('the packed packages', () => {
       const example = Promise.resolve(builds.get('typescript7')).then(() => run(process.execPath, [path.join('esm', 'example.mjs')], application))
       runs.set('example', example)
     })
-    const commandReady = install(commandApplication, [packed.library.tarball, packed.command.tarball]).then(() => {
+    const commandReady = commandTarball.then(async ({ tarball }) => {
+      await install(commandApplication, [libraryTarball.tarball, tarball])
       const bin = path.join(commandApplication, 'node_modules', '.bin', 'fp-ts-retry')
       runs.set('simulate', run(bin, ['simulate', '{"constant": "100ms", "maxRetries": 2}', '--runs', '5', '--svg', 'plot.svg'], commandApplication))
       runs.set('npx', npm(['exec', '--offline', '--', 'fp-ts-retry-cli', '--version'], commandApplication))
     })
     await Promise.all([libraryReady, commandReady])
+    packed = { library: libraryTarball, command: await commandTarball }
     await Promise.all([...builds.values(), ...runs.values()])
   }, 180_000)
 
