@@ -1,11 +1,12 @@
 /**
  * Circuit breakers: a value shared by every call to one dependency, which stops calling it once it looks down,
- * lets one probe through after a wait, and closes again when the probe succeeds.
+ * lets probes through after a wait (`halfOpenProbes`, default one), and closes again when they succeed.
  *
  * A breaker is closed (calls go through), open (calls fail at once, without reaching the dependency) or half-open
- * (one probe is in flight; the other calls fail at once). Two policies decide when it opens:
- * {@link consecutive} (cockatiel's `ConsecutiveBreaker`) and {@link sampling} (Polly's advanced breaker,
- * cockatiel's `SamplingBreaker`). How long it stays open is a `Schedule`, `halfOpenAfter`: the first delay after
+ * (its probes are in flight; the other calls fail at once). Three policies decide when it opens:
+ * {@link consecutive} (cockatiel's `ConsecutiveBreaker`), {@link sampling} (Polly's advanced breaker,
+ * cockatiel's `SamplingBreaker`) and {@link count} (resilience4j's count-based window). A {@link Store}
+ * (`RedisBreaker.store`) shares the state with a fleet. How long it stays open is a `Schedule`, `halfOpenAfter`: the first delay after
  * it opens, the next after a failed probe, and so on, so the wait grows as the schedule says (cockatiel#68) and
  * `Schedule.delays(halfOpenAfter)` previews it.
  *
@@ -68,8 +69,8 @@ import type * as Event from './Event'
  * - `Open`: calls fail at once. From `halfOpenAt` on, the next call is let through as a probe; `halfOpenAt` is
  *   `Infinity` once `halfOpenAfter` has stopped: `pipe(constant(1_000), intersect(recurs(3)))` allows 3 probes,
  *   and after the third fails the circuit stays open.
- * - `HalfOpen`: one probe is in flight; the other calls fail at once. Its success closes the breaker, its
- *   failure opens it again for the schedule's next delay.
+ * - `HalfOpen`: up to `halfOpenProbes` probes are in flight; the other calls fail at once. That many successes
+ *   close the breaker; the first failure opens it again for the schedule's next delay.
  *
  * @example
  * import type { State } from 'fp-ts-retry/Breaker'
@@ -1171,7 +1172,7 @@ export const memoryStore = (options: { readonly clock?: Clock | undefined } = {}
  *   const call = pipe(
  *     TE.left<string, number>('503'),
  *     Breaker.guard(breaker, () => 'circuit open'),
- *     retrying(pipe(Schedule.constant(100), Schedule.intersect(Schedule.recurs(5))), { clock, breaker, onDone: (_, __, reason) => void reasons.push(reason) })
+ *     retrying(pipe(Schedule.constant(100), Schedule.intersect(Schedule.recurs(5))), { clock, breaker, onDone: ({ reason }) => void reasons.push(reason) })
  *   )
  *   const run = call()
  *   await clock.runAll()
