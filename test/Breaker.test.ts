@@ -719,7 +719,7 @@ describe('Breaker', () => {
       const run = pipe(
         dep.action,
         Breaker.guard(breaker, () => OPEN),
-        retrying(policy, { clock, breaker, onDone: (_, __, reason) => void reasons.push(reason) })
+        retrying(policy, { clock, breaker, onDone: ({ reason }) => void reasons.push(reason) })
       )
       const first = run()
       await clock.runAll()
@@ -743,7 +743,7 @@ describe('Breaker', () => {
       const guarded = Breaker.guard(breaker, () => OPEN)(dep.action)
       const run = pipe(
         (_: { readonly service: string }) => guarded,
-        retryingReaderTaskEither(policy, { onDone: (_, __, reason) => void reasons.push(reason) })
+        retryingReaderTaskEither(policy, { onDone: ({ reason }) => void reasons.push(reason) })
       )({ service: 'users', clock, random: Random.seeded(1), breaker })()
       await clock.runAll()
       deepStrictEqual(await run, E.left('503'))
@@ -826,7 +826,7 @@ describe('Breaker', () => {
           attemptTimeout: 100,
           onTimeout: () => 'timeout',
           onRetry: () => void states.push(JSON.stringify(breaker.state)),
-          onDone: (_, __, reason) => void reasons.push(reason)
+          onDone: ({ reason }) => void reasons.push(reason)
         })
       )()
       await clock.runAll()
@@ -847,7 +847,7 @@ describe('Breaker', () => {
       const run = pipe(
         dep.action,
         Breaker.guard(breaker, () => OPEN),
-        retrying(policy, { clock, breaker, budget, onDone: (_, __, r) => void reasons.push(r) })
+        retrying(policy, { clock, breaker, budget, onDone: ({ reason }) => void reasons.push(reason) })
       )
       const pending = run()
       await clock.runAll()
