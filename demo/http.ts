@@ -60,13 +60,13 @@ const clamped = (error: Http.HttpError, delay: number): string => {
 const httpLogger = (at: () => string): Hooks<Http.HttpError> => {
   let retries = 0
   return {
-    onRetry: (error, _, delay) => {
+    onRetry: ({ error, delay }) => {
       retries++
       console.log(
         `  ${at()}  attempt ${retries} failed: ${Http.Show.show(error)}; retry ${retries} in ${ms(delay)}${clamped(error, delay)}`
       )
     },
-    onDone: (result, _, reason) => {
+    onDone: ({ result, reason }) => {
       const outcome = result._tag === 'Right' ? 'succeeded' : `failed (${reason})`
       console.log(`  ${at()}  attempt ${retries + 1} ${outcome}`)
     }

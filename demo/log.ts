@@ -23,11 +23,11 @@ export const attemptLogger = <E>(show: (error: E) => string): Hooks<E> => {
   let retries = 0
   const at = (): string => `+${ms(Clock.live.now() - start)}`.padStart(8)
   return {
-    onRetry: (error, _status, delay) => {
+    onRetry: ({ error, delay }) => {
       retries++
       console.log(`  ${at()}  attempt ${retries} failed: ${show(error)}; retry ${retries} in ${ms(delay)}`)
     },
-    onDone: (result, _status, reason) => {
+    onDone: ({ result, reason }) => {
       const attempts = retries + 1
       const outcome =
         result._tag === 'Right'

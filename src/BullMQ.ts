@@ -551,7 +551,7 @@ export const engine = (options: EngineOptions): Durable.Engine => {
     let queue = queues.get(name)
     if (queue === undefined) {
       queue = new (bull(where).Queue)(toBullId(name), base)
-      queue.on('error', (e) => reportError(undefined, e, name))
+      queue.on('error', (e) => reportError(undefined, e, { queue: name }))
       queues.set(name, queue)
     }
     return queue
@@ -578,7 +578,7 @@ export const engine = (options: EngineOptions): Durable.Engine => {
         stalledInterval,
         ...workerOptions
       })
-      worker.on('error', (e) => reportError(o.onError, e, ''))
+      worker.on('error', (e) => reportError(o.onError, e, { queue: def.name }))
       await worker.waitUntilReady()
       const handle: Durable.Worker = {
         close: async () => {

@@ -53,6 +53,7 @@ import * as t from 'io-ts'
 import type { RetryBudget } from './Budget'
 import * as Driver from './Driver'
 import * as Guard from './Guard'
+import type * as durable from './internal/durable'
 import { decodeState, defaultRandom, describeError, errorLines, reportError, restoreState } from './internal/durable'
 import { isPromise } from './internal/promise'
 import { showValue } from './internal/show'
@@ -189,23 +190,67 @@ export interface DefinitionOptions<P, E, A> {
  * @since 0.2.0
  */
 export interface WorkOptions<E, A> {
-  readonly onDone?:
-    | ((
-        id: string,
-        result: E.Either<E | RunError, A>,
-        status: RetryStatus.RetryStatus,
-        reason: StopReason
-      ) => void | Promise<void>)
-    | undefined
-  readonly onRetry?:
-    | ((id: string, error: E, status: RetryStatus.RetryStatus, delay: number) => void | Promise<void>)
-    | undefined
+  readonly onDone?: ((done: RunDone<E, A>) => void | Promise<void>) | undefined
+  readonly onRetry?: ((retried: RunRetried<E>) => void | Promise<void>) | undefined
   readonly budget?: RetryBudget | undefined
   readonly guards?: ReadonlyArray<Guard.Guard> | undefined
   readonly concurrency?: number | undefined
   readonly random?: ((id: string) => Random.Random) | undefined
-  readonly onError?: ((error: unknown, id: string) => void) | undefined
+  readonly onError?: ((failure: WorkerError) => void) | undefined
 }
+
+/**
+ * What a durable run's `onDone` is told: the run's `id`, its final `Either` (the last error, or a
+ * {@link RunError} when it could not go on), a status and why it ended.
+ *
+ * @example
+ * import type { RunDone } from 'fp-ts-retry/Durable'
+ *
+ * const line = ({ id, result, reason }: RunDone<Error, string>): string => `${id}: ${result._tag} (${reason})`
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface RunDone<E, A> {
+  readonly id: string
+  readonly result: E.Either<E | RunError, A>
+  readonly status: RetryStatus.RetryStatus
+  readonly reason: StopReason
+}
+
+/**
+ * What a durable run's `onRetry` is told once its retry is stored: the run's `id`, the error, the status the
+ * schedule decided with and the delay.
+ *
+ * @example
+ * import type { RunRetried } from 'fp-ts-retry/Durable'
+ *
+ * const line = ({ id, error, delay }: RunRetried<Error>): string => `${id}: ${error.message}, next in ${delay} ms`
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface RunRetried<E> {
+  readonly id: string
+  readonly error: E
+  readonly status: RetryStatus.RetryStatus
+  readonly delay: number
+}
+
+/**
+ * What `onError` is told: an error a worker met and went on from (a hook that threw, a write that failed, a lost
+ * connection), with the `id` of the run it concerns, or the `queue` (a definition's name) when it concerns no
+ * single run.
+ *
+ * @example
+ * import type { WorkerError } from 'fp-ts-retry/Durable'
+ *
+ * const line = ({ error, id, queue }: WorkerError): string => `${id ?? queue ?? 'engine'}: ${String(error)}`
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export type WorkerError = durable.WorkerError
 
 /**
  * A worker started by {@link Engine}'s `work`: `close()` stops it taking runs, aborts the signal of the attempts
@@ -836,7 +881,7 @@ export const deliver = async <P, E, A>(
       _tag: 'Done',
       run: encoded === null ? null : { ...run, outcome: encoded },
       outcome: encoded ?? run.outcome,
-      notify: async () => onDone(id, outcome.result, outcome.status, outcome.reason)
+      notify: async () => onDone({ id, result: outcome.result, status: outcome.status, reason: outcome.reason })
     }
   }
   const fail = (run: StoredRun, error: RunError, status: RetryStatus.RetryStatus): Delivery =>
@@ -896,7 +941,7 @@ export const deliver = async <P, E, A>(
       // The success stands (its work is done; running it again could repeat it): a guard's error is reported.
       const retries = driver?.iterNumber ?? 0
       const outcome = { ok: true, error: undefined, latency, now: ended, retries, retrying: false, delay: -1 }
-      const told = Guard.decide(guards, outcome, (e) => reportError(options.onError, e, id))
+      const told = Guard.decide(guards, outcome, (e) => reportError(options.onError, e, { id }))
       if (isPromise(told)) await told
     }
     const end =
@@ -937,6 +982,6 @@ export const deliver = async <P, E, A>(
     state: next,
     dueAt: next.dueAt,
     delay,
-    notify: onRetry === undefined ? noop : async () => onRetry(id, error, decided, delay)
+    notify: onRetry === undefined ? noop : async () => onRetry({ id, error, status: decided, delay })
   }
 }

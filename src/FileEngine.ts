@@ -256,7 +256,7 @@ const startFileWorker = <P, E, A>(
       active++
       const running: Promise<void> = withLock(folder, key, () => process(key))
         .catch((e: unknown) => {
-          reportError(options.onError, e, fromFileName(key) ?? key)
+          reportError(options.onError, e, { id: fromFileName(key) ?? key })
           // Not the store's own file or folder: skipped for good. An I/O error: the run is tried again later,
           // as stored (every write of a decision is retried in the step: only a read, made before any attempt, or
           // a write given up, gets here).
@@ -271,7 +271,7 @@ const startFileWorker = <P, E, A>(
     }
   }
 
-  const report = (e: unknown): void => reportError(options.onError, e, '')
+  const report = (e: unknown): void => reportError(options.onError, e, { queue: def.name })
 
   const process = async (key: string): Promise<void> => {
     const dir = path.join(folder.pending, key)
@@ -467,7 +467,7 @@ export const make = (options: Options): Engine => {
     for (const name of await fs.readdir(folder.root)) {
       if (name.startsWith(STAGING)) await fs.rm(path.join(folder.root, name), { recursive: true, force: true })
     }
-    await prune(folder, keepDone, (e) => reportError(o.onError, e, ''))
+    await prune(folder, keepDone, (e) => reportError(o.onError, e, { queue: def.name }))
     for (const key of await fs.readdir(folder.pending)) worker.schedule(key, 0)
     return {
       close: async () => {

@@ -1097,9 +1097,9 @@ export const retryingFetch = (
   ]
   const { onEvent } = options
   const hooks: Hooks<HttpError, HttpError, Response> = {
-    onRetry: (error, status, delay, driver) => {
-      void discardBody(error)
-      return onRetry?.(error, status, delay, driver)
+    onRetry: (retried) => {
+      void discardBody(retried.error)
+      return onRetry?.(retried)
     },
     onDone,
     // the runner's events, as this module's: an attempt is a request, and a retry its resend

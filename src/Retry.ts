@@ -47,22 +47,60 @@ import { isPromise } from './internal/promise'
 export type StopReason = model.StopReason
 
 /**
- * Hooks into a run, for logging, metrics and persistence. They see every decision; they cannot change one.
+ * What `onRetry` is told, before each sleep: the error the schedule was fed (the action's `Left`), the status it
+ * decided with, the chosen delay and the run's {@link Driver.Driver}.
+ *
+ * @example
+ * import type { Retried } from 'fp-ts-retry/Retry'
+ *
+ * const line = ({ error, status, delay }: Retried<Error>): string =>
+ *   `attempt ${status.iterNumber} failed (${error.message}), next in ${delay} ms`
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface Retried<E, In = E> {
+  readonly error: E
+  readonly status: RetryStatus.RetryStatus
+  readonly delay: number
+  readonly driver: Driver.Driver<In>
+}
+
+/**
+ * What `onDone` is told, once, at the end of a run: its final `Either`, a status, and why it ended.
+ *
+ * @example
+ * import type { Ended } from 'fp-ts-retry/Retry'
+ *
+ * const line = ({ result, status, reason }: Ended<Error, number>): string =>
+ *   `${result._tag === 'Right' ? result.right : result.left.message} after ${status.iterNumber + 1} attempts: ${reason}`
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface Ended<E, A> {
+  readonly result: Either<E, A>
+  readonly status: RetryStatus.RetryStatus
+  readonly reason: StopReason
+}
+
+/**
+ * Hooks into a run, for logging, metrics and persistence. They see every decision; they cannot change one. Each
+ * is told one record (the same order everywhere: what happened, the status, then the decision).
  *
  * **Details**
  *
- * - `onRetry(input, status, delay, driver)` is called before each sleep, with the input the schedule saw (for
- *   `retrying`, the error), the status it decided with, the chosen delay and the run's {@link Driver.Driver}.
- *   When it returns a promise, the run awaits it before sleeping, and then sleeps until `driver.dueAt`, so the
- *   time the hook took is not slept again: persist a run with
- *   `onRetry: (_, __, ___, driver) => store.save(driver.snapshot())`.
- * - `onDone(result, status, reason)` is called once, with the run's final `Either`, why it ended and a status:
- *   when the last attempt ended the run, the status at its end (`iterNumber` = retries made, so attempts =
- *   `iterNumber + 1`); when the schedule, the budget or the breaker stopped it or the signal aborted, the status
- *   of the last decision. It sees the run's error and value types: annotate its `result` to fix them.
+ * - `onRetry({ error, status, delay, driver })` is called before each sleep ({@link Retried}). When it returns a
+ *   promise, the run awaits it before sleeping, and then sleeps until `driver.dueAt`, so the time the hook took
+ *   is not slept again: persist a run with `onRetry: ({ driver }) => store.save(driver.snapshot())`.
+ * - `onDone({ result, status, reason })` is called once ({@link Ended}): when the last attempt ended the run,
+ *   the status at its end (`iterNumber` = retries made, so attempts = `iterNumber + 1`); when the schedule, a
+ *   guard or the signal stopped it, the status of the last decision.
  * - `onEvent(event)` is told of every attempt, retry and stop as an `Event.Event` (`source: 'retry'`), and of what
  *   the schedule reports while deciding, such as a `Schedule.withHint` hint that was ignored (`HintIgnored`):
  *   plain records for logs and `fp-ts-retry/OpenTelemetry`.
+ * - The hooks see the action's error and value types: give the action first (`retrying(action, schedule,
+ *   options)`) and they are inferred from it; in a `pipe`, annotate the record or give the type arguments.
  * - A hook that throws (or whose promise rejects) makes the run reject with that error. An action that rejects
  *   is a defect, not a failure: the run rejects with it and `onDone` is not called.
  *
@@ -71,10 +109,10 @@ export type StopReason = model.StopReason
  *
  * const log: Array<string> = []
  * const hooks: Hooks<Error, Error, number> = {
- *   onRetry: (error, status, delay) => {
- *     log.push(`attempt ${status.iterNumber + 1} failed (${error.message}), waiting ${delay} ms`)
+ *   onRetry: ({ error, status, delay }) => {
+ *     log.push(`attempt ${status.iterNumber} failed (${error.message}), waiting ${delay} ms`)
  *   },
- *   onDone: (result, status, reason) => {
+ *   onDone: ({ result, status, reason }) => {
  *     log.push(`${result._tag === 'Right' ? result.right : result.left.message} after ${status.iterNumber + 1} attempts: ${reason}`)
  *   }
  * }
@@ -82,11 +120,9 @@ export type StopReason = model.StopReason
  * @category model
  * @since 0.1.0
  */
-export interface Hooks<In, E = unknown, A = unknown> {
-  readonly onRetry?:
-    | ((input: In, status: RetryStatus.RetryStatus, delay: number, driver: Driver.Driver<In>) => unknown)
-    | undefined
-  readonly onDone?: ((result: Either<E, A>, status: RetryStatus.RetryStatus, reason: StopReason) => void) | undefined
+export interface Hooks<In, E = In, A = unknown> {
+  readonly onRetry?: ((retried: Retried<E, In>) => unknown) | undefined
+  readonly onDone?: ((ended: Ended<E, A>) => void) | undefined
   readonly onEvent?: Event.Observer | undefined
 }
 
@@ -127,7 +163,7 @@ export interface Hooks<In, E = unknown, A = unknown> {
  * @category model
  * @since 0.1.0
  */
-export interface RetryOptions<In, E = unknown, A = unknown> extends Hooks<In, E, A> {
+export interface RetryOptions<In, E = In, A = unknown> extends Hooks<In, E, A> {
   readonly clock?: Clock | undefined
   readonly random?: Random | undefined
   readonly signal?: AbortSignal | undefined
@@ -166,6 +202,42 @@ export interface RetryEnv {
   readonly budget?: RetryBudget | undefined
   readonly breaker?: Breaker | undefined
   readonly guards?: ReadonlyArray<Guard.Guard> | undefined
+}
+
+/**
+ * What `onRepeat` is told before each further run of {@link repeating}: the success value the schedule saw, the
+ * status it decided with, the chosen delay and the run's {@link Driver.Driver}.
+ *
+ * @example
+ * import type { Repeated } from 'fp-ts-retry/Retry'
+ *
+ * const line = ({ value, delay }: Repeated<number>): string => `got ${value}, again in ${delay} ms`
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface Repeated<In> {
+  readonly value: In
+  readonly status: RetryStatus.RetryStatus
+  readonly delay: number
+  readonly driver: Driver.Driver<In>
+}
+
+/**
+ * Options of {@link repeating}: those of {@link retrying}, with `onRepeat` (told of each further run) in place
+ * of `onRetry`.
+ *
+ * @example
+ * import type { RepeatOptions } from 'fp-ts-retry/Retry'
+ *
+ * const seen: Array<number> = []
+ * const options: RepeatOptions<number> = { onRepeat: ({ value }) => void seen.push(value) }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface RepeatOptions<In> extends Omit<RetryOptions<In>, 'onRetry'> {
+  readonly onRepeat?: ((repeated: Repeated<In>) => unknown) | undefined
 }
 
 /**
@@ -219,13 +291,11 @@ interface Run<In> {
   /** The breaker, the budget and the run's own guards, in that order (`Guard.of`). */
   readonly guards: ReadonlyArray<Guard.Guard>
   readonly resume: RetryState | undefined
-  readonly onRetry: Hooks<In>['onRetry']
+  readonly onRetry: ((retried: Retried<unknown, In>) => unknown) | undefined
   readonly onEvent: Event.Observer | undefined
   /** Who the events say reported them. */
   readonly source: Event.Source
-  readonly onDone:
-    | ((result: Either<unknown, unknown>, status: RetryStatus.RetryStatus, reason: StopReason) => void)
-    | undefined
+  readonly onDone: ((ended: Ended<unknown, unknown>) => void) | undefined
   /** The side of the `Either` that asks the schedule for another run: `Left` to retry, `Right` to repeat. */
   readonly continueOn: 'Left' | 'Right'
   /** The runner's name, for the errors found while running. */
@@ -395,10 +465,10 @@ class Going<In, R extends Either<unknown, unknown>> {
   }
 
   /** `onRetry`, and the wait after it: until the decided time, not a full delay after the hook's work. */
-  private retried(onRetry: NonNullable<Hooks<In>['onRetry']>, input: In, delay: number): number | Promise<number> {
+  private retried(onRetry: NonNullable<Run<In>['onRetry']>, error: In, delay: number): number | Promise<number> {
     const { clock } = this.run
     const { driver } = this
-    const pending = onRetry(input, driver.status, delay, driver)
+    const pending = onRetry({ error, status: driver.status, delay, driver })
     return isPromise(pending) ? pending.then(() => Math.max(0, driver.dueAt - clock.now())) : delay
   }
 
@@ -447,7 +517,7 @@ class Going<In, R extends Either<unknown, unknown>> {
         reason
       })
     }
-    onDone?.(result, status, reason)
+    onDone?.({ result, status, reason })
     return END
   }
 }
@@ -612,7 +682,7 @@ const makeRun = <In, E, A>(
     random: options.random,
     signal: options.signal,
     resume: options.resume,
-    onRetry: options.onRetry,
+    onRetry: options.onRetry as Run<In>['onRetry'],
     onEvent: options.onEvent,
     source: 'retry',
     // The run's error and value types are known to the caller: the loop only passes the result along.
@@ -645,6 +715,18 @@ const signalledAttemptOf = <In, R extends Either<unknown, unknown>>(
   run: Run<In>,
   base: SignalledAttempt<R>
 ): Attempt<R> => (run.timeout === undefined ? withOwnSignal(base) : withTimeout(run, run.timeout, base))
+
+/**
+ * A runner in both forms (Effect's `dual`): data-last, `runner(schedule, options)(action)`, for a `pipe`; and
+ * data-first, `runner(action, schedule, options)`, so that the hooks' types are inferred from the action. A
+ * `Schedule` is an object and every action a function, so the first argument tells them apart.
+ */
+const dual =
+  <S, O, F, T>(dataLast: (schedule: S, options?: O) => (action: F) => T) =>
+  (...args: ReadonlyArray<unknown>): never =>
+    (typeof args[0] === 'function'
+      ? dataLast(args[1] as S, args[2] as O | undefined)(args[0] as F)
+      : dataLast(args[0] as S, args[1] as O | undefined)) as never
 
 // -------------------------------------------------------------------------------------
 // interpreters
@@ -692,16 +774,24 @@ const signalledAttemptOf = <In, R extends Either<unknown, unknown>>(
  * @category interpreters
  * @since 0.1.0
  */
-export const retrying = <In, E extends In = In, A = unknown>(
-  schedule: Schedule<In>,
-  options: RetryOptions<In, E, A> = {}
-): (<E2 extends E, A2 extends A>(action: TaskEither<E2, A2>) => TaskEither<E2, A2>) => {
+export const retrying: {
+  <In, E extends In = In, A = unknown>(schedule: Schedule<In>, options?: RetryOptions<In, E, A>): <
+    E2 extends E,
+    A2 extends A
+  >(
+    action: TaskEither<E2, A2>
+  ) => TaskEither<E2, A2>
+  <E extends In, A, In>(action: TaskEither<E, A>, schedule: Schedule<In>, options?: RetryOptions<In, E, A>): TaskEither<
+    E,
+    A
+  >
+} = dual(<In>(schedule: Schedule<In>, options: RetryOptions<In> = {}) => {
   const run = makeRun('retrying', schedule, options, 'Left', false)
-  return (action) => {
+  return (action: TaskEither<unknown, unknown>): TaskEither<unknown, unknown> => {
     const attempt = attemptOf(run, () => action())
     return () => loop(run, attempt)
   }
-}
+})
 
 /**
  * Like {@link retrying}, for an action that needs the retry status (for instance to log the attempt number or
@@ -730,18 +820,25 @@ export const retrying = <In, E extends In = In, A = unknown>(
  * @category interpreters
  * @since 0.1.0
  */
-export const retryingWithStatus = <In, E extends In = In, A = unknown>(
-  schedule: Schedule<In>,
-  options: RetryOptions<In, E, A> = {}
-): (<E2 extends E, A2 extends A>(
-  action: (status: RetryStatus.RetryStatus) => TaskEither<E2, A2>
-) => TaskEither<E2, A2>) => {
+export const retryingWithStatus: {
+  <In, E extends In = In, A = unknown>(schedule: Schedule<In>, options?: RetryOptions<In, E, A>): <
+    E2 extends E,
+    A2 extends A
+  >(
+    action: (status: RetryStatus.RetryStatus) => TaskEither<E2, A2>
+  ) => TaskEither<E2, A2>
+  <E extends In, A, In>(
+    action: (status: RetryStatus.RetryStatus) => TaskEither<E, A>,
+    schedule: Schedule<In>,
+    options?: RetryOptions<In, E, A>
+  ): TaskEither<E, A>
+} = dual(<In>(schedule: Schedule<In>, options: RetryOptions<In> = {}) => {
   const run = makeRun('retryingWithStatus', schedule, options, 'Left', true)
-  return (action) => {
+  return (action: (status: RetryStatus.RetryStatus) => TaskEither<unknown, unknown>): TaskEither<unknown, unknown> => {
     const attempt = attemptOf(run, (driver) => action(driver.statusAt(run.clock.now()))())
     return () => loop(run, attempt)
   }
-}
+})
 
 /**
  * What {@link retryingWithContext} hands each attempt: the run's status and a signal that aborts when the run is
@@ -814,18 +911,27 @@ export interface AttemptContext {
  * @category interpreters
  * @since 0.2.0
  */
-export const retryingWithContext = <In, E extends In = In, A = unknown>(
-  schedule: Schedule<In>,
-  options: RetryOptions<In, E, A> = {}
-): (<E2 extends E, A2 extends A>(action: (context: AttemptContext) => TaskEither<E2, A2>) => TaskEither<E2, A2>) => {
+export const retryingWithContext: {
+  <In, E extends In = In, A = unknown>(schedule: Schedule<In>, options?: RetryOptions<In, E, A>): <
+    E2 extends E,
+    A2 extends A
+  >(
+    action: (context: AttemptContext) => TaskEither<E2, A2>
+  ) => TaskEither<E2, A2>
+  <E extends In, A, In>(
+    action: (context: AttemptContext) => TaskEither<E, A>,
+    schedule: Schedule<In>,
+    options?: RetryOptions<In, E, A>
+  ): TaskEither<E, A>
+} = dual(<In>(schedule: Schedule<In>, options: RetryOptions<In> = {}) => {
   const run = makeRun('retryingWithContext', schedule, options, 'Left', true)
-  return (action) => {
+  return (action: (context: AttemptContext) => TaskEither<unknown, unknown>): TaskEither<unknown, unknown> => {
     const attempt = signalledAttemptOf(run, (driver, signal) =>
       action({ status: driver.statusAt(run.clock.now()), signal })()
     )
     return () => loop(run, attempt)
   }
-}
+})
 
 /**
  * Like {@link retrying}, for a `ReaderTaskEither` whose environment provides the clock, the random source and
@@ -891,7 +997,8 @@ export const retryingReaderTaskEither = <In, E extends In = In, A = unknown>(
  *   `whileInput` to stop on a value, `recurs(n)` for `n` more runs.
  * - A `Left` ends the run at once with that error. To retry failures inside each run, wrap the action with
  *   {@link retrying} first.
- * - Hooks: `onRetry` is called before each further run, with the success value.
+ * - Hooks ({@link RepeatOptions}): `onRepeat({ value, status, delay, driver })` is called before each further
+ *   run, with the success value the schedule saw; `onDone` and `onEvent` as for {@link retrying}.
  *
  * @example
  * import { repeating } from 'fp-ts-retry'
@@ -916,9 +1023,18 @@ export const retryingReaderTaskEither = <In, E extends In = In, A = unknown>(
  */
 export const repeating = <In>(
   schedule: Schedule<In>,
-  options: RetryOptions<In> = {}
+  options: RepeatOptions<In> = {}
 ): (<S, E, A extends In>(program: Program<S, E, A>) => TaskEither<E, ReadonlyArray<A>>) => {
-  const run = makeRun('repeating', schedule, options, 'Right', false)
+  const where = 'repeating'
+  validate.object(where, 'options', options)
+  const { onRepeat, ...rest } = options
+  if (onRepeat !== undefined) validate.callable(where, 'options.onRepeat', onRepeat)
+  const onRetry =
+    onRepeat === undefined
+      ? undefined
+      : ({ error, status, delay, driver }: Retried<unknown, In>) =>
+          onRepeat({ value: error as In, status, delay, driver })
+  const run = makeRun(where, schedule, { ...rest, onRetry }, 'Right', false)
   return <S, E, A extends In>({ initial, action, next }: Program<S, E, A>): TaskEither<E, ReadonlyArray<A>> =>
     async () => {
       const results: Array<A> = []

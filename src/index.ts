@@ -5,21 +5,26 @@
  */
 import * as Breaker from './Breaker'
 import * as Budget from './Budget'
+import * as Bulkhead from './Bulkhead'
 import * as Clock from './Clock'
 import * as Contention from './Contention'
 import * as Driver from './Driver'
+import * as Event from './Event'
 import * as Durable from './Durable'
 import * as FileEngine from './FileEngine'
 import * as FileStore from './FileStore'
+import * as Guard from './Guard'
 import * as Hedging from './Hedging'
 import * as Http from './Http'
 import * as Random from './Random'
+import * as RateLimiter from './RateLimiter'
 import * as Retry from './Retry'
 import * as RetryState from './RetryState'
 import * as RetryStatus from './RetryStatus'
 import * as Schedule from './Schedule'
 import * as ScheduleConfig from './ScheduleConfig'
 import * as TestClock from './TestClock'
+import * as Timeout from './Timeout'
 
 export {
   /**
@@ -37,6 +42,13 @@ export {
    * @since 0.1.0
    */
   Budget,
+  /**
+   * Bulkheads: at most N calls in flight and a bounded queue; a combinator and a guard.
+   *
+   * @category model
+   * @since 0.2.0
+   */
+  Bulkhead,
   /**
    * Time as a service: `Clock.live` and the `Clock` interface.
    *
@@ -58,6 +70,13 @@ export {
    * @since 0.2.0
    */
   Driver,
+  /**
+   * One event vocabulary for every module: plain records told to `onEvent`.
+   *
+   * @category model
+   * @since 0.2.0
+   */
+  Event,
   /**
    * Durable retries: `define` a run, `submit` it to an `Engine` (the embedded `FileEngine.make`, or
    * `BullMQ.engine`), `work` it; one `deliver` step decides for every engine.
@@ -81,6 +100,13 @@ export {
    */
   FileStore,
   /**
+   * Guards: one protocol for whatever may refuse a retry (breaker, budget, rate limiter, bulkhead).
+   *
+   * @category model
+   * @since 0.2.0
+   */
+  Guard,
+  /**
    * Hedged requests: another attempt after each of a schedule's delays, the first success wins, the others aborted.
    *
    * @category interpreters
@@ -101,6 +127,13 @@ export {
    * @since 0.1.0
    */
   Random,
+  /**
+   * Rate limiters: a token bucket (GCRA) on a clock, as a guard and as a combinator that waits for a token.
+   *
+   * @category model
+   * @since 0.2.0
+   */
+  RateLimiter,
   /**
    * The runners and their options, hooks and environment types (`RetryOptions`, `Hooks`, `RetryEnv`, ...).
    *
@@ -142,7 +175,14 @@ export {
    * @category testing
    * @since 0.1.0
    */
-  TestClock
+  TestClock,
+  /**
+   * A timeout as a combinator of its own, on a clock.
+   *
+   * @category combinators
+   * @since 0.2.0
+   */
+  Timeout
 }
 
 export {

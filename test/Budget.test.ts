@@ -36,7 +36,7 @@ const run = async <E, A>(
     attempts++
     return action(clock)()
   }
-  const running = pipe(counted, retrying(schedule, { clock, budget, onDone: (_, __, r) => (reason = r) }))()
+  const running = pipe(counted, retrying(schedule, { clock, budget, onDone: ({ reason: r }) => (reason = r) }))()
   await clock.runAll()
   const result = await running
   return { result, attempts, reason }

@@ -248,7 +248,7 @@ describe('Bulkhead', () => {
         retrying(schedule, {
           clock,
           guards: [Bulkhead.asGuard(bulkhead)],
-          onDone: (_, __, reason) => void reasons.push(reason)
+          onDone: ({ reason }) => void reasons.push(reason)
         })
       )
       return { task, reasons }

@@ -77,8 +77,8 @@ describe('BullMQ (no server needed)', () => {
       const process = BullMQ.processor(def, {
         clock,
         writeRetry: Schedule.constant(250),
-        onError: (e) => void errors.push((e as Error).message),
-        onDone: (_, result) => void done.push(JSON.stringify(result))
+        onError: ({ error: e }) => void errors.push((e as Error).message),
+        onDone: ({ result }) => void done.push(JSON.stringify(result))
       })
       let writes = 0
       let data: unknown = { id: 'w-1', payload: null, retry: null, outcome: null }
@@ -240,7 +240,7 @@ describeWithRedis('BullMQ on a real Redis', (server) => {
     const done = deferred<void>()
     await e.work(def, {
       concurrency: 4,
-      onRetry: async (id) => {
+      onRetry: async ({ id }) => {
         // the job has just been delayed: promote it at once, as an operator's click would
         await (await q.getJob(BullMQ.jobId(id)))?.promote()
       },
@@ -297,7 +297,7 @@ describeWithRedis('BullMQ on a real Redis', (server) => {
     const seen = new Map<string, unknown>()
     const all = S.allDone(jobs.length)
     await engine(p).work(def, {
-      onDone: (id, result, _, reason) => {
+      onDone: ({ id, result, reason }) => {
         seen.set(
           id,
           E.isLeft(result) ? [typeof result.left === 'string' ? result.left : result.left._tag, reason] : result.right
@@ -442,7 +442,7 @@ describeWithRedis('BullMQ on a real Redis', (server) => {
     await started.promise
     await worker.close()
     const done = deferred<unknown>()
-    await e.work(def, { onDone: (_, result, status) => done.resolve([result, status.iterNumber]) })
+    await e.work(def, { onDone: ({ result, status }) => done.resolve([result, status.iterNumber]) })
     deepStrictEqual(await done.promise, [E.right('second'), 0])
   })
 
@@ -455,7 +455,7 @@ describeWithRedis('BullMQ on a real Redis', (server) => {
       action: (s: string) => TE.right(s.length)
     })
     const done = deferred<number>()
-    await e.work(def, { onDone: (_, result) => done.resolve(E.isRight(result) ? result.right : -1) })
+    await e.work(def, { onDone: ({ result }) => done.resolve(E.isRight(result) ? result.right : -1) })
     await e.submit(def, 'x', 'four')
     deepStrictEqual(await done.promise, 4)
   })

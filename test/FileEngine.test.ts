@@ -219,7 +219,7 @@ describe('Durable.deliver', () => {
       def(),
       'job-1',
       fresh,
-      context(() => 0, { budget: refusing, onDone: (_, __, ___, reason) => void reasons.push(reason) })
+      context(() => 0, { budget: refusing, onDone: ({ reason }) => void reasons.push(reason) })
     )
     assert.ok(d._tag === 'Done')
     await d.notify()
@@ -239,7 +239,7 @@ describe('Durable.deliver', () => {
       def(),
       'job-1',
       fresh,
-      context(() => 0, { budget, guards: [limiter], onDone: (_, __, ___, reason) => void reasons.push(reason) })
+      context(() => 0, { budget, guards: [limiter], onDone: ({ reason }) => void reasons.push(reason) })
     )
     assert.ok(d._tag === 'Done')
     await d.notify()
@@ -262,7 +262,7 @@ describe('Durable.deliver', () => {
         def(),
         'job-1',
         fresh,
-        context(() => 0, { budget, onDone: (_, result, __, reason) => void outcomes.push([result, reason]) })
+        context(() => 0, { budget, onDone: ({ result, reason }) => void outcomes.push([result, reason]) })
       )
       assert.ok(d._tag === 'Done')
       await d.notify()
@@ -287,8 +287,8 @@ describe('Durable.deliver', () => {
         fresh,
         context(() => 0, {
           budget,
-          onDone: (_, result, __, reason) => void outcomes.push([result, reason]),
-          onError: (e, id) => void errors.push([e, id])
+          onDone: ({ result, reason }) => void outcomes.push([result, reason]),
+          onError: ({ error: e, id }) => void errors.push([e, id])
         })
       )
       assert.ok(d._tag === 'Done')
@@ -321,7 +321,7 @@ describe('Durable.deliver', () => {
         'job-1',
         { ...fresh, retry: RetryState.RetryStateCodec.encode(stored) },
         context(() => 0, {
-          onDone: (_, result, __, reason) =>
+          onDone: ({ result, reason }) =>
             void outcomes.push(
               `${reason}: ${
                 E.isLeft(result) && result.left instanceof Durable.CorruptState ? result.left.reason : 'no'
@@ -350,7 +350,7 @@ describe('Durable.deliver', () => {
     let attempts = 0
     const seen: Array<unknown> = []
     const options: Durable.WorkOptions<string, string> = {
-      onDone: (id, result, status, reason) => void seen.push([id, result, status, reason])
+      onDone: ({ id, result, status, reason }) => void seen.push([id, result, status, reason])
     }
     const first = await Durable.deliver(
       def(() => (attempts++, TE.left('down'))),
@@ -394,7 +394,7 @@ describe('Durable.deliver', () => {
       'job-1',
       stored,
       context(() => 500, {
-        onDone: (_, result, status, reason) => {
+        onDone: ({ result, status, reason }) => {
           assert.ok(E.isLeft(result))
           seen = [result.left as Durable.RunError, status, reason]
         }
@@ -444,7 +444,7 @@ describe('Durable.deliver', () => {
       def(() => () => Promise.reject(new Error('bug'))),
       'job-1',
       fresh,
-      context(() => 0, { onDone: (_, r) => void (seen = r) })
+      context(() => 0, { onDone: ({ result: r }) => void (seen = r) })
     )
     assert.ok(d._tag === 'Done')
     await d.notify()
@@ -590,7 +590,7 @@ describe('FileEngine.make', () => {
         const state = JSON.parse(fs.readFileSync(path.join(dir, 'hourly', 'pending', 'once', 'state.json'), 'utf8'))
         dueAts.push(state.dueAt)
       },
-      onDone: (_, result) => done.resolve(E.isRight(result) ? result.right : 'failed')
+      onDone: ({ result }) => done.resolve(E.isRight(result) ? result.right : 'failed')
     })
     await engine.submit(def, 'once', null)
     deepStrictEqual(await drive(clock, done.promise), 'ok')
@@ -716,7 +716,7 @@ describe('FileEngine.make', () => {
     await worker.close()
     const second = fileEngine(dir)
     const done = deferred<unknown>()
-    await second.work(def, { onDone: (_, result) => done.resolve(result) })
+    await second.work(def, { onDone: ({ result }) => done.resolve(result) })
     deepStrictEqual(await done.promise, E.right('done'))
     deepStrictEqual(attempts, [1, 1])
   })
@@ -741,7 +741,7 @@ describe('FileEngine.make', () => {
     const all = S.allDone(4)
     await engine.work(def, {
       ...S.workOptions(record, all.then),
-      onDone: (id, result, _, reason) => {
+      onDone: ({ id, result, reason }) => {
         errors.set(id, E.isLeft(result) ? [result.left.constructor.name, reason] : result.right)
         all.then(id)
       }
@@ -765,8 +765,8 @@ describe('FileEngine.make', () => {
     const errors: Array<unknown> = []
     await engine.work(def, {
       random: S.random,
-      onError: (e) => void errors.push(e),
-      onDone: (id, result, status, reason) => {
+      onError: ({ error: e }) => void errors.push(e),
+      onDone: ({ id, result, status, reason }) => {
         calls.push([id, result, status.iterNumber, reason])
         if (calls.length === 1) throw new Error('hook down')
         twice.resolve()
@@ -837,8 +837,8 @@ describe('FileEngine.make: storage that fails', () => {
     failWrites('state.json', 'EFBIG', (n) => n % 3 !== 0)
     const def = hourly(times, clock, false)
     await engine.work(def, {
-      onError: (e, id) => void errors.push([id, (e as NodeJS.ErrnoException).code ?? String(e)]),
-      onDone: (_, result, status, reason) => done.resolve(`${JSON.stringify(result)} ${status.iterNumber} ${reason}`)
+      onError: ({ error: e, id }) => void errors.push([id ?? '', (e as NodeJS.ErrnoException).code ?? String(e)]),
+      onDone: ({ result, status, reason }) => done.resolve(`${JSON.stringify(result)} ${status.iterNumber} ${reason}`)
     })
     await engine.submit(def, 'once', null)
     deepStrictEqual(await drive(clock, done.promise), '{"_tag":"Left","left":"failure 4"} 3 schedule')
@@ -863,8 +863,8 @@ describe('FileEngine.make: storage that fails', () => {
     failWrites('outcome.json', 'ENOSPC', (n) => n <= 3)
     const def = hourly(times, clock, true)
     await engine.work(def, {
-      onError: (e) => void errors.push((e as NodeJS.ErrnoException).code ?? String(e)),
-      onDone: (_, result) => {
+      onError: ({ error: e }) => void errors.push((e as NodeJS.ErrnoException).code ?? String(e)),
+      onDone: ({ result }) => {
         done.push(JSON.stringify(result))
         finished.resolve()
       }
@@ -914,7 +914,7 @@ describe('FileEngine.make: a folder it does not own alone', () => {
     const called = deferred<void>()
     const worker = await engine.work(def, {
       ...S.workOptions(record, () => called.resolve()),
-      onError: (e) => void errors.push(e)
+      onError: ({ error: e }) => void errors.push(e)
     })
     await called.promise
     await worker.close()
@@ -946,7 +946,7 @@ describe('FileEngine.make: a folder it does not own alone', () => {
     const reported = deferred<void>()
     const worker = await engine.work(def, {
       ...S.workOptions(record, (id) => id === 'good' && good.resolve()),
-      onError: (e) => {
+      onError: ({ error: e }) => {
         errors.push(e)
         reported.resolve()
       }
@@ -984,7 +984,7 @@ describe('FileEngine.make: a folder it does not own alone', () => {
       const worker = await engine.work(def, {
         ...S.workOptions(record, (id) => id === 'good' && good.resolve()),
         concurrency: 1,
-        onError: (e) => {
+        onError: ({ error: e }) => {
           errors.push(e)
           reported.resolve()
         }

@@ -423,7 +423,7 @@ describe('FileStore', () => {
       const file = path.join(dir, 'state.json')
       const store = FileStore.make(file)
       const schedule = Schedule.fromDelays([100, 200, 400])
-      const persist: Retry.Hooks<unknown>['onRetry'] = (_, __, ___, driver) => store.save(driver.snapshot())
+      const persist: Retry.Hooks<unknown>['onRetry'] = ({ driver }) => store.save(driver.snapshot())
       let calls = 0
       const action: TE.TaskEither<string, number> = async () => (++calls <= 2 ? E.left('down') : E.right(calls))
 

@@ -188,10 +188,10 @@ describe('Guard', () => {
   describe('in the runner', () => {
     const recorded = (): {
       readonly reasons: Array<StopReason>
-      readonly onDone: (_: unknown, __: unknown, r: StopReason) => void
+      readonly onDone: (ended: { readonly reason: StopReason }) => void
     } => {
       const reasons: Array<StopReason> = []
-      return { reasons, onDone: (_, __, reason) => void reasons.push(reason) }
+      return { reasons, onDone: ({ reason }) => void reasons.push(reason) }
     }
 
     it('should end a run with the reason of its own guard that refused, and sleep no more', async () => {

@@ -64,8 +64,8 @@ const logged = (): Log & Pick<Http.RetryingFetchOptions, 'onRetry' | 'onDone'> =
   const log: Log = { retried: [], done: [] }
   return {
     ...log,
-    onRetry: (error, _, delay) => log.retried.push({ error, delay }),
-    onDone: (_, __, reason) => log.done.push(reason)
+    onRetry: ({ error, delay }) => log.retried.push({ error, delay }),
+    onDone: ({ reason }) => log.done.push(reason)
   }
 }
 

@@ -254,7 +254,7 @@ describe('RateLimiter', () => {
         retrying(pipe(Schedule.constant(400), Schedule.intersect(Schedule.recurs(10))), {
           clock,
           guards: [RateLimiter.asGuard(limiter)],
-          onDone: (_, __, reason) => void reasons.push(reason)
+          onDone: ({ reason }) => void reasons.push(reason)
         })
       )()
       await clock.runAll()
@@ -289,7 +289,7 @@ describe('RateLimiter', () => {
         retrying(pipe(Schedule.constant(10), Schedule.intersect(Schedule.recurs(5))), {
           clock,
           guards: [RateLimiter.asGuard(limiter)],
-          onDone: (_, __, reason) => void reasons.push(reason)
+          onDone: ({ reason }) => void reasons.push(reason)
         })
       )()
       await clock.runAll()

@@ -10,7 +10,8 @@ import * as Clock from '../src/Clock'
 import type * as Event from '../src/Event'
 import type * as Guard from '../src/Guard'
 import * as Random from '../src/Random'
-import type { AttemptContext, Hooks, RetryEnv, StopReason } from '../src/Retry'
+import type * as Retry from '../src/Retry'
+import type { AttemptContext, Hooks, RepeatOptions, RetryEnv, StopReason } from '../src/Retry'
 import { repeating, retrying, retryingReaderTaskEither, retryingWithContext, retryingWithStatus } from '../src/Retry'
 import * as RetryStatus from '../src/RetryStatus'
 import * as Schedule from '../src/Schedule'
@@ -68,16 +69,17 @@ interface DoneCall {
 /** Hooks that record every call. */
 const recorder = <In>(): {
   readonly hooks: Required<Pick<Hooks<In>, 'onRetry' | 'onDone'>>
+  /** The same, for `repeating`: `onRepeat` records the success value as the input. */
+  readonly repeatHooks: Required<Pick<RepeatOptions<In>, 'onRepeat' | 'onDone'>>
   readonly retries: Array<RetryCall<In>>
   readonly dones: Array<DoneCall>
 } => {
   const retries: Array<RetryCall<In>> = []
   const dones: Array<DoneCall> = []
+  const onDone = ({ result, status, reason }: DoneCall): void => void dones.push({ result, status, reason })
   return {
-    hooks: {
-      onRetry: (input, status, delay) => retries.push({ input, status, delay }),
-      onDone: (result, status, reason) => dones.push({ result, status, reason })
-    },
+    hooks: { onRetry: ({ error: input, status, delay }) => retries.push({ input, status, delay }), onDone },
+    repeatHooks: { onRepeat: ({ value: input, status, delay }) => retries.push({ input, status, delay }), onDone },
     retries,
     dones
   }
@@ -256,7 +258,7 @@ describe('retrying', () => {
       action,
       retrying(pipe(Schedule.constant(100), Schedule.upTo(350)), {
         clock,
-        onRetry: (_, status) => seen.push([status.elapsed, clock.now() - start])
+        onRetry: ({ status }) => seen.push([status.elapsed, clock.now() - start])
       })
     )()
     await clock.runAll()
@@ -309,7 +311,7 @@ describe('hooks', () => {
       action,
       retrying(pipe(Schedule.exponential(100), Schedule.intersect(Schedule.recurs(3))), {
         clock,
-        onRetry: (input: string, status, delay) => {
+        onRetry: ({ error: input, status, delay }: Retry.Retried<string>) => {
           sleptBefore.push(clock.sleeps.length)
           retries.push({ input, status, delay })
         }
@@ -845,7 +847,7 @@ describe('repeating', () => {
     const clock = TestClock.make()
     const rec = recorder<number>()
     const inputs: Array<string> = []
-    const run = repeating(Schedule.fromDelays([10, 20, 30]), { clock, ...rec.hooks })({
+    const run = repeating(Schedule.fromDelays([10, 20, 30]), { clock, ...rec.repeatHooks })({
       initial: 'a',
       action: (s: string) => {
         inputs.push(s)
@@ -875,7 +877,7 @@ describe('repeating', () => {
     const clock = TestClock.make()
     const rec = recorder<number>()
     let runs = 0
-    const run = repeating(Schedule.constant(10), { clock, ...rec.hooks })({
+    const run = repeating(Schedule.constant(10), { clock, ...rec.repeatHooks })({
       initial: 0,
       action: (s: number) => {
         runs++
@@ -894,7 +896,7 @@ describe('repeating', () => {
 
   it("should end with the Left of a failing first run, and 'failed'", async () => {
     const rec = recorder<number>()
-    const run = repeating(Schedule.constant(10), { clock: TestClock.make(), ...rec.hooks })({
+    const run = repeating(Schedule.constant(10), { clock: TestClock.make(), ...rec.repeatHooks })({
       initial: 0,
       action: () => TE.left('down'),
       next: (a: number) => a
@@ -908,7 +910,7 @@ describe('repeating', () => {
     const clock = TestClock.make()
     const controller = new AbortController()
     const rec = recorder<number>()
-    const run = repeating(Schedule.constant(100), { clock, signal: controller.signal, ...rec.hooks })({
+    const run = repeating(Schedule.constant(100), { clock, signal: controller.signal, ...rec.repeatHooks })({
       initial: 0,
       action: (s: number) => TE.right(s + 1),
       next: (a) => a
@@ -1196,7 +1198,7 @@ describe('reliability', () => {
       }
       return pipe(
         action,
-        retrying(schedule, { clock, random: Random.seeded(i), onRetry: (_, __, delay) => delaysOf[i].push(delay) })
+        retrying(schedule, { clock, random: Random.seeded(i), onRetry: ({ delay }) => delaysOf[i].push(delay) })
       )()
     })
     await clock.runAll()
@@ -1419,8 +1421,8 @@ describe('bad input', () => {
       ],
       [
         'repeating with onRetry: "log"',
-        () => repeating(Schedule.recurs(1), { onRetry: notAFunction }),
-        /^repeating: options\.onRetry/
+        () => repeating(Schedule.recurs(1), { onRepeat: notAFunction }),
+        /^repeating: options\.onRepeat/
       ]
     ])
   })
@@ -1609,7 +1611,7 @@ describe('regressions', () => {
       boom
     )
     await rejectsWith(
-      repeating(Schedule.constant(10), { clock, ...rec.hooks })({ initial: 0, action: thrower, next: () => 0 })(),
+      repeating(Schedule.constant(10), { clock, ...rec.repeatHooks })({ initial: 0, action: thrower, next: () => 0 })(),
       boom
     )
     deepStrictEqual(rec.dones, [])
@@ -1630,7 +1632,7 @@ describe('regressions', () => {
         action,
         retrying(Schedule.fromDelays([100]), {
           clock,
-          onRetry: async (_, __, delay, driver) => {
+          onRetry: async ({ delay, driver }) => {
             log.push(`hook at ${clock.now()}: ${delay} ms`)
             dueAt.push(driver.dueAt)
             await clock.sleep(30)
@@ -1846,7 +1848,7 @@ describe('regression: an abort during an attempt', () => {
         clock: TestClock.make(),
         signal: controller.signal,
         budget,
-        onDone: (_, __, reason) => reasons.push(reason)
+        onDone: ({ reason }) => reasons.push(reason)
       })
     )()
     deepStrictEqual(result, E.left('down'))
@@ -1966,7 +1968,7 @@ describe('regression: attemptTimeout after a run abort', () => {
         signal: controller.signal,
         attemptTimeout: 1_000,
         onTimeout: () => 'timeout',
-        onDone: (_, __, reason) => reasons.push(reason)
+        onDone: ({ reason }) => reasons.push(reason)
       })
     )()
     await clock.advance(10)

@@ -99,7 +99,7 @@ const jittered = pipe(
 /** An `onRetry` that stores the run as it is when a retry has been decided: how a run is persisted. */
 const saveTo =
   (states: Array<RetryState.RetryState>) =>
-  <In>(_: In, __: RetryStatus, ___: number, driver: Driver.Driver<In>): void =>
+  <In>({ driver }: { readonly driver: Driver.Driver<In> }): void =>
     void states.push(driver.snapshot())
 
 /** Runs `schedule` against an always-failing action with a TestClock, recording every persisted state. */
@@ -397,7 +397,7 @@ describe('RetryState', () => {
         failingAfter(clock, 0, log),
         retryingWithStatus(Schedule.fromDelays([100, 200]), {
           clock: logged,
-          onRetry: (_, __, ___, driver) => save(driver.snapshot())
+          onRetry: ({ driver }) => save(driver.snapshot())
         })
       )()
       await settle()
@@ -430,7 +430,7 @@ describe('RetryState', () => {
         failingAfter(clock, 0, log),
         retryingWithStatus(Schedule.fromDelays([100]), {
           clock,
-          onRetry: (_, __, ___, driver) =>
+          onRetry: ({ driver }) =>
             new Promise<void>((resolve) => {
               saved.push(driver.snapshot())
               release = resolve
@@ -459,7 +459,7 @@ describe('RetryState', () => {
         retryingWithStatus(jittered, {
           clock,
           random: Random.seeded(9),
-          onRetry: (_, __, delay, driver) => {
+          onRetry: ({ delay, driver }) => {
             delays.push(delay)
             states.push(driver.snapshot())
           }
@@ -577,8 +577,8 @@ describe('RetryState', () => {
         retryingWithStatus(schedule, {
           clock,
           resume: stored,
-          onRetry: (_, status) => retries.push(status),
-          onDone: (_, status) => done.push(status)
+          onRetry: ({ status }) => retries.push(status),
+          onDone: ({ status }) => done.push(status)
         })
       )()
       await clock.runAll()
@@ -617,7 +617,7 @@ describe('RetryState', () => {
         retryingWithStatus(schedule, {
           clock,
           resume: states[1],
-          onDone: (_, status, reason) => done.push([status.iterNumber, reason])
+          onDone: ({ status, reason }) => done.push([status.iterNumber, reason])
         })
       )()
       await clock.runAll()

@@ -375,7 +375,7 @@ describe('TestClock', () => {
           TE.left('down'),
           retrying(Schedule.fromDelays(delays), {
             clock,
-            onRetry: (_, __, d) => {
+            onRetry: ({ delay: d }) => {
               log.push([d, clock.now()])
             }
           })

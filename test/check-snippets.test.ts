@@ -30,7 +30,9 @@ describe('scripts/check-snippets', () => {
     it('should refuse every jitter, in pipe and in flow, however far before the cap', () => {
       deepStrictEqual(jitterBeforeCap('pipe(exponential(100), equalJitter, capped(1000))'), [1])
       deepStrictEqual(jitterBeforeCap('pipe(exponential(100), jittered({ min: 0.5 }), minDelay(1), capped(1000))'), [1])
-      deepStrictEqual(jitterBeforeCap('flow(Schedule.fullJitter, Schedule.intersect(recurs(3)), Schedule.capped(9))'), [1])
+      deepStrictEqual(jitterBeforeCap('flow(Schedule.fullJitter, Schedule.intersect(recurs(3)), Schedule.capped(9))'), [
+        1
+      ])
     })
 
     it('should count only the arguments of the pipe itself: a cap inside a nested schedule caps that one', () => {
@@ -46,7 +48,14 @@ describe('scripts/check-snippets', () => {
 
     it('should report exactly the pipes where some jitter comes before some cap', () => {
       // one argument a line: the jitter's line is 3 + its index
-      const kinds = ['fullJitter', 'equalJitter', 'jittered({ min: 0 })', 'capped(100)', 'recurs(3)', 'pipe(b, capped(1))']
+      const kinds = [
+        'fullJitter',
+        'equalJitter',
+        'jittered({ min: 0 })',
+        'capped(100)',
+        'recurs(3)',
+        'pipe(b, capped(1))'
+      ]
       fc.assert(
         fc.property(fc.array(fc.constantFrom(...kinds), { maxLength: 6 }), (args) => {
           const jitter = args.findIndex((a) => /Jitter|jittered/.test(a))
@@ -59,7 +68,9 @@ describe('scripts/check-snippets', () => {
 
   describe('examplesOf', () => {
     it('should give each @example of a JSDoc comment with the line of the file it starts on', () => {
-      const source = ['/**', ' * What.', ' *', ' * @example', ' * const a = 1', ' *', ' * @since 0.1.0', ' */'].join('\n')
+      const source = ['/**', ' * What.', ' *', ' * @example', ' * const a = 1', ' *', ' * @since 0.1.0', ' */'].join(
+        '\n'
+      )
       deepStrictEqual(examplesOf(source), [{ line: 5, code: 'const a = 1\n' }])
     })
   })

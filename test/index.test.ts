@@ -22,10 +22,10 @@ const modules: ReadonlyArray<string> = [...fs.readdirSync(path.join(root, 'src')
   .sort()
 
 /**
- * The engine adapters: they load optional peer dependencies (bullmq, ioredis), so they are reached by their
- * subpath only, never through the index, which every user loads.
+ * The modules that load optional peer dependencies (bullmq, ioredis, fast-check, @opentelemetry/api): reached by
+ * their subpath only, never through the index, which every user loads.
  */
-const subpathOnly: ReadonlyArray<string> = ['BullMQ', 'RedisBudget']
+const subpathOnly: ReadonlyArray<string> = ['Arbitrary', 'BullMQ', 'OpenTelemetry', 'RedisBreaker', 'RedisBudget']
 
 interface PackageJson {
   readonly exports: Record<string, string | { readonly types: string; readonly default: string }>

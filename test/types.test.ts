@@ -19,7 +19,8 @@ import type * as model from '../src/internal/model'
 import * as Http from '../src/Http'
 import { repeating, retrying, retryingReaderTaskEither, retryingWithStatus } from '../src/index'
 import * as Random from '../src/Random'
-import type { RetryEnv, RetryOptions, StopReason } from '../src/Retry'
+import type { Ended, Retried, RetryEnv, RetryOptions, StopReason } from '../src/Retry'
+import { retryingWithContext } from '../src/Retry'
 import * as RetryState from '../src/RetryState'
 import type { RetryStatus } from '../src/RetryStatus'
 import * as Schedule from '../src/Schedule'
@@ -86,10 +87,10 @@ describe('types', () => {
 
   it('retrying options should see the schedule input type in hooks', () => {
     expectTypeOf<RetryOptions<HttpError>['onRetry']>().toEqualTypeOf<
-      ((input: HttpError, status: RetryStatus, delay: number, driver: Driver<HttpError>) => unknown) | undefined
+      ((retried: Retried<HttpError, HttpError>) => unknown) | undefined
     >()
     const retry = retrying(onServerErrors, {
-      onRetry: (error, status, delay, driver) => {
+      onRetry: ({ error, status, delay, driver }) => {
         expectTypeOf(error).toEqualTypeOf<HttpError>()
         expectTypeOf(status).toEqualTypeOf<RetryStatus>()
         expectTypeOf(delay).toEqualTypeOf<number>()
@@ -99,10 +100,42 @@ describe('types', () => {
     expectTypeOf(retry(httpFailure)).toEqualTypeOf<TE.TaskEither<HttpError, number>>()
   })
 
+  it('given the action first, the hooks should see its error and value types without type arguments (issue 19)', () => {
+    interface User {
+      readonly name: string
+    }
+    const fetchUser: TE.TaskEither<Error, User> = TE.left(new Error('down'))
+    const policy = pipe(Schedule.exponential(100), Schedule.intersect(Schedule.recurs(3)))
+    const run = retrying(fetchUser, policy, {
+      onRetry: ({ error }) => {
+        expectTypeOf(error).toEqualTypeOf<Error>()
+        return error.message
+      },
+      onDone: ({ result }) => expectTypeOf(result).toEqualTypeOf<Either<Error, User>>()
+    })
+    expectTypeOf(run).toEqualTypeOf<TE.TaskEither<Error, User>>()
+    const withContext = retryingWithContext(({ signal }) => (signal.aborted ? fetchUser : fetchUser), policy, {
+      onRetry: ({ error }) => expectTypeOf(error).toEqualTypeOf<Error>()
+    })
+    expectTypeOf(withContext).toEqualTypeOf<TE.TaskEither<Error, User>>()
+    // in a pipe the schedule alone is known when the options are read: its input, unknown here
+    typeOnly(() =>
+      pipe(
+        fetchUser,
+        // @ts-expect-error 'error' is of type 'unknown'
+        retrying(policy, { onRetry: ({ error }) => error.message })
+      )
+    )
+    // a schedule whose input the action's error does not fit is refused where it is given
+    const onNumbers = Schedule.whileInput((n: number) => n > 0)(Schedule.recurs(1))
+    // @ts-expect-error an Error is not a number
+    typeOnly(() => retrying(fetchUser, onNumbers))
+  })
+
   it('onRetry may return a promise (the run awaits it), and its driver is the one to snapshot', () => {
     const saved: Array<unknown> = []
     const retry = retrying(onServerErrors, {
-      onRetry: async (_, __, ___, driver) => {
+      onRetry: async ({ driver }) => {
         saved.push(driver.snapshot())
         await Promise.resolve()
       }
@@ -112,7 +145,7 @@ describe('types', () => {
 
   it('regression: onDone should see the Either of the run, Either<E, A>, when annotated', () => {
     const retry = retrying(onServerErrors, {
-      onDone: (result: Either<HttpError, number>, status, reason) => {
+      onDone: ({ result, status, reason }: Ended<HttpError, number>) => {
         expectTypeOf(result).toEqualTypeOf<Either<HttpError, number>>()
         expectTypeOf(status).toEqualTypeOf<RetryStatus>()
         expectTypeOf(reason).toEqualTypeOf<StopReason>()
@@ -131,12 +164,12 @@ describe('types', () => {
       pipe(
         stringFailure,
         // @ts-expect-error onDone expects an HttpError, the run fails with a string
-        retrying(Schedule.recurs(1), { onDone: (result: Either<HttpError, number>) => void result })
+        retrying(Schedule.recurs(1), { onDone: ({ result }: Ended<HttpError, number>) => void result })
       )
     )
     // without an annotation, onDone sees unknown: nothing is claimed that the run does not know
     retrying(Schedule.recurs(1), {
-      onDone: (result) => {
+      onDone: ({ result }) => {
         expectTypeOf(result).toEqualTypeOf<Either<unknown, unknown>>()
       }
     })

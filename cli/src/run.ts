@@ -132,14 +132,14 @@ export const runCommand = async (options: RunOptions): Promise<number> => {
       random: options.seed === undefined ? Random.live : Random.seeded(options.seed),
       signal: controller.signal,
       onEvent: options.events === undefined ? undefined : (event) => options.events?.(eventLine(event)),
-      onRetry: (failure, status, delay) => {
+      onRetry: ({ error: failure, status, delay }) => {
         const why =
           failure instanceof SpawnError
             ? failure.message
             : `exited with code ${failure.code}${failure.signal === null ? '' : ` (${failure.signal})`}`
         log(`attempt ${status.iterNumber + 1} ${why}; retry ${status.iterNumber + 1} in ${ms(delay)} ms`)
       },
-      onDone: (outcome, status, reason) => {
+      onDone: ({ result: outcome, status, reason }) => {
         const made = `${attempts} attempt${attempts === 1 ? '' : 's'}`
         if (reason === 'succeeded') log(`attempt ${attempts} exited with code 0: done after ${made}`)
         else if (reason === 'aborted') log(`stopped by ${interrupted ?? 'a signal'} after ${made}; no further retry`)

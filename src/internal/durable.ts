@@ -6,12 +6,12 @@
  *
  * @internal
  */
-import * as Guard from '../Guard'
 import * as E from 'fp-ts/Either'
 import { pipe } from 'fp-ts/function'
 import type * as t from 'io-ts'
 import type { Clock } from '../Clock'
 import * as Driver from '../Driver'
+import * as Guard from '../Guard'
 import * as Random from '../Random'
 import { RetryStateCodec, type RetryState } from '../RetryState'
 import * as Schedule from '../Schedule'
@@ -27,22 +27,30 @@ export const HOOK_RETRY_DELAY = 1_000
 /** How long a done run's id is remembered, so that submitting it again starts nothing: 24 hours. */
 export const DEFAULT_KEEP_DONE = 24 * 60 * 60 * 1_000
 
+/** What `onError` is told (`Durable.WorkerError`): the error, and the run or the queue it concerns. */
+export interface WorkerError {
+  readonly error: unknown
+  readonly id?: string | undefined
+  readonly queue?: string | undefined
+}
+
 /** What a hook's error is reported to: `onError` if given, else a process warning (it never crashes the worker). */
 export const reportError = (
-  onError: ((error: unknown, id: string) => void) | undefined,
+  onError: ((failure: WorkerError) => void) | undefined,
   error: unknown,
-  id: string
+  about: { readonly id?: string | undefined; readonly queue?: string | undefined }
 ): void => {
   if (onError !== undefined) {
     try {
-      onError(error, id)
+      onError({ error, ...about })
       return
     } catch (e) {
       error = e
     }
   }
   const text = error instanceof Error ? error.stack ?? error.message : String(error)
-  process.emitWarning(`fp-ts-retry: run ${JSON.stringify(id)}: ${text}`, 'DurableRunWarning')
+  const what = about.id !== undefined ? `run ${JSON.stringify(about.id)}` : `queue ${JSON.stringify(about.queue ?? '')}`
+  process.emitWarning(`fp-ts-retry: ${what}: ${text}`, 'DurableRunWarning')
 }
 
 /** A whole number `>= 1`. */
@@ -241,7 +249,7 @@ export interface StepContext {
   /** The worker's: a write retried while it closes is given up. */
   readonly signal: AbortSignal
   readonly writeRetry: Schedule.Schedule<unknown>
-  readonly onError: ((error: unknown, id: string) => void) | undefined
+  readonly onError: ((failure: WorkerError) => void) | undefined
 }
 
 /** How a step ended: the run is due again at `dueAt`, is done, or was abandoned (the worker closed mid-attempt). */
@@ -253,7 +261,7 @@ export const notify = async (context: StepContext, hook: () => Promise<void>): P
     await hook()
     return true
   } catch (e) {
-    reportError(context.onError, e, context.id)
+    reportError(context.onError, e, { id: context.id })
     return false
   }
 }
@@ -269,7 +277,7 @@ export const persist = async (context: StepContext, write: () => Promise<void>):
     try {
       return await write()
     } catch (e) {
-      reportError(context.onError, e, context.id)
+      reportError(context.onError, e, { id: context.id })
       const now = context.clock.now()
       driver ??= Driver.make(context.writeRetry, { start: now, random: defaultRandom() })
       const delay = context.signal.aborted ? -1 : driver.advance(e, now)

@@ -99,7 +99,7 @@ export const workOptions = (
 ): Durable.WorkOptions<string, string> => ({
   random,
   concurrency: 8,
-  onDone: (id, result, status, reason) => {
+  onDone: ({ id, result, status, reason }) => {
     push(record.done, id, {
       result: E.isRight(result) ? result.right : typeof result.left === 'string' ? result.left : result.left._tag,
       iterNumber: status.iterNumber,
