@@ -9,10 +9,7 @@ import * as path from 'path'
 
 export const repo = path.join(__dirname, '..')
 
-/**
- * The repository's compiler, by its path: `node_modules/.bin/tsc` may be TypeScript 7's (the `typescript7` dev
- * dependency has a bin of the same name, and an incremental `npm install` can link it in place of this one).
- */
+/** The repository's compiler (TypeScript 5), by its path: TypeScript 7 has a workspace of its own, tools/typescript7. */
 export const tsc = path.join(repo, 'node_modules', 'typescript', 'bin', 'tsc')
 
 export interface PackedFile {
@@ -39,7 +36,12 @@ export interface Run {
 }
 
 /** Runs a program to its end; never rejects (a failure is in `code` and `stderr`). */
-export const run = (file: string, args: ReadonlyArray<string>, cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<Run> =>
+export const run = (
+  file: string,
+  args: ReadonlyArray<string>,
+  cwd: string,
+  env: NodeJS.ProcessEnv = process.env
+): Promise<Run> =>
   new Promise((resolve) => {
     execFile(file, [...args], { cwd, env, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null
@@ -53,9 +55,13 @@ export const run = (file: string, args: ReadonlyArray<string>, cwd: string, env:
  * repository's `local_prefix`): the child reads its configuration from the same files, for its own directory.
  */
 export const npm = (args: ReadonlyArray<string>, cwd: string): Promise<Run> => {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_(config|package|lifecycle)_/i.test(key)))
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => !/^npm_(config|package|lifecycle)_/i.test(key))
+  )
   const cli = process.env.npm_execpath
-  return cli !== undefined && cli.endsWith('.js') ? run(process.execPath, [cli, ...args], cwd, env) : run('npm', args, cwd, env)
+  return cli !== undefined && cli.endsWith('.js')
+    ? run(process.execPath, [cli, ...args], cwd, env)
+    : run('npm', args, cwd, env)
 }
 
 const check = (what: string, result: Run): Run => {
@@ -115,8 +121,14 @@ export const pack = async (destination: string): Promise<{ readonly library: Pac
  */
 export const install = async (dir: string, specs: ReadonlyArray<string>): Promise<void> => {
   fs.mkdirSync(dir, { recursive: true })
-  fs.writeFileSync(path.join(dir, 'package.json'), `${JSON.stringify({ name: 'application', version: '1.0.0', private: true }, null, 2)}\n`)
-  check(`npm install ${specs.join(' ')}`, await npm(['install', '--no-audit', '--no-fund', '--prefer-offline', ...specs], dir))
+  fs.writeFileSync(
+    path.join(dir, 'package.json'),
+    `${JSON.stringify({ name: 'application', version: '1.0.0', private: true }, null, 2)}\n`
+  )
+  check(
+    `npm install ${specs.join(' ')}`,
+    await npm(['install', '--no-audit', '--no-fund', '--prefer-offline', ...specs], dir)
+  )
 }
 
 export interface InstallSize {
@@ -139,7 +151,9 @@ export const measure = (dir: string): InstallSize => {
     if (!fs.existsSync(nodeModules)) return
     for (const entry of fs.readdirSync(nodeModules)) {
       if (entry.startsWith('.')) continue // .bin (links) and .package-lock.json (npm's record)
-      const names = entry.startsWith('@') ? fs.readdirSync(path.join(nodeModules, entry)).map((n) => `${entry}/${n}`) : [entry]
+      const names = entry.startsWith('@')
+        ? fs.readdirSync(path.join(nodeModules, entry)).map((n) => `${entry}/${n}`)
+        : [entry]
       for (const name of names) {
         const dir = path.join(nodeModules, name)
         packages.push(name)

@@ -53,12 +53,12 @@ import * as t from 'io-ts'
 import type { RetryBudget } from './Budget'
 import * as Driver from './Driver'
 import * as Guard from './Guard'
-import type * as durable from './internal/durable'
 import { decodeState, defaultRandom, describeError, errorLines, reportError, restoreState } from './internal/durable'
 import { isPromise } from './internal/promise'
 import { showValue } from './internal/show'
 import * as validate from './internal/validate'
 import type * as Random from './Random'
+import type * as model from './internal/model'
 import type { StopReason } from './internal/model'
 import { RetryStateCodec, type RetryState } from './RetryState'
 import * as RetryStatus from './RetryStatus'
@@ -250,7 +250,7 @@ export interface RunRetried<E> {
  * @category model
  * @since 0.2.0
  */
-export type WorkerError = durable.WorkerError
+export type WorkerError = model.WorkerError
 
 /**
  * A worker started by {@link Engine}'s `work`: `close()` stops it taking runs, aborts the signal of the attempts

@@ -11,7 +11,19 @@ import * as assert from 'assert'
 import * as fs from 'fs'
 import * as os from 'os'
 import * as path from 'path'
-import { install, measure, megabytes, npm, packWorkspace, repo, run, tsc, type InstallSize, type Packed, type Run } from '../scripts/package'
+import {
+  install,
+  measure,
+  megabytes,
+  npm,
+  packWorkspace,
+  repo,
+  run,
+  tsc,
+  type InstallSize,
+  type Packed,
+  type Run
+} from '../scripts/package'
 import { deepStrictEqual } from './util'
 
 interface PackageJson {
@@ -66,7 +78,10 @@ const COMMON = {
  * (`skipLibCheck: false`), ours included; the others skip that check, which costs seconds: the declarations are the
  * same files under every resolution.
  */
-const MODES: Record<string, { readonly compilerOptions: Record<string, unknown>; readonly files: ReadonlyArray<string> }> = {
+const MODES: Record<
+  string,
+  { readonly compilerOptions: Record<string, unknown>; readonly files: ReadonlyArray<string> }
+> = {
   // "module": "commonjs" and node10: typesVersions instead of "exports"
   node10: {
     compilerOptions: { module: 'commonjs', moduleResolution: 'node10', skipLibCheck: true },
@@ -81,7 +96,13 @@ const MODES: Record<string, { readonly compilerOptions: Record<string, unknown>;
     files: ['consumer.cts', 'consumer.mts', 'subpaths.cts', 'subpaths.mts', 'example.mts']
   },
   bundler: {
-    compilerOptions: { module: 'esnext', moduleResolution: 'bundler', lib: ['ES2022', 'DOM'], types: [], skipLibCheck: false },
+    compilerOptions: {
+      module: 'esnext',
+      moduleResolution: 'bundler',
+      lib: ['ES2022', 'DOM'],
+      types: [],
+      skipLibCheck: false
+    },
     files: ['consumer.ts', 'subpaths.ts']
   }
 }
@@ -107,8 +128,13 @@ const COMPILERS: Record<string, { readonly modes: ReadonlyArray<string>; readonl
   typescript7: { modes: ['node16', 'nodenext', 'bundler'], projects: ['esm'] }
 }
 
-const compilerVersion = (name: string): string =>
-  readJson(path.join(repo, 'node_modules', name, 'package.json')).version
+/** Where a compiler's package is: TypeScript 5 the repository's, TypeScript 7 in its workspace (tools/typescript7). */
+const compilerRoot = (name: string): string =>
+  name === 'typescript'
+    ? path.join(repo, 'node_modules', 'typescript')
+    : path.join(repo, 'tools', name, 'node_modules', 'typescript')
+
+const compilerVersion = (name: string): string => readJson(path.join(compilerRoot(name), 'package.json')).version
 
 /** A project's tsconfig file: one per compiler, so that their build infos (`tsc -b` writes them) are not shared. */
 const tsconfigOf = (compiler: string, project: string): string => `tsconfig.${compiler}.${project}.json`
@@ -144,7 +170,9 @@ const writeConsumer = (dir: string): void => {
 const build = async (compiler: string, cwd: string): Promise<ReadonlyMap<string, string>> => {
   const { modes, projects } = COMPILERS[compiler]
   const names = [...modes, ...projects]
-  const bin = compiler === 'typescript' ? tsc : path.join(repo, 'node_modules', compiler, 'bin', 'tsc')
+  // TypeScript 7 lives in a workspace of its own (tools/typescript7), so that its `tsc` bin never replaces the
+  // repository's TypeScript 5 in node_modules/.bin
+  const bin = compiler === 'typescript' ? tsc : path.join(compilerRoot(compiler), 'bin', 'tsc')
   const result = await run(
     process.execPath,
     [bin, '-b', '--verbose', '--pretty', 'false', ...names.map((name) => tsconfigOf(compiler, name))],
@@ -177,7 +205,9 @@ const requireScript = `
   const assert = require('assert')
   const index = require('fp-ts-retry')
   const Schedule = require('fp-ts-retry/Schedule')
-  for (const name of ${JSON.stringify(subpaths)}) assert.ok(Object.keys(require('fp-ts-retry/' + name)).length > 0, name)
+  for (const name of ${JSON.stringify(
+    subpaths
+  )}) assert.ok(Object.keys(require('fp-ts-retry/' + name)).length > 0, name)
   assert.strictEqual(index.Schedule, Schedule)
   assert.strictEqual(typeof index.retrying, 'function')
   process.stdout.write(JSON.stringify(Schedule.delays(Schedule.intersect(Schedule.recurs(3))(Schedule.exponential(100)))))`
@@ -208,8 +238,8 @@ const ioTsLoaded = (result: Run): ReadonlyArray<string> => {
 }
 
 describe('package.json', () => {
-  it('should make the root a workspace of itself and cli/ the other, so that the command links to this library', () => {
-    deepStrictEqual(library.workspaces, ['.', 'cli'])
+  it('should make the root a workspace of itself, cli/ one (the command links to this library) and TypeScript 7 one', () => {
+    deepStrictEqual(library.workspaces, ['.', 'cli', 'tools/typescript7'])
     assert.strictEqual(command.name, 'fp-ts-retry-cli')
     deepStrictEqual(command.bin, { 'fp-ts-retry': 'lib/main.js' })
   })
@@ -226,7 +256,8 @@ describe('package.json', () => {
   it("should give the library no bin and no optional dependencies (npm installs those by default): they are the command's", () => {
     assert.strictEqual(library.bin, undefined)
     assert.strictEqual(library.optionalDependencies, undefined)
-    for (const name of ['commander', 'vega', 'vega-lite']) assert.strictEqual(library.dependencies?.[name], undefined, name)
+    for (const name of ['commander', 'vega', 'vega-lite'])
+      assert.strictEqual(library.dependencies?.[name], undefined, name)
   })
 
   it('should build, when packed, the tsconfig files that pack() builds (it packs with --ignore-scripts)', () => {
@@ -236,8 +267,8 @@ describe('package.json', () => {
     assert.match(command.scripts?.build ?? '', /&& tsc -b tsconfig\.build\.json$/)
   })
 
-  it("should keep the repository's tsc TypeScript 5 (ts-jest needs it): typescript7's bin, of the same name, must not replace it", () => {
-    // An incremental `npm install` that adds typescript7 can link its bin over this one; `npm ci` links this one.
+  it("should keep the repository's tsc TypeScript 5 (ts-jest needs it): TypeScript 7's bin, of the same name, must not replace it", () => {
+    // TypeScript 7 is a dependency of the tools/typescript7 workspace only: its bin is linked there.
     const bin = fs.realpathSync(path.join(repo, 'node_modules', '.bin', 'tsc'))
     assert.strictEqual(bin, fs.realpathSync(tsc), `node_modules/.bin/tsc is ${bin}: run npm ci`)
   })
@@ -282,8 +313,14 @@ describe('the packed packages', () => {
     const peers = Object.keys(library.peerDependencies ?? {})
       .filter((name) => library.peerDependenciesMeta?.[name]?.optional !== true)
       .map((name) => `${name}@${library.devDependencies?.[name]}`)
-    const libraryReady = install(application, [libraryTarball.tarball, ...peers]).then(() => {
+    const libraryReady = install(application, [libraryTarball.tarball, ...peers]).then(async () => {
       installed = measure(application)
+      // The optional peers that a subpath loads as it is imported (Arbitrary: fast-check, OpenTelemetry: its API), as
+      // a user of those subpaths installs them, after the measure: the library's own install has none of them.
+      const loadedBySubpaths = ['fast-check', '@opentelemetry/api'].map(
+        (name) => `${name}@${library.devDependencies?.[name]}`
+      )
+      await npm(['install', '--no-audit', '--no-fund', '--prefer-offline', ...loadedBySubpaths], application)
       // The compilers and Node's types come from the repository, after the measure: an application has its own.
       const modules = path.join(application, 'node_modules')
       fs.mkdirSync(path.join(modules, '@types'))
@@ -296,15 +333,25 @@ describe('the packed packages', () => {
       node('require', ['-e', requireScript])
       node('import', ['--input-type=module', '-e', importScript])
       node('directory import', ['--input-type=module', '-e', "import 'fp-ts/TaskEither'"])
-      for (const name of ['ScheduleConfig', 'Schedule', 'Retry']) node(`io-ts ${name}`, ['-e', ioTsScript(`fp-ts-retry/${name}`)])
+      for (const name of ['ScheduleConfig', 'Schedule', 'Retry'])
+        node(`io-ts ${name}`, ['-e', ioTsScript(`fp-ts-retry/${name}`)])
       // compiled by TypeScript 7's build
-      const example = Promise.resolve(builds.get('typescript7')).then(() => run(process.execPath, [path.join('esm', 'example.mjs')], application))
+      const example = Promise.resolve(builds.get('typescript7')).then(() =>
+        run(process.execPath, [path.join('esm', 'example.mjs')], application)
+      )
       runs.set('example', example)
     })
     const commandReady = commandTarball.then(async ({ tarball }) => {
       await install(commandApplication, [libraryTarball.tarball, tarball])
       const bin = path.join(commandApplication, 'node_modules', '.bin', 'fp-ts-retry')
-      runs.set('simulate', run(bin, ['simulate', '{"constant": "100ms", "maxRetries": 2}', '--runs', '5', '--svg', 'plot.svg'], commandApplication))
+      runs.set(
+        'simulate',
+        run(
+          bin,
+          ['simulate', '{"constant": "100ms", "maxRetries": 2}', '--runs', '5', '--svg', 'plot.svg'],
+          commandApplication
+        )
+      )
       runs.set('npx', npm(['exec', '--offline', '--', 'fp-ts-retry-cli', '--version'], commandApplication))
     })
     await Promise.all([libraryReady, commandReady])
@@ -317,7 +364,7 @@ describe('the packed packages', () => {
   })
 
   describe('the library', () => {
-    it('should ship lib/ (the public modules with their declarations, internal/ without), the guides, the changelog; no sources, maps or tests', () => {
+    it("should ship lib/ (the public modules with their declarations, internal/ with the model's only), the guides, the changelog; no sources, maps or tests", () => {
       const files = packed.library.files.map((f) => f.path)
       const publicModules = ['index', ...subpaths]
       const unexpected = files.filter((file) => {
@@ -325,7 +372,9 @@ describe('the packed packages', () => {
         if (/^docs\/(modules\/)?[^/]+\.md$/.test(file) || /^docs\/[^/]+\.svg$/.test(file)) return false
         const module = /^lib\/(.+)\.(js|d\.ts)$/.exec(file)
         if (module === null) return true
-        return !publicModules.includes(module[1]) && !(module[1].startsWith('internal/') && module[2] === 'js')
+        // internal/ ships its code, and of its declarations only the plain types the public ones refer to
+        const internal = module[1].startsWith('internal/') && (module[2] === 'js' || module[1] === 'internal/model')
+        return !publicModules.includes(module[1]) && !internal
       })
       deepStrictEqual(unexpected, [])
       for (const name of publicModules) {
@@ -358,8 +407,12 @@ describe('the packed packages', () => {
       )
     })
 
-    it(`should add at most ${BUDGET.packages} packages and ${megabytes(BUDGET.bytes)} MB to an application, fp-ts and io-ts included`, () => {
-      const report = `${installed.packages.length} packages (${installed.packages.join(', ')}), ${megabytes(installed.bytes)} MB`
+    it(`should add at most ${BUDGET.packages} packages and ${megabytes(
+      BUDGET.bytes
+    )} MB to an application, fp-ts and io-ts included`, () => {
+      const report = `${installed.packages.length} packages (${installed.packages.join(', ')}), ${megabytes(
+        installed.bytes
+      )} MB`
       assert.ok(installed.packages.includes('fp-ts-retry'), report)
       assert.ok(installed.packages.length <= BUDGET.packages, report)
       assert.ok(installed.bytes <= BUDGET.bytes, report)
@@ -407,7 +460,11 @@ describe('the packed packages', () => {
         assert.strictEqual(printed, '', `tsc -b ${tsconfigOf('typescript7', 'esm')}:\n${printed}`)
         const result = await ran('example')
         assert.strictEqual(result.code, 0, result.stderr)
-        deepStrictEqual(JSON.parse(result.stdout) as unknown, { result: { _tag: 'Right', right: 43 }, calls: 3, sleeps: [100, 200] })
+        deepStrictEqual(JSON.parse(result.stdout) as unknown, {
+          result: { _tag: 'Right', right: 43 },
+          calls: 3,
+          sleeps: [100, 200]
+        })
       })
 
       it("should need those names: Node refuses fp-ts's directory imports ('fp-ts/TaskEither') in an ES module", async () => {
@@ -441,7 +498,10 @@ describe('the packed packages', () => {
       )
       const bin = command.bin?.['fp-ts-retry'] ?? ''
       assert.ok(files.includes(bin), bin)
-      assert.match(fs.readFileSync(path.join(commandApplication, 'node_modules', 'fp-ts-retry-cli', bin), 'utf8'), /^#!\/usr\/bin\/env node\n/)
+      assert.match(
+        fs.readFileSync(path.join(commandApplication, 'node_modules', 'fp-ts-retry-cli', bin), 'utf8'),
+        /^#!\/usr\/bin\/env node\n/
+      )
     })
 
     it('should run from its tarball: simulate prints the table and, with vega from its dependencies, writes an SVG', async () => {

@@ -12,6 +12,7 @@ import type * as t from 'io-ts'
 import type { Clock } from '../Clock'
 import * as Driver from '../Driver'
 import * as Guard from '../Guard'
+import type { WorkerError } from './model'
 import * as Random from '../Random'
 import { RetryStateCodec, type RetryState } from '../RetryState'
 import * as Schedule from '../Schedule'
@@ -26,13 +27,6 @@ export const HOOK_RETRY_DELAY = 1_000
 
 /** How long a done run's id is remembered, so that submitting it again starts nothing: 24 hours. */
 export const DEFAULT_KEEP_DONE = 24 * 60 * 60 * 1_000
-
-/** What `onError` is told (`Durable.WorkerError`): the error, and the run or the queue it concerns. */
-export interface WorkerError {
-  readonly error: unknown
-  readonly id?: string | undefined
-  readonly queue?: string | undefined
-}
 
 /** What a hook's error is reported to: `onError` if given, else a process warning (it never crashes the worker). */
 export const reportError = (

@@ -1,11 +1,9 @@
-/**
- * The plain types of the schedule core, in one module that imports nothing of the project's, so that `Schedule`,
- * `Driver`, `RetryState`, `RetryStatus` and the internal modules all depend on it and never on each other for a
- * type. The public modules re-export each one under its documented name (`Schedule.Schedule`,
- * `RetryState.RetryState`, ...): read the documentation there.
- *
- * @internal
- */
+// The plain types of the schedule core, in one module that imports nothing of the project's, so that `Schedule`,
+// `Driver`, `RetryState`, `RetryStatus` and the internal modules all depend on it and never on each other for a
+// type. The public modules re-export each one under its documented name (`Schedule.Schedule`,
+// `RetryState.RetryState`, ...): read the documentation there. Its declarations ship (lib/internal/model.d.ts), as
+// the public ones refer to them: so no internal marker here, which `stripInternal` would take to the import below.
+
 import type { Option } from 'fp-ts/Option'
 
 /** Plain JSON data (`Schedule.Json`). */
@@ -107,3 +105,10 @@ export type GuardReason = 'budget' | 'breaker' | 'rateLimit' | 'bulkhead'
  * budget, the breaker, ...) refused the retry, or it was aborted.
  */
 export type StopReason = 'succeeded' | 'failed' | 'schedule' | 'aborted' | GuardReason
+
+/** What a durable worker's `onError` is told (`Durable.WorkerError`): the error, and the run or queue it concerns. */
+export interface WorkerError {
+  readonly error: unknown
+  readonly id?: string | undefined
+  readonly queue?: string | undefined
+}
