@@ -298,7 +298,7 @@ export const make = (options: BulkheadOptions): Bulkhead => {
  *     retrying(pipe(Schedule.constant(100), Schedule.intersect(Schedule.recurs(3))), {
  *       clock,
  *       guards: [Bulkhead.asGuard(bulkhead)],
- *       onDone: (_, __, reason) => void reasons.push(reason)
+ *       onDone: ({ reason }) => void reasons.push(reason)
  *     })
  *   )()
  *   await clock.runAll()

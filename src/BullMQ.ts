@@ -28,7 +28,7 @@
  * // needs a Redis server: defined, not called here
  * export async function service(outcomes: Array<string>) {
  *   const engine = BullMQ.engine({ connection: { host: '127.0.0.1', port: 6379 } })
- *   await engine.work(notify, { concurrency: 16, onDone: (id, result, _, reason) => void outcomes.push(`${id} ${result._tag} ${reason}`) })
+ *   await engine.work(notify, { concurrency: 16, onDone: ({ id, result, reason }) => void outcomes.push(`${id} ${result._tag} ${reason}`) })
  *   await engine.submit(notify, 'user-7:welcome', { user: 'user-7' })
  * }
  *

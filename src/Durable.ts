@@ -35,7 +35,7 @@
  *   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'durable-'))
  *   const engine = FileEngine.make({ dir })
  *   const done = new Promise<string>((resolve) =>
- *     engine.work(sendInvoice, { onDone: (id, result, status, reason) => resolve(`${id}: ${JSON.stringify(result)} after ${status.iterNumber + 1} attempts (${reason})`) })
+ *     engine.work(sendInvoice, { onDone: ({ id, result, status, reason }) => resolve(`${id}: ${JSON.stringify(result)} after ${status.iterNumber + 1} attempts (${reason})`) })
  *   )
  *   await engine.submit(sendInvoice, 'invoice-42', { invoice: 42 })
  *   assert.strictEqual(await done, 'invoice-42: {"_tag":"Right","right":"sent 42 as invoice-42"} after 3 attempts (succeeded)')
@@ -182,8 +182,8 @@ export interface DefinitionOptions<P, E, A> {
  * const options: WorkOptions<Error, string> = {
  *   concurrency: 8,
  *   random: () => Random.seeded(42),
- *   onRetry: (id, error, status, delay) => void log.push(`${id}: attempt ${status.iterNumber + 1} failed (${error.message}), next in ${delay} ms`),
- *   onDone: (id, result, _, reason) => void log.push(`${id}: ${result._tag} (${reason})`)
+ *   onRetry: ({ id, error, status, delay }) => void log.push(`${id}: attempt ${status.iterNumber + 1} failed (${error.message}), next in ${delay} ms`),
+ *   onDone: ({ id, result, reason }) => void log.push(`${id}: ${result._tag} (${reason})`)
  * }
  *
  * @category model

@@ -32,7 +32,7 @@
  *   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'durable-'))
  *   const engine = FileEngine.make({ dir })
  *   const done = new Promise<string>((resolve) =>
- *     engine.work(sendInvoice, { onDone: (id, result, _, reason) => resolve(`${id}: ${JSON.stringify(result)} (${reason})`) })
+ *     engine.work(sendInvoice, { onDone: ({ id, result, reason }) => resolve(`${id}: ${JSON.stringify(result)} (${reason})`) })
  *   )
  *   await engine.submit(sendInvoice, 'invoice-42', { invoice: 42 })
  *   assert.strictEqual(await done, 'invoice-42: {"_tag":"Right","right":"sent 42"} (succeeded)')
@@ -378,7 +378,7 @@ const startFileWorker = <P, E, A>(
  *   const second = FileEngine.make({ dir })
  *   const results: Array<string> = []
  *   await new Promise<void>((resolve) =>
- *     second.work(def, { onDone: (id, result) => { results.push(`${id} ${JSON.stringify(result)}`); resolve() } })
+ *     second.work(def, { onDone: ({ id, result }) => { results.push(`${id} ${JSON.stringify(result)}`); resolve() } })
  *   )
  *   assert.deepStrictEqual(results, ['g-1 {"_tag":"Right","right":"hello world"}'])
  *   await second.close()

@@ -2,7 +2,7 @@
  * A small file-backed store for one in-flight run: `save` a `RetryState` atomically, `load` it after a restart,
  * `clear` it when the run is over.
  *
- * A run persists with `onRetry: (_, __, ___, driver) => store.save(driver.snapshot())` (the runner awaits the
+ * A run persists with `onRetry: ({ driver }) => store.save(driver.snapshot())` (the runner awaits the
  * save before it sleeps), and a new process resumes with `resume: state` from `load`.
  *
  * @since 0.1.0
@@ -188,7 +188,7 @@ const tempFiles = (file: string) => {
  *   // the state is saved before each sleep
  *   const run = pipe(
  *     TE.left('down'),
- *     retrying(schedule, { clock, onRetry: (_, __, ___, driver) => store.save(driver.snapshot()) })
+ *     retrying(schedule, { clock, onRetry: ({ driver }) => store.save(driver.snapshot()) })
  *   )()
  *   await clock.runAll()
  *   await run

@@ -22,7 +22,7 @@
  *   let left = 2
  *   const quota: Guard.Guard = { reason: 'budget', readsTime: false, admit: (o) => !o.retrying || left-- > 0 }
  *   const reasons: Array<string> = []
- *   const run = retrying(Schedule.recurs(5), { guards: [quota], onDone: (_, __, reason) => void reasons.push(reason) })
+ *   const run = retrying(Schedule.recurs(5), { guards: [quota], onDone: ({ reason }) => void reasons.push(reason) })
  *   await pipe(TE.left('down'), run)()
  *   await pipe(TE.left('down'), run)()
  *   assert.deepStrictEqual(reasons, ['budget', 'budget'])

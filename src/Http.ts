@@ -1058,7 +1058,7 @@ export const request = (
  *   const delays: Array<number> = []
  *   const policy = pipe(Schedule.constant(1), Http.retryAfter(5), Schedule.intersect(Schedule.recurs(3)))
  *   try {
- *     const get = Http.retryingFetch(policy, { onRetry: (_, __, delay) => void delays.push(delay) })
+ *     const get = Http.retryingFetch(policy, { onRetry: ({ delay }) => void delays.push(delay) })
  *     const result = await get(`http://127.0.0.1:${port}/`)()
  *     assert.ok(result._tag === 'Right' && (await result.right.text()) === 'ok')
  *     assert.deepStrictEqual(delays, [5, 5]) // Retry-After: 1 s, clamped to 5 ms

@@ -262,7 +262,7 @@ export const tokenBucket = (options: TokenBucketOptions): RateLimiter => {
  *     retrying(pipe(Schedule.constant(100), Schedule.intersect(Schedule.recurs(5))), {
  *       clock,
  *       guards: [RateLimiter.asGuard(retries)],
- *       onDone: (_, __, reason) => void reasons.push(reason)
+ *       onDone: ({ reason }) => void reasons.push(reason)
  *     })
  *   )()
  *   await clock.runAll()
