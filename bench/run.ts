@@ -67,7 +67,7 @@ const scenarios: ReadonlyArray<Scenario> = [
   {
     key: 'pending',
     target: "heap per pending run ≤ 1.2× the hand loop's, without and with a signal per run",
-    run: (peers, quick, log) => pendingRuns(peers, { rounds: quick ? 1 : 3, log })
+    run: (peers, quick, log) => pendingRuns(peers, { rounds: quick ? 1 : 2, log })
   }
 ]
 

@@ -195,6 +195,25 @@ const aborted = new Error('pendingRuns: measured')
 
 const heapUsed = (): number => process.memoryUsage().heapUsed
 
+/**
+ * Waits until what the previous runs left is gone: no timer pending (Effect's fibers go on finishing through timers
+ * of its scheduler after their promises settle) and the heap no longer shrinking between collections (Node lets go
+ * of abort signals and timers through weak references and finalizers, which run as tasks). A first reading taken
+ * before would make the next runs look smaller by as much.
+ */
+const settle = async (): Promise<void> => {
+  let last = Infinity
+  for (let pass = 0; pass < 400; pass++) {
+    gc()
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    const used = heapUsed()
+    const timers = process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length
+    if (timers === 0 && last - used < 64 * 1024) return
+    last = used
+  }
+  throw new Error(`pendingRuns: the previous runs did not settle in 2 s: ${process.getActiveResourcesInfo().join(', ')}`)
+}
+
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
 
 interface Measured {
@@ -207,9 +226,11 @@ interface Measured {
  * then ends them all.
  */
 export const measurePending = async (start: Start, withSignal: boolean, runs = RUNS): Promise<Measured> => {
+  await settle()
   // Everything the measurement itself keeps is allocated before the first reading.
   const pending: Array<Promise<unknown> | undefined> = new Array<undefined>(runs).fill(undefined)
   const callbacks: Array<(() => void) | undefined> = new Array<undefined>(runs).fill(undefined)
+  const timers: Array<ReturnType<typeof setTimeout> | undefined> = new Array<undefined>(runs).fill(undefined)
   const controllers = withSignal ? Array.from({ length: runs }, () => new AbortController()) : undefined
   // Node makes a controller's signal when it is first read: read here, so that the signal is not counted as the run's.
   const signals = controllers?.map((c) => c.signal)
@@ -220,7 +241,10 @@ export const measurePending = async (start: Start, withSignal: boolean, runs = R
   const recording = ((f: () => void, ms?: number) => {
     calls++
     const timer = original(f, ms)
-    if (armed < runs) callbacks[armed++] = f
+    if (armed < runs) {
+      callbacks[armed] = f
+      timers[armed++] = timer
+    }
     return timer
   }) as typeof setTimeout
   attempts = 0
@@ -240,20 +264,21 @@ export const measurePending = async (start: Start, withSignal: boolean, runs = R
   }
   gc()
   const perRun = (heapUsed() - before) / runs
-  await fastForward(pending, controllers, callbacks.slice(0, armed))
+  await fastForward(pending, controllers, callbacks.slice(0, armed), timers.slice(0, armed))
   return { perRun }
 }
 
 /**
  * Ends the runs: aborted (with a signal), then every one run out at once. The monotonic clock leaps an hour at each
- * reading (ours never wakes before its deadline by it), the timers armed while measuring fire now, and every later
- * timer after 0 ms, until every run has settled. Cockatiel needs this with a signal too: it does not end its sleep on
- * an abort.
+ * reading (ours never wakes before its deadline by it), the timers armed while measuring are cleared and their
+ * callbacks called now, and every later timer fires after 0 ms, until every run has settled. cockatiel needs this
+ * with a signal too: it does not end its sleep on an abort.
  */
 const fastForward = async (
   pending: ReadonlyArray<Promise<unknown> | undefined>,
   controllers: ReadonlyArray<AbortController> | undefined,
-  callbacks: ReadonlyArray<(() => void) | undefined>
+  callbacks: ReadonlyArray<(() => void) | undefined>,
+  timers: ReadonlyArray<ReturnType<typeof setTimeout> | undefined>
 ): Promise<void> => {
   // One reason for all: `abort()` would make a DOMException per run, which would stay in the controllers.
   for (const c of controllers ?? []) c.abort(aborted)
@@ -264,9 +289,12 @@ const fastForward = async (
   performance.now = () => realNow() + (leap += 3_600_000)
   globalThis.setTimeout = ((f: () => void) => originalSetTimeout(f, 0)) as typeof setTimeout
   try {
+    // Cleared, then called: a timer left to fire in a minute would keep what it holds alive until then.
+    for (const timer of timers) clearTimeout(timer)
     for (const f of callbacks) f?.()
     let timer: ReturnType<typeof setTimeout> | undefined
-    const late = new Promise<false>((resolve) => (timer = originalSetTimeout(resolve, 10_000, false)))
+    // Generous: Effect 3 runs out 20,000 runs in seconds on a loaded machine.
+    const late = new Promise<false>((resolve) => (timer = originalSetTimeout(resolve, 120_000, false)))
     const done = await Promise.race([settled.then(() => true), late])
     clearTimeout(timer)
     if (!done) throw new Error('pendingRuns: the runs did not end')
@@ -293,12 +321,15 @@ export const pendingRuns = async (
   const results: Array<{ entry: PendingEntry; plain: Array<Measured>; signalled: Array<Measured> }> = entries.map(
     (entry) => ({ entry, plain: [], signalled: [] })
   )
-  // Round 0 warms up (the first run of each library compiles and caches what it will keep) and is dropped.
+  // Round 0 warms up (the first runs of each library compile and cache what they will keep), with fewer runs, and
+  // is dropped.
   for (let round = 0; round <= options.rounds; round++) {
+    const runs = round === 0 ? RUNS / 10 : RUNS
     for (let k = 0; k < results.length; k++) {
       const r = results[(k + round) % results.length]
-      const plain = await measurePending(r.entry.plain, false)
-      const signalled = r.entry.signalled === undefined ? undefined : await measurePending(r.entry.signalled, true)
+      const plain = await measurePending(r.entry.plain, false, runs)
+      const signalled =
+        r.entry.signalled === undefined ? undefined : await measurePending(r.entry.signalled, true, runs)
       if (round === 0) continue
       r.plain.push(plain)
       if (signalled !== undefined) r.signalled.push(signalled)
