@@ -34,7 +34,7 @@ import type { RetryBudget } from './Budget'
 import type { Clock } from './Clock'
 import * as LiveClock from './Clock'
 import { hedging, type Summary } from './Hedging'
-import { onAbort } from './internal/abort'
+import { noop, onAbort } from './internal/abort'
 import { showValue } from './internal/show'
 import { MAX_DELAY } from './internal/validate'
 import * as validate from './internal/validate'
@@ -45,6 +45,7 @@ import * as LiveRandom from './Random'
 import type { Hooks } from './Retry'
 import { retryingReaderTaskEither } from './Retry'
 import * as Schedule from './Schedule'
+import * as Timeout from './Timeout'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -936,34 +937,39 @@ const attempt = async (
   if (invalid !== undefined) return { _tag: 'Left', left: invalid }
   const signal = init.signal ?? undefined
   if (signal?.aborted) return { _tag: 'Left', left: { _tag: 'AbortError', request, reason: signal.reason } }
-  // A composition by hand rather than AbortSignal.any: on Node 20, AbortSignal.any keeps every composed signal
-  // alive for as long as a long-lived caller signal lives (nodejs/node#55351). This listener goes at the end.
-  const controller = new AbortController()
-  // One listener per signal whatever the number of attempts sharing it (internal/abort).
-  const unlink = signal === undefined ? undefined : onAbort(signal, () => controller.abort(signal.reason))
-  const timer = new AbortController()
-  let timedOut = false
+  const once = fetchOn(input, init, request, signal)
+  // One timeout in the library (Timeout): it aborts the attempt's signal and answers the TimeoutError.
   if (timeout !== undefined) {
-    void clock.sleep(timeout, timer.signal, 'timeout').then(() => {
-      if (timer.signal.aborted) return
-      timedOut = true
-      controller.abort(new DOMException(`the attempt timed out after ${timeout} ms`, 'TimeoutError'))
-    })
+    const timedOut = (): HttpError => ({ _tag: 'TimeoutError', request, timeout })
+    return Timeout.timeoutSignalled(timeout, timedOut, { clock })(once)(signal)()
   }
+  // A composition by hand rather than AbortSignal.any: on Node 20, AbortSignal.any keeps every composed signal
+  // alive for as long as a long-lived caller signal lives (nodejs/node#55351). One listener per signal whatever
+  // the number of attempts sharing it (internal/abort); it goes at the end.
+  const controller = new AbortController()
+  const unlink = signal === undefined ? noop : onAbort(signal, () => controller.abort(signal.reason))
   try {
-    const response = await fetch(input, { ...init, signal: controller.signal })
-    return response.status >= 400
-      ? { _tag: 'Left', left: { _tag: 'StatusError', request, status: response.status, response } }
-      : { _tag: 'Right', right: response }
-  } catch (error) {
-    if (signal?.aborted) return { _tag: 'Left', left: { _tag: 'AbortError', request, reason: signal.reason } }
-    if (timedOut && timeout !== undefined) return { _tag: 'Left', left: { _tag: 'TimeoutError', request, timeout } }
-    return { _tag: 'Left', left: classify(error, request) }
+    return await once(controller.signal)()
   } finally {
-    timer.abort()
-    unlink?.()
+    unlink()
   }
 }
+
+/** `fetch` on a signal of the attempt's own, every failure classified; the caller's abort is an `AbortError`. */
+const fetchOn =
+  (input: string | URL, init: RequestInit, request: RequestSummary, caller: AbortSignal | undefined) =>
+  (signal: AbortSignal): TaskEither<HttpError, Response> =>
+  async () => {
+    try {
+      const response = await fetch(input, { ...init, signal })
+      return response.status >= 400
+        ? { _tag: 'Left', left: { _tag: 'StatusError', request, status: response.status, response } }
+        : { _tag: 'Right', right: response }
+    } catch (error) {
+      if (caller?.aborted) return { _tag: 'Left', left: { _tag: 'AbortError', request, reason: caller.reason } }
+      return { _tag: 'Left', left: classify(error, request) }
+    }
+  }
 
 /**
  * One HTTP attempt as a `TaskEither`: `fetch(input, init)`, with a `Response` of status below 400 on the right and

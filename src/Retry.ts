@@ -24,6 +24,7 @@ import * as validate from './internal/validate'
 import type { Random } from './Random'
 import type { RetryState } from './RetryState'
 import * as RetryStatus from './RetryStatus'
+import * as Timeout from './Timeout'
 import type { Schedule, ScheduleEvent } from './Schedule'
 import { isPromise } from './internal/promise'
 
@@ -582,8 +583,6 @@ const loop = async <In, R extends Either<unknown, unknown>>(run: Run<In>, attemp
   }
 }
 
-const TIMED_OUT: unique symbol = Symbol('timed out')
-
 /** The results a timeout made, and after how long: what an observed run reports as `AttemptTimedOut`. */
 const timeouts = new WeakMap<object, number>()
 
@@ -599,32 +598,20 @@ const withTimeout =
     attempt: SignalledAttempt<R>
   ): Attempt<R> =>
   async (driver, signal) => {
-    const now = run.clock.now()
-    const status = driver.statusAt(now)
+    const status = driver.statusAt(run.clock.now())
     let ms = typeof timeout.after === 'number' ? timeout.after : timeout.after(status)
     validate.duration(run.where, 'options.attemptTimeout(status)', ms)
     for (const limit of run.schedule.timeLimits) {
       if (limit._tag === 'Elapsed') ms = Math.min(ms, Math.max(0, limit.ms - status.elapsed))
     }
-    // The attempt's signal aborts with the run's or at the timeout; the timer is ended only by the attempt settling,
-    // so that an attempt that cannot see its signal still times out after a run abort.
-    const { controller, unlink } = attemptSignal(signal)
-    const timer = new AbortController()
-    try {
-      const running = attempt(driver, controller.signal)
-      const first = await Promise.race([
-        running,
-        run.clock.sleep(ms, timer.signal, 'timeout').then((): typeof TIMED_OUT => TIMED_OUT)
-      ])
-      if (first !== TIMED_OUT) return first
-      controller.abort(new DOMException(`the attempt timed out after ${ms} ms`, 'TimeoutError'))
-      const timedOut = { _tag: 'Left', left: timeout.onTimeout() } as R
-      timeouts.set(timedOut, ms)
-      return timedOut
-    } finally {
-      unlink()
-      timer.abort()
-    }
+    // One timeout in the library (Timeout.timeoutSignalled): the attempt's own signal aborts with the run's or at
+    // the timeout, and an attempt that cannot see its signal still times out after a run abort.
+    let timedOut = false
+    const result = (await Timeout.timeoutSignalled(ms, () => ((timedOut = true), timeout.onTimeout()), {
+      clock: run.clock
+    })((own: AbortSignal) => () => attempt(driver, own))(signal)()) as R
+    if (timedOut) timeouts.set(result, ms)
+    return result
   }
 
 /**
