@@ -235,7 +235,7 @@ const startFileWorker = <P, E, A>(
     if (wait <= 0) return enqueue(key)
     const timer = new AbortController()
     timers.set(key, timer)
-    void clock.sleep(wait, timer.signal).then(() => {
+    void clock.sleep(wait, timer.signal, 'due').then(() => {
       if (timer.signal.aborted) return
       timers.delete(key)
       enqueue(key)

@@ -22,7 +22,7 @@ import * as TestClock from '../src/TestClock'
 import { runFixture } from './support/child'
 import * as S from './support/durable'
 import { drive } from './support/wait'
-import { deepStrictEqual } from './util'
+import { deepStrictEqual, timersOf } from './util'
 
 const dirs: Array<string> = []
 const tempDir = (): string => {
@@ -597,7 +597,7 @@ describe('FileEngine.make', () => {
     // the attempts at their due times on the clock, the stored dueAt in the clock's time
     deepStrictEqual(times, [1_000_000, 4_600_000, 11_800_000])
     deepStrictEqual(dueAts, [4_600_000, 11_800_000])
-    deepStrictEqual(clock.sleeps, [3_600_000, 7_200_000])
+    deepStrictEqual(clock.sleepsOf('due'), [3_600_000, 7_200_000])
     // a done run is remembered for keepDone on the same clock: pruned once it has passed
     await engine.submit(def, 'once', null)
     deepStrictEqual(times.length, 3)
@@ -844,7 +844,18 @@ describe('FileEngine.make: storage that fails', () => {
     deepStrictEqual(await drive(clock, done.promise), '{"_tag":"Left","left":"failure 4"} 3 schedule')
     deepStrictEqual(times, [0, 3_600_000, 10_800_000, 25_200_000])
     // each failed write waits 250 ms; the run's timer counts from the attempt, not from the write
-    deepStrictEqual(clock.sleeps, [250, 250, 3_599_500, 250, 250, 7_199_500, 250, 250, 14_399_500])
+    // the writes' backoffs (250 ms) between the runs' due times
+    deepStrictEqual(timersOf(clock), [
+      'backoff 250',
+      'backoff 250',
+      'due 3599500',
+      'backoff 250',
+      'backoff 250',
+      'due 7199500',
+      'backoff 250',
+      'backoff 250',
+      'due 14399500'
+    ])
     deepStrictEqual(
       errors,
       Array.from({ length: 6 }, () => ['once', 'EFBIG'] as [string, string])
