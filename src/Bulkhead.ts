@@ -33,6 +33,9 @@
  */
 import type { Either } from 'fp-ts/Either'
 import type { TaskEither } from 'fp-ts/TaskEither'
+import type { Clock } from './Clock'
+import * as LiveClock from './Clock'
+import type { BulkheadEvent, Observer } from './Event'
 import type { Guard } from './Guard'
 import { noop, onAbort } from './internal/abort'
 import { isPromise } from './internal/promise'
@@ -94,11 +97,13 @@ export interface Bulkhead {
 /**
  * Options of {@link make}: `maxConcurrent`, the calls in flight at most (a whole number >= 1), and `maxQueue`, the
  * calls waiting at most (a whole number >= 0; `0`: a call that finds every slot taken is refused at once).
+ * `onEvent` is told `BulkheadQueued`, `BulkheadRefused` and `BulkheadAborted` (a queued call's signal aborted),
+ * timed on `clock` (default `Clock.live`; the bulkhead reads it for nothing else).
  *
  * @example
  * import type { BulkheadOptions } from 'fp-ts-retry/Bulkhead'
  *
- * const options: BulkheadOptions = { maxConcurrent: 10, maxQueue: 100 }
+ * const options: BulkheadOptions = { maxConcurrent: 10, maxQueue: 100, onEvent: (event) => console.log(event._tag) }
  *
  * @category model
  * @since 0.2.0
@@ -106,6 +111,8 @@ export interface Bulkhead {
 export interface BulkheadOptions {
   readonly maxConcurrent: number
   readonly maxQueue: number
+  readonly onEvent?: Observer | undefined
+  readonly clock?: Clock | undefined
 }
 
 /**
@@ -145,7 +152,16 @@ class Pool implements Bulkhead {
   private head: Waiter | undefined = undefined
   private tail: Waiter | undefined = undefined
 
-  constructor(readonly maxConcurrent: number, readonly maxQueue: number) {}
+  constructor(
+    readonly maxConcurrent: number,
+    readonly maxQueue: number,
+    private readonly onEvent: Observer | undefined,
+    private readonly clock: Clock
+  ) {}
+
+  private tell(tag: BulkheadEvent['_tag'], queued = this.queued): void {
+    this.onEvent?.({ _tag: tag, source: 'bulkhead', run: 0, at: this.clock.now(), inFlight: this.inFlight, queued })
+  }
 
   private leave(waiter: Waiter): void {
     if (waiter.prev === undefined) this.head = waiter.next
@@ -178,7 +194,12 @@ class Pool implements Bulkhead {
       this.inFlight++
       return this.release()
     }
-    if (this.queued >= this.maxQueue) return undefined
+    if (this.queued >= this.maxQueue) {
+      this.tell('BulkheadRefused')
+      return undefined
+    }
+    // Told before the call joins the line: an observer that throws then leaves no waiter behind to hold a slot.
+    this.tell('BulkheadQueued', this.queued + 1)
     return new Promise((resolve) => {
       const waiter: Waiter = { resolve, unsubscribe: noop, prev: this.tail, next: undefined }
       if (this.tail === undefined) this.head = waiter
@@ -189,6 +210,7 @@ class Pool implements Bulkhead {
         waiter.unsubscribe = onAbort(signal, () => {
           this.leave(waiter)
           resolve(undefined)
+          this.tell('BulkheadAborted')
         })
     })
   }
@@ -235,7 +257,10 @@ const inSlot = async <E1, E2, E3, A>(
  *
  * - `maxConcurrent` must be a whole number >= 1 and `maxQueue` a whole number >= 0: anything else is a
  *   `RangeError` naming it; `options` must be an object (`TypeError`).
- * - It counts calls, not time: it needs no clock.
+ * - It counts calls, not time: its `clock` only times the events told to `onEvent`.
+ * - `onEvent` is told `BulkheadQueued` when a call waits, `BulkheadRefused` when one is refused (the queue full),
+ *   `BulkheadAborted` when a waiting call's signal aborts, with the counts just after. A call whose signal had
+ *   aborted before it asked is told nothing: it never waited.
  *
  * @example
  * import * as Bulkhead from 'fp-ts-retry/Bulkhead'
@@ -261,7 +286,10 @@ export const make = (options: BulkheadOptions): Bulkhead => {
     (n) => validate.isCount(n) && n >= 1,
     options.maxConcurrent
   )
-  return new Pool(maxConcurrent, validate.count(where, 'maxQueue', options.maxQueue))
+  const maxQueue = validate.count(where, 'maxQueue', options.maxQueue)
+  if (options.onEvent !== undefined) validate.callable(where, 'options.onEvent', options.onEvent)
+  validate.services(where, 'options', { clock: options.clock })
+  return new Pool(maxConcurrent, maxQueue, options.onEvent, options.clock ?? LiveClock.live)
 }
 
 /**

@@ -313,6 +313,76 @@ export type ServiceEvent =
     }
 
 /**
+ * A bulkhead queued a call (every slot taken, room in the queue), refused one at once (`BulkheadRefused`: every
+ * slot taken and the queue full), or saw a queued call's signal abort (`BulkheadAborted`: it left the queue).
+ * `inFlight` and `queued` are the bulkhead's counts just after (`source: 'bulkhead'`; `run` is 0).
+ *
+ * @example
+ * import type { BulkheadEvent } from 'fp-ts-retry/Event'
+ *
+ * const event: BulkheadEvent = { _tag: 'BulkheadRefused', source: 'bulkhead', run: 0, at: 5, inFlight: 10, queued: 100 }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface BulkheadEvent {
+  readonly _tag: 'BulkheadQueued' | 'BulkheadRefused' | 'BulkheadAborted'
+  readonly source: Source
+  readonly run: number
+  readonly at: number
+  readonly inFlight: number
+  readonly queued: number
+}
+
+/**
+ * A rate limiter made a call wait `wait` ms for its token (`RateLimitWaited`, told when the token is reserved), or
+ * found no token for a call that cannot wait (`RateLimitRefused`: a retry its guard refused). `source:
+ * 'rateLimiter'`; `run` is 0.
+ *
+ * @example
+ * import type { RateLimitEvent } from 'fp-ts-retry/Event'
+ *
+ * const event: RateLimitEvent = { _tag: 'RateLimitWaited', source: 'rateLimiter', run: 0, at: 5, wait: 200 }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export type RateLimitEvent =
+  | {
+      readonly _tag: 'RateLimitWaited'
+      readonly source: Source
+      readonly run: number
+      readonly at: number
+      readonly wait: number
+    }
+  | {
+      readonly _tag: 'RateLimitRefused'
+      readonly source: Source
+      readonly run: number
+      readonly at: number
+    }
+
+/**
+ * `Timeout.timeout` (or `timeoutSignalled`) gave up on an action after `timeout` ms (`source: 'timeout'`; `run` is
+ * 0). The runner's own attempt timeouts are told as `AttemptTimedOut`.
+ *
+ * @example
+ * import type { TimedOut } from 'fp-ts-retry/Event'
+ *
+ * const event: TimedOut = { _tag: 'TimedOut', source: 'timeout', run: 0, at: 1_000, timeout: 1_000 }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface TimedOut {
+  readonly _tag: 'TimedOut'
+  readonly source: Source
+  readonly run: number
+  readonly at: number
+  readonly timeout: number
+}
+
+/**
  * The module that reported an event.
  *
  * @example
@@ -323,7 +393,16 @@ export type ServiceEvent =
  * @category model
  * @since 0.2.0
  */
-export type Source = 'retry' | 'hedging' | 'http' | 'breaker' | 'durable' | 'budget' | 'rateLimiter' | 'bulkhead'
+export type Source =
+  | 'retry'
+  | 'hedging'
+  | 'http'
+  | 'breaker'
+  | 'durable'
+  | 'budget'
+  | 'rateLimiter'
+  | 'bulkhead'
+  | 'timeout'
 
 /**
  * Everything a module of this library reports, as one union of plain records told by `_tag`.
@@ -347,6 +426,9 @@ export type Event =
   | HedgeEvent
   | DurableEvent
   | ServiceEvent
+  | BulkheadEvent
+  | RateLimitEvent
+  | TimedOut
 
 /**
  * The option every module takes to be told its events.

@@ -256,6 +256,9 @@ const hasTokens = (budget: unknown): budget is { readonly tokens: number } =>
  *   (see `options.errorType`); no error message is recorded (it may hold what a trace must not).
  * - A breaker's change of state is an event of the span active when it changes, if any, and a point of the
  *   `fp_ts_retry.breaker.state` gauge (1 for its current state, 0 for the others, by breaker `name`).
+ * - A bulkhead's, a rate limiter's and `Timeout`'s events (`BulkheadQueued`, `BulkheadRefused`, `BulkheadAborted`,
+ *   `RateLimitWaited`, `RateLimitRefused`, `TimedOut`) belong to no run: each is an event of the span active when
+ *   it is told, if any, and counts in `fp_ts_retry.events` by its `_tag`.
  * - The metrics' names, units and attributes: the table of the observability guide.
  *
  * @example
@@ -358,7 +361,13 @@ export const observer = (options: ObserverOptions): Event.Observer => {
     switch (event._tag) {
       case 'BreakerStateChanged':
       case 'ServiceUnavailable':
-      case 'ServiceRecovered': {
+      case 'ServiceRecovered':
+      case 'BulkheadQueued':
+      case 'BulkheadRefused':
+      case 'BulkheadAborted':
+      case 'RateLimitWaited':
+      case 'RateLimitRefused':
+      case 'TimedOut': {
         // Not a run's: told to whatever span is active (the request a breaker refused, say), if any.
         trace.getActiveSpan()?.addEvent(event._tag, counted(event), hrTime(event.at))
         return

@@ -33,6 +33,7 @@
 import type { TaskEither } from 'fp-ts/TaskEither'
 import type { Clock } from './Clock'
 import * as LiveClock from './Clock'
+import type { Observer } from './Event'
 import type { Guard } from './Guard'
 import { isPromise } from './internal/promise'
 import * as validate from './internal/validate'
@@ -113,6 +114,8 @@ export interface RateLimiter {
  * - `burst`: the tokens the bucket holds (a whole number >= 1), all there at the start: that many calls may go at
  *   once after a quiet spell.
  * - `clock` (default `Clock.live`): the limiter's time. Give the throttle the same clock.
+ * - `onEvent`: told `RateLimitWaited` when a reservation must wait (its `wait`, ms) and `RateLimitRefused` when
+ *   `take` finds no token.
  *
  * @example
  * import type { TokenBucketOptions } from 'fp-ts-retry/RateLimiter'
@@ -127,6 +130,7 @@ export interface TokenBucketOptions {
   readonly per: number
   readonly burst: number
   readonly clock?: Clock | undefined
+  readonly onEvent?: Observer | undefined
 }
 
 /**
@@ -198,13 +202,14 @@ export const tokenBucket = (options: TokenBucketOptions): RateLimiter => {
     options.burst
   )
   validate.services(where, 'options', { clock: options.clock })
+  if (options.onEvent !== undefined) validate.callable(where, 'options.onEvent', options.onEvent)
   const clock = options.clock ?? LiveClock.live
   const origin = clock.now()
   // In ticks of 1 / rate ms since `origin`: a token every `per` ticks, `burst * per` of tolerance.
   const tolerance = burst * per
   let tat = 0
   const ticks = (): number => (clock.now() - origin) * rate
-  return {
+  return observed(options.onEvent, clock.now, {
     take: () => {
       const t = ticks()
       const next = Math.max(tat, t) + per
@@ -228,7 +233,7 @@ export const tokenBucket = (options: TokenBucketOptions): RateLimiter => {
         }
       }
     }
-  }
+  })
 }
 
 /**
@@ -400,6 +405,35 @@ export const throttleSignalled = <E2>(
 // -------------------------------------------------------------------------------------
 // internal
 // -------------------------------------------------------------------------------------
+
+/**
+ * `limiter`, telling `onEvent` of each wait and refusal it answers, timed by `now`: one way for every limiter,
+ * local or shared, whether it answers by value or by promise.
+ *
+ * @internal
+ */
+export const observed = (onEvent: Observer | undefined, now: () => number, limiter: RateLimiter): RateLimiter => {
+  if (onEvent === undefined) return limiter
+  const taken = (ok: boolean): boolean => {
+    if (!ok) onEvent({ _tag: 'RateLimitRefused', source: 'rateLimiter', run: 0, at: now() })
+    return ok
+  }
+  const reserved = (reservation: Reservation): Reservation => {
+    const { wait } = reservation
+    if (wait > 0) onEvent({ _tag: 'RateLimitWaited', source: 'rateLimiter', run: 0, at: now(), wait })
+    return reservation
+  }
+  return {
+    take: () => {
+      const ok = limiter.take()
+      return isPromise(ok) ? ok.then(taken) : taken(ok)
+    },
+    reserve: () => {
+      const reservation = limiter.reserve()
+      return isPromise(reservation) ? reservation.then(reserved) : reserved(reservation)
+    }
+  }
+}
 
 function checked(where: string, limiter: RateLimiter): RateLimiter {
   return validate.implementing(where, 'limiter', 'a RateLimiter', ['take', 'reserve'], limiter)

@@ -28,6 +28,7 @@ import type { Either } from 'fp-ts/Either'
 import type { TaskEither } from 'fp-ts/TaskEither'
 import type { Clock } from './Clock'
 import * as LiveClock from './Clock'
+import type { Observer } from './Event'
 import { noop, onAbort } from './internal/abort'
 import * as validate from './internal/validate'
 
@@ -37,19 +38,21 @@ import * as validate from './internal/validate'
 
 /**
  * Options of {@link timeout} and {@link timeoutSignalled}: `clock` (default `Clock.live`), the clock the timeout
- * sleeps on. Give it the run's clock, so that a `TestClock` drives the timeout too.
+ * sleeps on. Give it the run's clock, so that a `TestClock` drives the timeout too. `onEvent` is told `TimedOut`
+ * (`source: 'timeout'`, the `timeout` in ms) each time an action is given up on.
  *
  * @example
  * import type { TimeoutOptions } from 'fp-ts-retry/Timeout'
  * import * as TestClock from 'fp-ts-retry/TestClock'
  *
- * const options: TimeoutOptions = { clock: TestClock.make() }
+ * const options: TimeoutOptions = { clock: TestClock.make(), onEvent: (event) => console.log(JSON.stringify(event)) }
  *
  * @category model
  * @since 0.2.0
  */
 export interface TimeoutOptions {
   readonly clock?: Clock | undefined
+  readonly onEvent?: Observer | undefined
 }
 
 // -------------------------------------------------------------------------------------
@@ -58,12 +61,18 @@ export interface TimeoutOptions {
 
 const TIMED_OUT: unique symbol = Symbol('timed out')
 
-const check = (where: string, ms: number, onTimeout: unknown, options: TimeoutOptions): Clock => {
+interface Checked {
+  readonly clock: Clock
+  readonly onEvent: Observer | undefined
+}
+
+const check = (where: string, ms: number, onTimeout: unknown, options: TimeoutOptions): Checked => {
   validate.duration(where, 'ms', ms)
   validate.callable(where, 'onTimeout', onTimeout)
   validate.object(where, 'options', options)
   validate.services(where, 'options', { clock: options.clock })
-  return options.clock ?? LiveClock.live
+  if (options.onEvent !== undefined) validate.callable(where, 'options.onEvent', options.onEvent)
+  return { clock: options.clock ?? LiveClock.live, onEvent: options.onEvent }
 }
 
 /**
@@ -73,7 +82,7 @@ const check = (where: string, ms: number, onTimeout: unknown, options: TimeoutOp
 const race = async <E1, E2, A>(
   ms: number,
   onTimeout: (ms: number) => E2,
-  clock: Clock,
+  { clock, onEvent }: Checked,
   outer: AbortSignal | undefined,
   action: (signal: AbortSignal) => TaskEither<E1, A>
 ): Promise<Either<E1 | E2, A>> => {
@@ -94,6 +103,7 @@ const race = async <E1, E2, A>(
     controller.abort(new DOMException(`timed out after ${ms} ms`, 'TimeoutError'))
     // Abandoned: what it answers or throws from now on is nobody's, and must not be an unhandled rejection.
     running.then(noop, noop)
+    onEvent?.({ _tag: 'TimedOut', source: 'timeout', run: 0, at: clock.now(), timeout: ms })
     return { _tag: 'Left', left: onTimeout(ms) }
   } finally {
     unlink()
@@ -117,9 +127,11 @@ const race = async <E1, E2, A>(
  *   result is ignored, its later rejection too. An action that rejects before the timeout rejects the task.
  * - `ms` must be a finite number >= 0 (`RangeError` naming it, for `NaN`, a negative or an infinite number);
  *   `onTimeout` a function (`TypeError`). `0` gives an action that has not settled synchronously no time at all.
+ * - `options.onEvent` is told `TimedOut` when the action is given up on; nothing when it settles in time.
  *
  * @example
  * import * as Timeout from 'fp-ts-retry/Timeout'
+ * import type { Event } from 'fp-ts-retry/Event'
  * import * as TestClock from 'fp-ts-retry/TestClock'
  * import type { TaskEither } from 'fp-ts/TaskEither'
  * import { pipe } from 'fp-ts/function'
@@ -127,11 +139,18 @@ const race = async <E1, E2, A>(
  *
  * async function main() {
  *   const clock = TestClock.make()
+ *   const events: Array<Event> = []
  *   const slow: TaskEither<string, string> = () => clock.sleep(300).then(() => ({ _tag: 'Right', right: 'ok' }))
- *   const call = pipe(slow, Timeout.timeout(500, () => 'timeout', { clock }))()
+ *   const within = Timeout.timeout(500, () => 'timeout', { clock, onEvent: (e) => void events.push(e) })
+ *   const call = pipe(slow, within)()
  *   await clock.runAll()
  *   assert.deepStrictEqual(await call, { _tag: 'Right', right: 'ok' })
  *   assert.deepStrictEqual(clock.sleepsOf('timeout'), [500]) // a sleep of kind 'timeout', cleared at 300
+ *   const hangs: TaskEither<string, string> = () => new Promise(() => undefined)
+ *   const late = pipe(hangs, within)()
+ *   await clock.runAll()
+ *   assert.deepStrictEqual(await late, { _tag: 'Left', left: 'timeout' })
+ *   assert.deepStrictEqual(events, [{ _tag: 'TimedOut', source: 'timeout', run: 0, at: 800, timeout: 500 }])
  *   assert.throws(() => Timeout.timeout(NaN, () => 'timeout'), RangeError)
  * }
  * main()
@@ -144,8 +163,8 @@ export const timeout = <E2>(
   onTimeout: (ms: number) => E2,
   options: TimeoutOptions = {}
 ): (<E1, A>(action: TaskEither<E1, A>) => TaskEither<E1 | E2, A>) => {
-  const clock = check('Timeout.timeout', ms, onTimeout, options)
-  return (action) => () => race(ms, onTimeout, clock, undefined, () => action)
+  const checked = check('Timeout.timeout', ms, onTimeout, options)
+  return (action) => () => race(ms, onTimeout, checked, undefined, () => action)
 }
 
 /**
@@ -199,10 +218,10 @@ export const timeoutSignalled = <E2>(
   action: (signal: AbortSignal) => TaskEither<E1, A>
 ) => (signal?: AbortSignal) => TaskEither<E1 | E2, A>) => {
   const where = 'Timeout.timeoutSignalled'
-  const clock = check(where, ms, onTimeout, options)
+  const checked = check(where, ms, onTimeout, options)
   return (action) => (signal) => {
     if (signal !== undefined)
       validate.implementing(where, 'signal', 'an AbortSignal', ['addEventListener', 'removeEventListener'], signal)
-    return () => race(ms, onTimeout, clock, signal, action)
+    return () => race(ms, onTimeout, checked, signal, action)
   }
 }

@@ -3,6 +3,7 @@ import * as E from 'fp-ts/Either'
 import { pipe } from 'fp-ts/function'
 import type { TaskEither } from 'fp-ts/TaskEither'
 import * as Bulkhead from '../src/Bulkhead'
+import type { Event } from '../src/Event'
 import * as Random from '../src/Random'
 import { retrying, type StopReason } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
@@ -74,6 +75,53 @@ describe('Bulkhead', () => {
         Bulkhead.guardSignalled(bulkhead, () => FULL, aborted)
       )
       throwsTypeError(() => call({} as never), /signal must be an AbortSignal/)
+      throwsTypeError(
+        () => Bulkhead.make({ maxConcurrent: 1, maxQueue: 0, onEvent: 'log' as never }),
+        /options\.onEvent must be a function/
+      )
+      throwsTypeError(
+        () => Bulkhead.make({ maxConcurrent: 1, maxQueue: 0, clock: {} as never }),
+        /options\.clock must be a Clock/
+      )
+    })
+
+    it('should tell a call queued, one refused and a queued one aborted through onEvent, with the counts after', async () => {
+      const clock = TestClock.make(1_000)
+      const events: Array<Event> = []
+      const bulkhead = Bulkhead.make({ maxConcurrent: 1, maxQueue: 1, clock, onEvent: (e) => void events.push(e) })
+      const hold = bulkhead.enter() as Bulkhead.Release // a free slot: nothing told
+      const controller = new AbortController()
+      const waiting = bulkhead.enter(controller.signal)
+      await clock.advance(5)
+      strictEqual(bulkhead.enter(), undefined)
+      await clock.advance(5)
+      controller.abort('gave up')
+      strictEqual(await waiting, undefined)
+      const already = new AbortController()
+      already.abort()
+      strictEqual(await bulkhead.enter(already.signal), undefined) // never waited: told nothing
+      hold()
+      const at = { source: 'bulkhead', run: 0 } as const
+      deepStrictEqual(events, [
+        { _tag: 'BulkheadQueued', ...at, at: 1_000, inFlight: 1, queued: 1 },
+        { _tag: 'BulkheadRefused', ...at, at: 1_005, inFlight: 1, queued: 1 },
+        { _tag: 'BulkheadAborted', ...at, at: 1_010, inFlight: 1, queued: 0 }
+      ])
+    })
+
+    it('should leave no waiter behind when onEvent throws as a call is queued', async () => {
+      const bulkhead = Bulkhead.make({
+        maxConcurrent: 1,
+        maxQueue: 1,
+        onEvent: () => {
+          throw new Error('observer')
+        }
+      })
+      const hold = bulkhead.enter() as Bulkhead.Release
+      ok((await caught(() => bulkhead.enter())) instanceof Error)
+      strictEqual(bulkhead.queued, 0)
+      hold()
+      deepStrictEqual([bulkhead.inFlight, bulkhead.queued], [0, 0])
     })
   })
 

@@ -14,16 +14,20 @@ import {
 import * as fc from 'fast-check'
 import * as E from 'fp-ts/Either'
 import { pipe } from 'fp-ts/function'
+import * as TE from 'fp-ts/TaskEither'
 import type { TaskEither } from 'fp-ts/TaskEither'
 import * as Breaker from '../src/Breaker'
+import * as Bulkhead from '../src/Bulkhead'
 import * as Budget from '../src/Budget'
 import * as Event from '../src/Event'
 import { hedging } from '../src/Hedging'
 import * as Http from '../src/Http'
 import * as OpenTelemetry from '../src/OpenTelemetry'
+import * as RateLimiter from '../src/RateLimiter'
 import { retrying, retryingWithContext } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
 import * as TestClock from '../src/TestClock'
+import * as Timeout from '../src/Timeout'
 import { startServer } from './support/http'
 import { deepStrictEqual, strictEqual, throwsTypeError } from './util'
 
@@ -350,6 +354,43 @@ describe('OpenTelemetry', () => {
         spansOf(s).filter((span) => span.name.startsWith('breaker')),
         []
       )
+    })
+
+    it("should count the bulkhead's, the rate limiter's and the timeout's events by _tag, and make no span of them", async () => {
+      const s = sdk()
+      // every span started, ended or not: a span left open would never reach the exporter
+      const started: Array<string> = []
+      const tracer: Tracer = {
+        startSpan: (name, ...rest) => (started.push(name), s.tracer.startSpan(name, ...rest)),
+        startActiveSpan: s.tracer.startActiveSpan.bind(s.tracer)
+      }
+      const onEvent = observe(s, { tracer })
+      const clock = TestClock.make()
+      const bulkhead = Bulkhead.make({ maxConcurrent: 1, maxQueue: 1, clock, onEvent })
+      const hold = bulkhead.enter() as Bulkhead.Release
+      const queued = bulkhead.enter()
+      strictEqual(bulkhead.enter(), undefined)
+      const limiter = RateLimiter.tokenBucket({ rate: 1, per: 100, burst: 1, clock, onEvent })
+      const throttled = [0, 1].map(() => pipe(TE.right(1), RateLimiter.throttle(limiter, { clock }))())
+      strictEqual(limiter.take(), false)
+      const hangs: TaskEither<string, never> = () => new Promise(() => undefined)
+      const timedOut = pipe(
+        hangs,
+        Timeout.timeout(50, () => 'timeout', { clock, onEvent })
+      )()
+      await clock.runAll()
+      await Promise.all(throttled)
+      deepStrictEqual(await timedOut, E.left('timeout'))
+      hold()
+      await queued
+      deepStrictEqual((await pointsOf(s))['fp_ts_retry.events ({event})'], {
+        'event=BulkheadQueued source=bulkhead': 1,
+        'event=BulkheadRefused source=bulkhead': 1,
+        'event=RateLimitWaited source=rateLimiter': 1,
+        'event=RateLimitRefused source=rateLimiter': 1,
+        'event=TimedOut source=timeout': 1
+      })
+      deepStrictEqual(started, [])
     })
 
     it('should trace a hedged call: the attempts side by side, the loser aborted, the winner on the run', async () => {

@@ -3,6 +3,7 @@ import * as fc from 'fast-check'
 import * as E from 'fp-ts/Either'
 import { pipe } from 'fp-ts/function'
 import type { TaskEither } from 'fp-ts/TaskEither'
+import type { Event } from '../src/Event'
 import * as RateLimiter from '../src/RateLimiter'
 import { retrying, type StopReason } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
@@ -103,6 +104,32 @@ describe('RateLimiter', () => {
         RateLimiter.throttleSignalled(limiter, () => 'aborted')
       )
       throwsTypeError(() => call({} as never), /signal must be an AbortSignal/)
+      throwsTypeError(
+        () => RateLimiter.tokenBucket({ rate: 1, per: 1, burst: 1, onEvent: 'log' as never }),
+        /options\.onEvent must be a function/
+      )
+    })
+
+    it('should tell each wait and each refusal through onEvent, and nothing for a token there at once', async () => {
+      const clock = TestClock.make(500)
+      const events: Array<Event> = []
+      const limiter = RateLimiter.tokenBucket({
+        rate: 1,
+        per: 100,
+        burst: 1,
+        clock,
+        onEvent: (e) => void events.push(e)
+      })
+      const calls = [0, 1, 2].map(() => pipe(recorder(clock).action, RateLimiter.throttle(limiter, { clock }))())
+      strictEqual(limiter.take(), false)
+      await clock.runAll()
+      await Promise.all(calls)
+      const at = { source: 'rateLimiter', run: 0, at: 500 } as const
+      deepStrictEqual(events, [
+        { _tag: 'RateLimitWaited', ...at, wait: 100 },
+        { _tag: 'RateLimitWaited', ...at, wait: 200 },
+        { _tag: 'RateLimitRefused', ...at }
+      ])
     })
 
     it('should never grant more than burst + rate * window / per in any window, over any calls', () => {
@@ -296,6 +323,27 @@ describe('RateLimiter', () => {
       await run
       deepStrictEqual(clock.sleeps, [10])
       deepStrictEqual(reasons, ['rateLimit'])
+    })
+
+    it('should tell the refusal of a limiter that answers by promise, once it has answered', async () => {
+      const events: Array<Event> = []
+      const limiter = RateLimiter.observed(
+        (e) => void events.push(e),
+        () => 7,
+        {
+          take: () => Promise.resolve(false),
+          reserve: () => Promise.resolve({ wait: 30, cancel: () => undefined })
+        }
+      )
+      strictEqual(await limiter.take(), false)
+      strictEqual((await limiter.reserve()).wait, 30)
+      deepStrictEqual(
+        events.map((e) => [e._tag, e.at]),
+        [
+          ['RateLimitRefused', 7],
+          ['RateLimitWaited', 7]
+        ]
+      )
     })
   })
 })

@@ -2,6 +2,7 @@ import { getEventListeners } from 'events'
 import * as E from 'fp-ts/Either'
 import { pipe } from 'fp-ts/function'
 import type { TaskEither } from 'fp-ts/TaskEither'
+import type { Event } from '../src/Event'
 import * as TestClock from '../src/TestClock'
 import * as Timeout from '../src/Timeout'
 import {
@@ -119,6 +120,24 @@ describe('Timeout', () => {
       throwsTypeError(() => Timeout.timeout(1, 'timeout' as never), /onTimeout must be a function/)
       throwsTypeError(() => Timeout.timeout(1, () => 'x', null as never), /options must be an object/)
       throwsTypeError(() => Timeout.timeout(1, () => 'x', { clock: {} as never }), /options\.clock must be a Clock/)
+      throwsTypeError(
+        () => Timeout.timeout(1, () => 'x', { onEvent: 'log' as never }),
+        /options\.onEvent must be a function/
+      )
+    })
+
+    it('should tell TimedOut through onEvent when it gives up on an action, and nothing when the action wins', async () => {
+      const clock = TestClock.make()
+      const events: Array<Event> = []
+      const within = Timeout.timeout(500, () => 'timeout', { clock, onEvent: (e) => void events.push(e) })
+      const won = pipe(after(clock, 300, 'ok'), within)()
+      await clock.runAll()
+      deepStrictEqual(await won, E.right('ok'))
+      deepStrictEqual(events, [])
+      const lost = pipe(never, within)()
+      await clock.runAll()
+      deepStrictEqual(await lost, E.left('timeout'))
+      deepStrictEqual(events, [{ _tag: 'TimedOut', source: 'timeout', run: 0, at: 800, timeout: 500 }])
     })
   })
 
@@ -208,6 +227,24 @@ describe('Timeout', () => {
         Timeout.timeoutSignalled(1, () => 'timeout')
       )
       throwsTypeError(() => guarded({} as never), /signal must be an AbortSignal/)
+    })
+
+    it('should tell TimedOut through onEvent at the timeout, not when the caller aborts', async () => {
+      const clock = TestClock.make()
+      const events: Array<Event> = []
+      const seen: Array<{ reason: unknown; at: number }> = []
+      const guarded = pipe(
+        untilAborted(clock, seen),
+        Timeout.timeoutSignalled(100, () => 'timeout', { clock, onEvent: (e) => void events.push(e) })
+      )
+      const controller = new AbortController()
+      const aborted = guarded(controller.signal)()
+      controller.abort('caller')
+      deepStrictEqual(await aborted, E.left('aborted'))
+      const timedOut = guarded()()
+      await clock.runAll()
+      deepStrictEqual(await timedOut, E.left('timeout'))
+      deepStrictEqual(events, [{ _tag: 'TimedOut', source: 'timeout', run: 0, at: 100, timeout: 100 }])
     })
   })
 })
