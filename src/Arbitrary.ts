@@ -94,17 +94,11 @@ export const schedule = (options: ScheduleOptions = {}): fc.Arbitrary<Schedule.S
     where,
     'options.maxDelay',
     'a whole number >= 1',
-    isWhole(1),
+    isPositive,
     options.maxDelay ?? 60_000
   )
-  const depth = validate.that(where, 'options.depth', 'a whole number >= 0', isWhole(0), options.depth ?? 3)
-  const maxRetries = validate.that(
-    where,
-    'options.maxRetries',
-    'a whole number >= 0',
-    isWhole(0),
-    options.maxRetries ?? 10
-  )
+  const depth = validate.count(where, 'options.depth', options.depth ?? 3)
+  const maxRetries = validate.count(where, 'options.maxRetries', options.maxRetries ?? 10)
   const ms = fc.integer({ min: 0, max: maxDelay })
   const positive = fc.integer({ min: 1, max: maxDelay })
   const base: fc.Arbitrary<Schedule.Schedule<unknown>> = fc.oneof(
@@ -251,7 +245,4 @@ export const simulate = <In, E extends In, A>(
   return { delays, retried, attempts: delays.length, totalDelay, reason: 'failed' }
 }
 
-const isWhole =
-  (min: number) =>
-  (n: number): boolean =>
-    Number.isSafeInteger(n) && n >= min
+const isPositive = (n: number): boolean => validate.isCount(n) && n >= 1
