@@ -40,6 +40,7 @@ import type { Clock } from './Clock'
 import * as LiveClock from './Clock'
 import * as Driver from './Driver'
 import * as Durable from './Durable'
+import * as Event from './Event'
 import {
   DEFAULT_KEEP_DONE,
   DEFAULT_WRITE_RETRY,
@@ -51,12 +52,16 @@ import {
   durationAtLeast,
   attemptSignals,
   checkWorkOptions,
+  closeDeadline,
+  closeWithin,
   encodePayload,
   optionsObject,
   positiveCount,
   reportError,
   restoreState,
-  step
+  step,
+  tell,
+  within
 } from './internal/durable'
 import { fromBullId, toBullId } from './internal/ids'
 import { showValue } from './internal/show'
@@ -96,11 +101,35 @@ export type Connection =
  * - `lockDuration` (default 30 s) and `stalledInterval` (default 30 s): BullMQ's. A worker that dies leaves its
  *   jobs active until its lock expires; the next stalled check (by any worker) delivers them again. Their sum is
  *   about the longest an attempt in flight at a crash waits to run again. The lock is renewed while an attempt
- *   runs, so `lockDuration` need not exceed the attempts, only the longest pause of a worker's event loop.
- *   `maxStalledCount` is set so high that a job that stalls again and again still runs to the end its schedule
- *   gives it: the schedule, not BullMQ, decides when to give up.
- * - `writeRetry`: when a run's state or outcome cannot be stored (`updateData` fails), the write, not the attempt,
- *   is made again after this schedule's delays, each failure reported to `onError` (see {@link ProcessorOptions}).
+ *   runs, so `lockDuration` need not exceed the attempts, only the longest pause of a worker's event loop **and
+ *   the longest Redis outage you ride out**: a lock cannot be renewed while Redis is down, so an outage longer
+ *   than `lockDuration` lets the jobs in flight stall. Each is then delivered again (one more stalled cycle, up
+ *   to `stalledInterval` later, plus ioredis's reconnect delay, up to 20 s by BullMQ's default): its attempt may
+ *   run again, or its `onDone` be called again with the stored outcome (at least once). `maxStalledCount` is set
+ *   so high that a job that stalls again and again still runs to the end its schedule gives it: the schedule,
+ *   not BullMQ, decides when to give up.
+ * - `writeRetry`: when a run's state or outcome cannot be stored (`updateData` fails or takes longer than
+ *   `timeout`), the write, not the attempt, is made again after this schedule's delays, each failure reported to
+ *   `onError` (see {@link ProcessorOptions}).
+ * - `timeout` (default 5 s): the longest the engine waits on Redis for one call of its own: `submit`, `pending`,
+ *   each write of a run's state or outcome, the check of the server's settings. A `submit` that times out
+ *   rejects; the run may have been stored all the same (ioredis sends it once Redis is back): submitting the id
+ *   again is safe, it starts no second run. BullMQ's own calls (fetching and delaying jobs) wait for Redis to
+ *   come back; `close` is bounded by its `deadline` (see `Durable.CloseOptions`: forced after it, by
+ *   `Worker.disconnect` and `Queue.disconnect`, and resolved within 1 s more).
+ * - `onError`: where the engine's own errors go (a queue's connection errors, the warning on the server's
+ *   settings), with the queue's name; default: a process warning. A worker's go to its own `onError`.
+ * - `onEvent`: told `RunSubmitted` for each `submit` that resolves, and the events of the runs of every worker
+ *   with no `onEvent` of its own (see `Durable.WorkOptions`).
+ *
+ * **Gotcha: "nothing lost" needs a Redis that keeps what it acknowledged.** A run is stored once `submit`
+ * resolves, as long as Redis keeps its writes: with AOF on (`appendonly yes`, with `appendfsync always`, or
+ * `everysec` at the risk of the last second's writes if the machine fails) and `maxmemory-policy noeviction`
+ * (any other policy may evict a run's job under memory pressure). A Redis without persistence that restarts
+ * loses every run it held, with nothing reported. The engine reads these settings (`CONFIG GET`) when it first
+ * uses a queue and reports a {@link RedisSettingsWarning} to `onError` when they do not hold (nothing when
+ * `CONFIG` is disabled, as on some managed services: check their persistence yourself). To reconcile what you
+ * submitted with what finished, `engine.pending(def)` lists the runs still pending and the done ones remembered.
  *
  * @example
  * import type { EngineOptions } from 'fp-ts-retry/BullMQ'
@@ -117,7 +146,47 @@ export interface EngineOptions {
   readonly lockDuration?: number | undefined
   readonly stalledInterval?: number | undefined
   readonly writeRetry?: Schedule<unknown> | undefined
+  readonly timeout?: number | undefined
+  readonly onError?: ((failure: Durable.WorkerError) => void) | undefined
+  readonly onEvent?: Event.Observer | undefined
 }
+
+/**
+ * What the engine reports to `onError` when the Redis it uses may lose acknowledged runs: AOF off
+ * (`appendonly no`) or a `maxmemory-policy` that evicts keys. `setting` and `value` name what was found.
+ *
+ * @example
+ * import * as BullMQ from 'fp-ts-retry/BullMQ'
+ * import * as assert from 'assert'
+ *
+ * const warning = new BullMQ.RedisSettingsWarning('appendonly', 'no')
+ * assert.match(warning.message, /appendonly is "no"/)
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export class RedisSettingsWarning extends Error {
+  constructor(
+    /** The setting that does not hold. */
+    readonly setting: 'appendonly' | 'maxmemory-policy',
+    /** Its value on the server. */
+    readonly value: string
+  ) {
+    super(
+      `BullMQ.engine: Redis's ${setting} is ${JSON.stringify(value)}: runs acknowledged by submit may be lost ` +
+        (setting === 'appendonly'
+          ? 'when Redis restarts (set appendonly yes, with appendfsync always or everysec)'
+          : 'when Redis evicts keys under memory pressure (set maxmemory-policy noeviction)')
+    )
+    this.name = 'RedisSettingsWarning'
+  }
+}
+
+/** The default of {@link EngineOptions}' `timeout`: the longest the engine waits on Redis for one call. */
+const DEFAULT_TIMEOUT = 5_000
+
+/** How long a forced close may take, after `close`'s deadline. */
+const FORCE_WAIT = 1_000
 
 /**
  * What {@link processor} needs of a BullMQ job: a `Job` is one.
@@ -199,6 +268,8 @@ export interface JobOptions {
  *   second later, as stored: its last attempt may then be made again.
  * - `clock` (default `Clock.live`): the time runs are decided in (epoch ms, as BullMQ's) and the waits between
  *   failed writes.
+ * - `timeout` (default 5 s, real time): a write (`updateData`) that takes longer counts as failed (and is made
+ *   again on `writeRetry`), so that a Redis that does not answer never holds a delivery longer.
  *
  * @example
  * import type { ProcessorOptions } from 'fp-ts-retry/BullMQ'
@@ -213,6 +284,7 @@ export interface ProcessorOptions<E, A> extends Omit<Durable.WorkOptions<E, A>, 
   readonly signal?: AbortSignal | undefined
   readonly writeRetry?: Schedule<unknown> | undefined
   readonly clock?: Clock | undefined
+  readonly timeout?: number | undefined
 }
 
 /**
@@ -447,6 +519,9 @@ export const processor = <P, E, A>(
   const clock = o.clock ?? LiveClock.live
   const writeRetry =
     o.writeRetry === undefined ? DEFAULT_WRITE_RETRY : validate.schedule(where, 'options.writeRetry', o.writeRetry)
+  const timeout = durationAtLeast(where, 'options.timeout', 1, o.timeout ?? DEFAULT_TIMEOUT)
+  if (o.onEvent !== undefined) validate.callable(where, 'options.onEvent', o.onEvent)
+  const { onError, onEvent } = o
   const signals = attemptSignals(o.signal)
   return async (job, token, signal) => {
     const { DelayedError } = bull(where)
@@ -458,19 +533,24 @@ export const processor = <P, E, A>(
     // others (added by hand) are delayed with moveToDelayed.
     const backoff = job.opts?.backoff
     const viaFailure = typeof backoff === 'object' && backoff.type === BACKOFF_TYPE
+    const write = (run: Durable.StoredRun): Promise<void> =>
+      within(job.updateData(run), timeout, () => new Error(`${where}: updateData took longer than ${timeout} ms`))
     try {
-      const delivery = await Durable.deliver(def, id, job.data, { now: clock.now, signal: attempt.signal, options: o })
+      // One number for the delivery's events, told by deliver and by the step.
+      const run = onEvent === undefined ? 0 : Event.nextRun()
+      const context = { now: clock.now, signal: attempt.signal, options: o, run }
+      const delivery = await Durable.deliver(def, id, job.data, context)
       const end = await step(
         delivery,
         {
-          saveRetry: (run) => job.updateData(run),
-          saveOutcome: (run) => job.updateData(run),
+          saveRetry: write,
+          saveOutcome: write,
           // BullMQ's failure path delays the job once the processor throws, below; a job added otherwise is moved.
           later: (dueAt) => (viaFailure ? undefined : job.moveToDelayed(Math.ceil(dueAt), token)),
           // Returning completes the job.
           finish: () => Promise.resolve()
         },
-        { id, clock, signal: attempt.signal, writeRetry, onError: o.onError }
+        { id, clock, signal: attempt.signal, writeRetry, onError, onEvent, run }
       )
       switch (end._tag) {
         case 'Later':
@@ -497,8 +577,15 @@ export const processor = <P, E, A>(
  * - `submit` adds a job whose id is {@link jobId}`(id)`: BullMQ ignores an id it holds, pending or done (kept for
  *   `keepDone`), so a run is submitted once.
  * - `work` starts a BullMQ `Worker` with `concurrency` (default 1), `lockDuration`, `stalledInterval` and
- *   {@link workerOptions}; its `close` aborts the attempts' signal and waits for them.
- * - `close` closes the workers and queues made by this engine (not an ioredis instance you passed).
+ *   {@link workerOptions}; its `close({ deadline })` aborts the attempts' signal and waits for them, forcing
+ *   after the deadline (default 10 s; see `Durable.CloseOptions`).
+ * - `pending(def)`: the ids of the jobs of `def.name` waiting, delayed or active, and of the completed ones
+ *   still kept (`keepDone`).
+ * - `close({ deadline })` closes the workers and queues made by this engine (not an ioredis instance you passed),
+ *   within `deadline` + 1 s, whether Redis answers or not.
+ * - How long each call may wait while Redis is down: `submit` and `pending` at most `timeout` (then they reject);
+ *   a worker's `close` and `close` at most `deadline` + 1 s; a run's write at most `timeout` per try, retried on
+ *   `writeRetry`. Attempts are not made meanwhile: BullMQ fetches no job.
  * - Queue names are the definitions' names, mapped as ids are (no `:`).
  *
  * @example
@@ -538,10 +625,46 @@ export const engine = (options: EngineOptions): Durable.Engine => {
   const stalledInterval = durationAtLeast(where, 'options.stalledInterval', 1, options.stalledInterval ?? 30_000)
   const { writeRetry } = options
   if (writeRetry !== undefined) validate.schedule(where, 'options.writeRetry', writeRetry)
+  const timeout = durationAtLeast(where, 'options.timeout', 1, options.timeout ?? DEFAULT_TIMEOUT)
+  const { onError, onEvent } = options
+  if (onError !== undefined) validate.callable(where, 'options.onError', onError)
+  if (onEvent !== undefined) validate.callable(where, 'options.onEvent', onEvent)
   const base = { connection: connection as Bull.ConnectionOptions, ...(prefix === undefined ? {} : { prefix }) }
   const queues = new Map<string, Bull.Queue>()
   const workers = new Set<Durable.Worker>()
   let closed = false
+  let checked = false
+
+  const late = (what: string) => (): Error =>
+    new Error(`${where}: ${what} took longer than ${timeout} ms (is Redis reachable?)`)
+
+  /** Warns when the server may lose acknowledged runs (see the gotcha of EngineOptions); once per engine. */
+  const checkServer = async (queue: Bull.Queue, name: string): Promise<void> => {
+    if (checked) return
+    checked = true
+    let settings: ReadonlyArray<unknown>
+    try {
+      // an ioredis client (IRedisClient does not declare config)
+      const client = (await within(queue.backend.client, timeout, late('connecting'))) as unknown as {
+        readonly config: (op: 'GET', key: string) => Promise<unknown>
+      }
+      settings = await within(
+        Promise.all([client.config('GET', 'appendonly'), client.config('GET', 'maxmemory-policy')]),
+        timeout,
+        late('CONFIG GET')
+      )
+    } catch {
+      // CONFIG disabled or renamed (managed services), or no answer: nothing to say about settings not read.
+      return
+    }
+    const value = (reply: unknown): string | undefined =>
+      Array.isArray(reply) && typeof reply[1] === 'string' ? reply[1] : undefined
+    const [appendonly, policy] = settings.map(value)
+    if (appendonly !== undefined && appendonly !== 'yes')
+      reportError(onError, new RedisSettingsWarning('appendonly', appendonly), { queue: name })
+    if (policy !== undefined && policy !== 'noeviction')
+      reportError(onError, new RedisSettingsWarning('maxmemory-policy', policy), { queue: name })
+  }
 
   const checkOpen = (what: string): void => {
     if (closed) throw new Error(`${where}: ${what}: the engine is closed`)
@@ -551,8 +674,9 @@ export const engine = (options: EngineOptions): Durable.Engine => {
     let queue = queues.get(name)
     if (queue === undefined) {
       queue = new (bull(where).Queue)(toBullId(name), base)
-      queue.on('error', (e) => reportError(undefined, e, { queue: name }))
+      queue.on('error', (e) => reportError(onError, e, { queue: name }))
       queues.set(name, queue)
+      void checkServer(queue, name)
     }
     return queue
   }
@@ -562,7 +686,25 @@ export const engine = (options: EngineOptions): Durable.Engine => {
       checkOpen('submit')
       checkDefinition(`${where}: submit`, def)
       checkId(`${where}: submit`, id)
-      await submit(queueOf(def.name) as unknown as QueueLike, def, id, payload, { keepDone })
+      const added = submit(queueOf(def.name) as unknown as QueueLike, def, id, payload, { keepDone })
+      await within(added, timeout, late(`submit of ${JSON.stringify(id)}`))
+      tell(onEvent, onError, { _tag: 'RunSubmitted', source: 'durable', run: 0, at: Date.now(), id })
+    },
+    pending: async (def) => {
+      checkOpen('pending')
+      checkDefinition(`${where}: pending`, def)
+      const queue = queueOf(def.name)
+      const [pending, done] = await within(
+        Promise.all([
+          queue.getRanges(['wait', 'prioritized', 'delayed', 'active', 'waiting-children'], 0, -1, true),
+          queue.getRanges(['completed'], 0, -1, true)
+        ]),
+        timeout,
+        late('pending')
+      )
+      const ids = (jobIds: ReadonlyArray<string>): ReadonlyArray<string> =>
+        [...new Set(jobIds.map(fromBullId))].sort()
+      return { pending: ids(pending), done: ids(done) }
     },
     work: async (def, workOptions) => {
       checkOpen('work')
@@ -570,7 +712,7 @@ export const engine = (options: EngineOptions): Durable.Engine => {
       const o = checkWorkOptions(`${where}: work`, workOptions)
       const concurrency = positiveCount(`${where}: work`, 'options.concurrency', o.concurrency ?? 1)
       const shutdown = new AbortController()
-      const run = processor(def, { ...o, signal: shutdown.signal, writeRetry })
+      const run = processor(def, { ...o, onEvent: o.onEvent ?? onEvent, signal: shutdown.signal, writeRetry, timeout })
       const worker = new (bull(where).Worker)(toBullId(def.name), (job, token, signal) => run(job, token, signal), {
         ...base,
         concurrency,
@@ -581,19 +723,37 @@ export const engine = (options: EngineOptions): Durable.Engine => {
       worker.on('error', (e) => reportError(o.onError, e, { queue: def.name }))
       await worker.waitUntilReady()
       const handle: Durable.Worker = {
-        close: async () => {
+        close: async (closeOptions) => {
+          const deadline = closeDeadline(`${where}: close`, closeOptions)
           workers.delete(handle)
           shutdown.abort()
-          await worker.close()
+          // Worker.close(true) after a graceful close returns the same promise: disconnecting is what forces.
+          await closeWithin(
+            deadline,
+            () => worker.close(),
+            () => within(worker.disconnect(), FORCE_WAIT, late('disconnecting')),
+            (e) => reportError(o.onError, e, { queue: def.name })
+          )
         }
       }
       workers.add(handle)
       return handle
     },
-    close: async () => {
+    close: async (closeOptions) => {
+      const deadline = closeDeadline(`${where}: close`, closeOptions)
       closed = true
-      await Promise.all([...workers].map((w) => w.close()))
-      await Promise.all([...queues.values()].map((q) => q.close()))
+      // Side by side: a worker has connections of its own, so each is bounded by the deadline, not their sum.
+      await Promise.all([
+        ...[...workers].map((w) => w.close({ deadline })),
+        ...[...queues].map(([name, q]) =>
+          closeWithin(
+            deadline,
+            () => q.close(),
+            () => within(q.disconnect(), FORCE_WAIT, late('disconnecting')),
+            (e) => reportError(onError, e, { queue: name })
+          )
+        )
+      ])
       queues.clear()
     }
   }

@@ -52,8 +52,9 @@ import type { TaskEither } from 'fp-ts/TaskEither'
 import * as t from 'io-ts'
 import type { RetryBudget } from './Budget'
 import * as Driver from './Driver'
+import * as Event from './Event'
 import * as Guard from './Guard'
-import { decodeState, defaultRandom, describeError, errorLines, reportError, restoreState } from './internal/durable'
+import { decodeState, defaultRandom, describeError, errorLines, reportError, restoreState, tell } from './internal/durable'
 import { isPromise } from './internal/promise'
 import { showValue } from './internal/show'
 import * as validate from './internal/validate'
@@ -172,7 +173,15 @@ export interface DefinitionOptions<P, E, A> {
  * - `concurrency`: how many attempts the worker makes at once (default 1).
  * - `random(id)`: called once per run, at its first failure; the generator's state is then stored with the run, so
  *   a resumed run draws what an uninterrupted one would. Default: `Random.seeded` with a random seed.
- * - `onError(error, id)`: where a hook's error goes; default: a process warning. A worker never crashes on one.
+ * - `onError({ error, id, queue })`: where a hook's error goes; default: a process warning. A worker never crashes
+ *   on one.
+ * - `onEvent(event)`: told, as `Event.Event`s with `source: 'durable'` and the run's `id`, of each delivery
+ *   (`RunDelivered`), each attempt (`AttemptStarted`, then `AttemptSucceeded` or `AttemptFailed` with its
+ *   latency), the decision (`RunStopped` with the attempts made and the stop reason), a stored record found
+ *   damaged (`RunCorrupt`), each failed write (`WriteFailed`), a retry stored (`RunRetried`, with `dueAt`) and a
+ *   run marked done (`RunCompleted`). Each delivery has a `run` number of its own; the `id` ties a run's
+ *   deliveries together, across workers and restarts. Default: the engine's `onEvent`. An observer that throws is
+ *   reported to `onError`, never thrown into the run.
  *
  * @example
  * import type { WorkOptions } from 'fp-ts-retry/Durable'
@@ -197,6 +206,7 @@ export interface WorkOptions<E, A> {
   readonly concurrency?: number | undefined
   readonly random?: ((id: string) => Random.Random) | undefined
   readonly onError?: ((failure: WorkerError) => void) | undefined
+  readonly onEvent?: Event.Observer | undefined
 }
 
 /**
@@ -254,18 +264,62 @@ export type WorkerError = model.WorkerError
 
 /**
  * A worker started by {@link Engine}'s `work`: `close()` stops it taking runs, aborts the signal of the attempts
- * in flight and resolves once they have ended.
+ * in flight and resolves once they have ended, or once `deadline` ms have passed (see {@link CloseOptions}).
  *
  * @example
  * import type { Worker } from 'fp-ts-retry/Durable'
  *
- * const stopAll = (workers: ReadonlyArray<Worker>) => Promise.all(workers.map((w) => w.close()))
+ * const stopAll = (workers: ReadonlyArray<Worker>) => Promise.all(workers.map((w) => w.close({ deadline: 5_000 })))
  *
  * @category model
  * @since 0.2.0
  */
 export interface Worker {
-  readonly close: () => Promise<void>
+  readonly close: (options?: CloseOptions) => Promise<void>
+}
+
+/**
+ * How long a `close` waits, in ms, before it forces.
+ *
+ * **Details**
+ *
+ * - `deadline` (default 10 s): `close` resolves by then, whatever the attempts in flight or the server do. What
+ *   is forced is the engine's: on BullMQ, `Worker.close(true)` (the jobs in flight are left active, and delivered
+ *   again after `lockDuration` and the next stalled check) and the connections disconnected; on files, the
+ *   attempts that ignore their signal are left to end on their own. At least once: an attempt cut off by the
+ *   deadline may run again.
+ *
+ * @example
+ * import type { CloseOptions } from 'fp-ts-retry/Durable'
+ *
+ * // Kubernetes gives a pod 30 s between SIGTERM and SIGKILL: close within 20
+ * const options: CloseOptions = { deadline: 20_000 }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface CloseOptions {
+  readonly deadline?: number | undefined
+}
+
+/**
+ * What {@link Engine}'s `pending(def)` finds, to reconcile what was submitted with what finished: the ids of the
+ * runs of `def.name` still pending (waiting, due later or in flight), and the ids of the done runs the engine
+ * still remembers (for `keepDone`). An id submitted and in neither list was lost (for example by a Redis without
+ * persistence that restarted): submit it again.
+ *
+ * @example
+ * import type { Pending } from 'fp-ts-retry/Durable'
+ *
+ * const lost = (submitted: ReadonlyArray<string>, found: Pending): ReadonlyArray<string> =>
+ *   submitted.filter((id) => !found.pending.includes(id) && !found.done.includes(id))
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface Pending {
+  readonly pending: ReadonlyArray<string>
+  readonly done: ReadonlyArray<string>
 }
 
 /**
@@ -278,7 +332,10 @@ export interface Worker {
  *   payload its codec refuses (`codec.is`), or whose encoding is not plain JSON, is a `TypeError`.
  * - `work(def, options)` starts a worker for the runs of `def.name`: it makes every attempt when due, as
  *   {@link deliver} decides, and calls the hooks of {@link WorkOptions}.
- * - `close()` closes the engine's workers and connections.
+ * - `pending(def)`: the ids of the runs of `def.name` still pending, and of the done ones still remembered (see
+ *   {@link Pending}), sorted.
+ * - `close(options)` closes the engine's workers and connections, forcing after `options.deadline` (see
+ *   {@link CloseOptions}).
  * - Every engine gives at least once, never exactly once: an attempt in flight when a worker dies runs again.
  *   Make the action idempotent, with `run.id` as the idempotency key downstream.
  *
@@ -295,7 +352,8 @@ export interface Worker {
 export interface Engine {
   readonly submit: <P, E, A>(def: Definition<P, E, A>, id: string, payload: P) => Promise<void>
   readonly work: <P, E, A>(def: Definition<P, E, A>, options?: WorkOptions<E, A>) => Promise<Worker>
-  readonly close: () => Promise<void>
+  readonly pending: <P, E, A>(def: Definition<P, E, A>) => Promise<Pending>
+  readonly close: (options?: CloseOptions) => Promise<void>
 }
 
 /**
@@ -489,13 +547,15 @@ export type Delivery =
       readonly _tag: 'Done'
       readonly run: StoredRun | null
       readonly outcome: Json | null
+      readonly reason: StopReason
       readonly notify: () => Promise<void>
     }
   | { readonly _tag: 'Abandoned' }
 
 /**
  * What {@link deliver} needs from the engine: the time (epoch ms, the clock `dueAt` is stored in), the worker's
- * signal and the worker's options.
+ * signal and the worker's options; `run`, the number of the delivery's events (default: `Event.nextRun()`), when
+ * the engine tells events of its own about the same delivery.
  *
  * @example
  * import type { DeliveryContext } from 'fp-ts-retry/Durable'
@@ -509,6 +569,7 @@ export interface DeliveryContext<E, A> {
   readonly now: () => number
   readonly signal: AbortSignal
   readonly options: WorkOptions<E, A>
+  readonly run?: number | undefined
 }
 
 // -------------------------------------------------------------------------------------
@@ -873,31 +934,58 @@ export const deliver = async <P, E, A>(
 ): Promise<Delivery> => {
   const { options, signal } = context
   const run = readRun(stored)
-  const { onDone } = options
-  const settle = (run: StoredRun, outcome: Outcome<E, A>, repeat = false): Delivery => {
-    if (onDone === undefined) return { _tag: 'Done', run: null, outcome: null, notify: noop }
+  const { onDone, onEvent } = options
+  // Events are built only when observed: a worker with no observer pays nothing for them.
+  const number = onEvent === undefined ? 0 : context.run ?? Event.nextRun()
+  const base = (): { readonly source: 'durable'; readonly run: number; readonly at: number; readonly id: string } => ({
+    source: 'durable',
+    run: number,
+    at: context.now(),
+    id
+  })
+  /** `attempts`: how many attempts the run has made, this one included. */
+  const settle = (run: StoredRun, outcome: Outcome<E, A>, attempts: number, repeat = false): Delivery => {
+    if (onEvent !== undefined && !repeat) {
+      const { status, reason, result } = outcome
+      if (E.isLeft(result) && result.left instanceof CorruptState)
+        tell(onEvent, options.onError, { _tag: 'RunCorrupt', ...base(), error: result.left })
+      tell(onEvent, options.onError, { _tag: 'RunStopped', ...base(), attempts, elapsed: status.elapsed, reason })
+    }
+    if (onDone === undefined) return { _tag: 'Done', run: null, outcome: null, reason: outcome.reason, notify: noop }
     const encoded = repeat ? null : encodeOutcome(def, outcome)
     return {
       _tag: 'Done',
       run: encoded === null ? null : { ...run, outcome: encoded },
       outcome: encoded ?? run.outcome,
+      reason: outcome.reason,
       notify: async () => onDone({ id, result: outcome.result, status: outcome.status, reason: outcome.reason })
     }
   }
-  const fail = (run: StoredRun, error: RunError, status: RetryStatus.RetryStatus): Delivery =>
-    settle(run, { result: E.left(error), status, reason: 'failed' })
+  const fail = (run: StoredRun, error: RunError, status: RetryStatus.RetryStatus, attempts: number): Delivery =>
+    settle(run, { result: E.left(error), status, reason: 'failed' }, attempts)
+
+  if (onEvent !== undefined) tell(onEvent, options.onError, { _tag: 'RunDelivered', ...base() })
 
   if (run === undefined) {
     const record: StoredRun = { id, payload: null, retry: null, outcome: null }
-    return fail(record, new CorruptState(id, 'not a run', [`(root): ${showValue(stored, 60)}`]), RetryStatus.initial)
+    return fail(
+      record,
+      new CorruptState(id, 'not a run', [`(root): ${showValue(stored, 60)}`]),
+      RetryStatus.initial,
+      0
+    )
   }
   // 1. a repeated onDone
-  if (run.outcome !== null) return settle(run, decodeOutcome(def, id, run.outcome), true)
+  if (run.outcome !== null) {
+    const outcome = decodeOutcome(def, id, run.outcome)
+    return settle(run, outcome, outcome.status.iterNumber + 1, true)
+  }
   // 2. the stored state
   let state: RetryState | undefined
   if (run.retry !== null) {
     const decoded = decodeState(run.retry)
-    if (E.isLeft(decoded)) return fail(run, new CorruptState(id, 'not a RetryState', decoded.left), RetryStatus.initial)
+    if (E.isLeft(decoded))
+      return fail(run, new CorruptState(id, 'not a RetryState', decoded.left), RetryStatus.initial, 0)
     state = decoded.right
     // 3. delivered early
     if (state.dueAt > context.now()) return { _tag: 'NotDue', dueAt: state.dueAt }
@@ -912,7 +1000,8 @@ export const deliver = async <P, E, A>(
       return fail(
         run,
         error instanceof Driver.ScheduleMismatch ? error : new CorruptState(id, 'not a RetryState', error),
-        status
+        status,
+        state.iterNumber
       )
     }
     driver = restored.right
@@ -920,20 +1009,36 @@ export const deliver = async <P, E, A>(
   const payload = def.payload.decode(run.payload)
   if (E.isLeft(payload)) {
     const status = state === undefined ? RetryStatus.initial : statusOfState(state, context.now())
-    return fail(run, new PayloadInvalid(id, errorLines(payload.left)), status)
+    return fail(run, new PayloadInvalid(id, errorLines(payload.left)), status, status.iterNumber)
   }
   // 5. the attempt
   const started = context.now()
   const status = driver === undefined ? RetryStatus.initial : driver.statusAt(started)
+  const attempt = status.iterNumber + 1
+  if (onEvent !== undefined) tell(onEvent, options.onError, { _tag: 'AttemptStarted', ...base(), attempt })
   let result: E.Either<E, A>
   try {
     result = await def.action(payload.right, { id, status, signal })()
   } catch (e) {
+    if (onEvent !== undefined) {
+      const latency = context.now() - started
+      tell(onEvent, options.onError, { _tag: 'AttemptFailed', ...base(), attempt, latency, error: e })
+    }
     if (signal.aborted) return { _tag: 'Abandoned' }
-    return fail(run, new Defect(id, e), status)
+    return fail(run, new Defect(id, e), status, attempt)
+  }
+  const ended = context.now()
+  if (onEvent !== undefined) {
+    const latency = ended - started
+    tell(
+      onEvent,
+      options.onError,
+      E.isRight(result)
+        ? { _tag: 'AttemptSucceeded', ...base(), attempt, latency }
+        : { _tag: 'AttemptFailed', ...base(), attempt, latency, error: result.left }
+    )
   }
   if (signal.aborted && E.isLeft(result)) return { _tag: 'Abandoned' }
-  const ended = context.now()
   const guards = Guard.of('Durable.deliver', options)
   const latency = ended - started
   if (E.isRight(result)) {
@@ -950,7 +1055,7 @@ export const deliver = async <P, E, A>(
         : ended === started
         ? RetryStatus.initial
         : { iterNumber: 0, elapsed: latency, cumulativeDelay: 0, previousDelay: O.none }
-    return settle(run, { result, status: end, reason: 'succeeded' })
+    return settle(run, { result, status: end, reason: 'succeeded' }, attempt)
   }
   const error = result.left
   let delay: number
@@ -958,7 +1063,7 @@ export const deliver = async <P, E, A>(
     driver ??= Driver.make(def.schedule, { start: started, random: (options.random ?? defaultRandom)(id) })
     delay = driver.advance(error, ended)
   } catch (e) {
-    return fail(run, new Defect(id, e), status)
+    return fail(run, new Defect(id, e), status, attempt)
   }
   let refused: Guard.GuardReason | undefined = undefined
   if (guards.length > 0) {
@@ -968,11 +1073,14 @@ export const deliver = async <P, E, A>(
       refused = isPromise(told) ? await told : told
     } catch (e) {
       // Not a fresh attempt a second later (an early retry, forever while the budget is down): a defect.
-      return fail(run, new Defect(id, e), driver.status)
+      return fail(run, new Defect(id, e), driver.status, attempt)
     }
   }
-  if (delay < 0) return settle(run, { result, status: driver.status, reason: 'schedule' })
-  if (refused !== undefined) return settle(run, { result, status: driver.status, reason: refused })
+  if (delay < 0) return settle(run, { result, status: driver.status, reason: 'schedule' }, attempt)
+  if (refused !== undefined) {
+    if (onEvent !== undefined) tell(onEvent, options.onError, { _tag: 'GuardRefused', ...base(), attempt, reason: refused })
+    return settle(run, { result, status: driver.status, reason: refused }, attempt)
+  }
   const next = driver.snapshot()
   const decided = driver.status
   const { onRetry } = options

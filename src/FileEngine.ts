@@ -48,7 +48,8 @@ import * as fs from 'fs/promises'
 import * as path from 'path'
 import type { Clock } from './Clock'
 import * as LiveClock from './Clock'
-import { deliver, type Definition, type Engine, type Worker, type WorkOptions } from './Durable'
+import { deliver, type Definition, type Engine, type Pending, type Worker, type WorkOptions } from './Durable'
+import * as Event from './Event'
 import * as FileStore from './FileStore'
 import { ForeignEntry, ownFolder, readOwnFile, syncDirectory, writeAtomically } from './internal/atomicFile'
 import {
@@ -56,6 +57,8 @@ import {
   checkDefinition,
   checkId,
   checkWorkOptions,
+  closeDeadline,
+  closeWithin,
   DEFAULT_KEEP_DONE,
   DEFAULT_WRITE_RETRY,
   durationAtLeast,
@@ -63,7 +66,8 @@ import {
   HOOK_RETRY_DELAY,
   positiveCount,
   reportError,
-  step
+  step,
+  tell
 } from './internal/durable'
 import { fromFileName, toFileName } from './internal/ids'
 import { showValue } from './internal/show'
@@ -90,6 +94,9 @@ import type { Schedule } from './Schedule'
  *   outcome waits in memory meanwhile. Default: from 100 ms, doubling, capped at 30 s, then equal jitter, without
  *   end. **Gotcha**: a schedule that stops gives the run up to the next delivery a second later, as stored: its
  *   last attempt may then be made again. A worker that closes gives up the write too (as a kill would).
+ * - `onEvent`: told `RunSubmitted` for each `submit` that resolves (an id already known included: it starts
+ *   nothing), and the events of the runs of every worker that
+ *   has no `onEvent` of its own (see `Durable.WorkOptions`).
  *
  * @example
  * import type { Options } from 'fp-ts-retry/FileEngine'
@@ -110,6 +117,7 @@ export interface Options {
   readonly keepDone?: number | undefined
   readonly clock?: Clock | undefined
   readonly writeRetry?: Schedule<unknown> | undefined
+  readonly onEvent?: Event.Observer | undefined
 }
 
 // -------------------------------------------------------------------------------------
@@ -290,10 +298,13 @@ const startFileWorker = <P, E, A>(
         }
       : record
     const attempt = signals()
-    const delivery = await deliver(def, id, stored, { now: clock.now, signal: attempt.signal, options }).finally(
+    // One number for the delivery's events, told by deliver and by the step.
+    const run = options.onEvent === undefined ? 0 : Event.nextRun()
+    const delivery = await deliver(def, id, stored, { now: clock.now, signal: attempt.signal, options, run }).finally(
       attempt.release
     )
-    const context = { id, clock, signal: controller.signal, writeRetry, onError: options.onError }
+    const { onError, onEvent } = options
+    const context = { id, clock, signal: controller.signal, writeRetry, onError, onEvent, run }
     await step(
       delivery,
       {
@@ -355,6 +366,10 @@ const startFileWorker = <P, E, A>(
  *   is a link, or a `run.json` that is a FIFO, is skipped and reported to `onError`; a `done/` that is a link is
  *   neither pruned nor moved into, and reported. Nothing outside `dir` is read, written or deleted.
  * - One worker per definition name at a time: a second `work` for a name being worked is an `Error`.
+ * - `pending(def)` reads the run folders: the ids of `pending/` and of `done/` (pruned after `keepDone`).
+ * - `close({ deadline })` (default 10 s) aborts the attempts in flight and waits for them until the deadline;
+ *   an attempt that ignores its signal is then left to end on its own (its run is delivered again after a
+ *   restart, as stored).
  *
  * @example
  * import * as Durable from 'fp-ts-retry/Durable'
@@ -402,6 +417,8 @@ export const make = (options: Options): Engine => {
       ? DEFAULT_WRITE_RETRY
       : validate.schedule(where, 'options.writeRetry', options.writeRetry)
   const clock = options.clock ?? LiveClock.live
+  const { onEvent } = options
+  if (onEvent !== undefined) validate.callable(where, 'options.onEvent', onEvent)
   const folders = new Map<string, Folder>()
   let closed = false
 
@@ -449,6 +466,7 @@ export const make = (options: Options): Engine => {
       await syncDirectory(folder.pending)
       return true
     })
+    tell(onEvent, undefined, { _tag: 'RunSubmitted', source: 'durable', run: 0, at: clock.now(), id })
     if (added) folder.worker?.schedule(key, clock.now())
   }
 
@@ -460,7 +478,11 @@ export const make = (options: Options): Engine => {
     const folder = await folderOf(def.name)
     if (folder.worker !== undefined)
       throw new Error(`${where}: work: the runs of ${JSON.stringify(def.name)} are already worked by this engine`)
-    const worker = startFileWorker(folder, def, o, { concurrency, keepDone, writeRetry })
+    const worker = startFileWorker(folder, def, { ...o, onEvent: o.onEvent ?? onEvent }, {
+      concurrency,
+      keepDone,
+      writeRetry
+    })
     folder.worker = worker
     // Leftovers of a submit killed midway (rm never follows a link), then every pending run: each is delivered,
     // and is NotDue until due.
@@ -470,24 +492,53 @@ export const make = (options: Options): Engine => {
     await prune(folder, keepDone, (e) => reportError(o.onError, e, { queue: def.name }))
     for (const key of await fs.readdir(folder.pending)) worker.schedule(key, 0)
     return {
-      close: async () => {
+      close: async (closeOptions) => {
+        const deadline = closeDeadline(`${where}: close`, closeOptions)
         if (folder.worker === worker) folder.worker = undefined
-        await worker.close()
+        await closeWithin(deadline, worker.close, () => Promise.resolve(), (e) => reportError(o.onError, e, { queue: def.name }))
       }
     }
   }
 
-  const close = async (): Promise<void> => {
+  /** The ids of a folder's runs: escaped in their names one-to-one, or read from `run.json` when hashed. */
+  const idsIn = async (parent: string): Promise<ReadonlyArray<string>> => {
+    if (!(await ownFolder(parent))) return []
+    const ids: Array<string> = []
+    for (const key of await fs.readdir(parent)) {
+      let id = fromFileName(key)
+      if (id === undefined) {
+        const record = (await readJson(path.join(parent, key, RUN_FILE)).catch(() => undefined)) as
+          | { readonly id?: unknown }
+          | undefined
+        id = typeof record?.id === 'string' ? record.id : undefined
+      }
+      if (id !== undefined) ids.push(id)
+    }
+    return ids.sort()
+  }
+
+  const pending = async <P, E, A>(def: Definition<P, E, A>): Promise<Pending> => {
+    checkOpen('pending')
+    checkDefinition(`${where}: pending`, def)
+    const folder = await folderOf(def.name)
+    return { pending: await idsIn(folder.pending), done: await idsIn(folder.done) }
+  }
+
+  const close = async (closeOptions?: { readonly deadline?: number | undefined }): Promise<void> => {
+    const deadline = closeDeadline(`${where}: close`, closeOptions)
     closed = true
     await Promise.all(
       [...folders.values()].map(async (folder) => {
         const worker = folder.worker
         folder.worker = undefined
-        await worker?.close()
-        await Promise.all([...folder.locks.values()])
+        const graceful = async (): Promise<void> => {
+          await worker?.close()
+          await Promise.all([...folder.locks.values()])
+        }
+        await closeWithin(deadline, graceful, () => Promise.resolve(), (e) => reportError(undefined, e, { queue: path.basename(folder.root) }))
       })
     )
   }
 
-  return { submit, work, close }
+  return { submit, work, pending, close }
 }

@@ -11,6 +11,7 @@ import { pipe } from 'fp-ts/function'
 import type * as t from 'io-ts'
 import type { Clock } from '../Clock'
 import * as Driver from '../Driver'
+import type * as Event from '../Event'
 import * as Guard from '../Guard'
 import type { WorkerError } from './model'
 import * as Random from '../Random'
@@ -45,6 +46,67 @@ export const reportError = (
   const text = error instanceof Error ? error.stack ?? error.message : String(error)
   const what = about.id !== undefined ? `run ${JSON.stringify(about.id)}` : `queue ${JSON.stringify(about.queue ?? '')}`
   process.emitWarning(`fp-ts-retry: ${what}: ${text}`, 'DurableRunWarning')
+}
+
+/**
+ * Tells `onEvent` of a durable run's event: an observer that throws is reported to `onError` (as a hook's error
+ * is), never thrown into the run, so that watching a run cannot change what it does.
+ */
+export const tell = (
+  onEvent: Event.Observer | undefined,
+  onError: ((failure: WorkerError) => void) | undefined,
+  event: Event.Event & { readonly id?: string | undefined }
+): void => {
+  if (onEvent === undefined) return
+  try {
+    onEvent(event)
+  } catch (e) {
+    reportError(onError, e, { id: event.id })
+  }
+}
+
+/** How long `close` waits before it forces, by default: 10 s. */
+export const DEFAULT_CLOSE_DEADLINE = 10_000
+
+/** The `deadline` of `close`'s options, checked. */
+export const closeDeadline = (where: string, options: { readonly deadline?: number | undefined } | undefined): number =>
+  durationAtLeast(where, 'options.deadline', 0, optionsObject(where, 'options', options).deadline ?? DEFAULT_CLOSE_DEADLINE)
+
+/**
+ * `promise`, or after `ms` (real time: a deadline protects a process from a server that does not answer) a
+ * rejection with `error()`. The timer never keeps the process alive.
+ */
+export const within = <A>(promise: Promise<A>, ms: number, error: () => Error): Promise<A> => {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(error()), ms)
+    timer.unref()
+  })
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer))
+}
+
+/**
+ * Closes gracefully within `deadline` ms, else forces: `graceful()` is awaited until the deadline, then `force()`
+ * (whose own wait is bounded by the same deadline again). Resolves either way; what failed is reported.
+ */
+export const closeWithin = async (
+  deadline: number,
+  graceful: () => Promise<unknown>,
+  force: () => Promise<unknown>,
+  report: (error: unknown) => void
+): Promise<void> => {
+  const late = new Error('closing took longer than its deadline')
+  try {
+    await within(graceful(), deadline, () => late)
+    return
+  } catch (e) {
+    if (e !== late) report(e)
+  }
+  try {
+    await within(force(), deadline, () => late)
+  } catch (e) {
+    report(e)
+  }
 }
 
 /** A whole number `>= 1`. */
@@ -83,6 +145,7 @@ interface WorkerHooks {
   readonly onDone?: unknown
   readonly onRetry?: unknown
   readonly onError?: unknown
+  readonly onEvent?: unknown
   readonly random?: unknown
   readonly budget?: unknown
   readonly guards?: unknown
@@ -94,7 +157,7 @@ interface WorkerHooks {
  */
 export const checkWorkOptions = <O extends WorkerHooks>(where: string, value: O | undefined): Partial<O> => {
   const o = optionsObject(where, 'options', value)
-  for (const hook of ['onDone', 'onRetry', 'onError', 'random'] as const) {
+  for (const hook of ['onDone', 'onRetry', 'onError', 'onEvent', 'random'] as const) {
     if (o[hook] !== undefined) validate.callable(where, `options.${hook}`, o[hook])
   }
   validate.services(where, 'options', { budget: o.budget })
@@ -220,6 +283,7 @@ export type Answer<R> =
       readonly _tag: 'Done'
       readonly run: R | null
       readonly outcome: Json | null
+      readonly reason: string
       readonly notify: () => Promise<void>
     }
   | { readonly _tag: 'Abandoned' }
@@ -244,6 +308,22 @@ export interface StepContext {
   readonly signal: AbortSignal
   readonly writeRetry: Schedule.Schedule<unknown>
   readonly onError: ((failure: WorkerError) => void) | undefined
+  /** Told `RunRetried`, `RunCompleted` and each `WriteFailed`, with the delivery's `run` number. */
+  readonly onEvent?: Event.Observer | undefined
+  readonly run?: number | undefined
+}
+
+/** Tells the step's observer of a durable event of this run, now. */
+const tellRun = (
+  context: StepContext,
+  event:
+    | { readonly _tag: 'RunRetried'; readonly dueAt: number }
+    | { readonly _tag: 'RunCompleted'; readonly reason: string }
+    | { readonly _tag: 'WriteFailed'; readonly error: unknown }
+): void => {
+  if (context.onEvent === undefined) return
+  const base = { source: 'durable' as const, run: context.run ?? 0, at: context.clock.now(), id: context.id }
+  tell(context.onEvent, context.onError, { ...base, ...event })
 }
 
 /** How a step ended: the run is due again at `dueAt`, is done, or was abandoned (the worker closed mid-attempt). */
@@ -272,11 +352,12 @@ export const persist = async (context: StepContext, write: () => Promise<void>):
       return await write()
     } catch (e) {
       reportError(context.onError, e, { id: context.id })
+      tellRun(context, { _tag: 'WriteFailed', error: e })
       const now = context.clock.now()
       driver ??= Driver.make(context.writeRetry, { start: now, random: defaultRandom() })
       const delay = context.signal.aborted ? -1 : driver.advance(e, now)
       if (delay < 0) throw e
-      await context.clock.sleep(delay, context.signal)
+      await context.clock.sleep(delay, context.signal, 'backoff')
       if (context.signal.aborted) throw e
     }
   }
@@ -287,7 +368,9 @@ export const persist = async (context: StepContext, write: () => Promise<void>):
  * again when due. `Retry`: store the state, then have it delivered at `dueAt`, then `onRetry`: a crash between
  * two of them leaves a run delivered early and found `NotDue`, never retried early. `Done`: store the outcome,
  * then `onDone` (when it throws, the run is delivered again in a second, and repeats its stored outcome), then
- * mark the run done. Every write goes through {@link persist}.
+ * mark the run done. Every write goes through {@link persist}. `RunRetried` is told once the retry is stored
+ * and its delay set (on BullMQ, set as the processor throws, right after), `RunCompleted` once the run is marked
+ * done (on BullMQ, as the processor returns), `WriteFailed` at each failed write.
  */
 export const step = async <R>(answer: Answer<R>, store: Store<R>, context: StepContext): Promise<StepEnd> => {
   switch (answer._tag) {
@@ -299,6 +382,7 @@ export const step = async <R>(answer: Answer<R>, store: Store<R>, context: StepC
     case 'Retry':
       await persist(context, () => store.saveRetry(answer.run, answer.state))
       await store.later(answer.dueAt)
+      tellRun(context, { _tag: 'RunRetried', dueAt: answer.dueAt })
       await notify(context, answer.notify)
       return { _tag: 'Later', dueAt: answer.dueAt }
     case 'Done': {
@@ -310,6 +394,7 @@ export const step = async <R>(answer: Answer<R>, store: Store<R>, context: StepC
         return { _tag: 'Later', dueAt }
       }
       await persist(context, store.finish)
+      tellRun(context, { _tag: 'RunCompleted', reason: answer.reason })
       return { _tag: 'Done' }
     }
   }
