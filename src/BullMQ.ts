@@ -702,8 +702,7 @@ export const engine = (options: EngineOptions): Durable.Engine => {
         timeout,
         late('pending')
       )
-      const ids = (jobIds: ReadonlyArray<string>): ReadonlyArray<string> =>
-        [...new Set(jobIds.map(fromBullId))].sort()
+      const ids = (jobIds: ReadonlyArray<string>): ReadonlyArray<string> => [...new Set(jobIds.map(fromBullId))].sort()
       return { pending: ids(pending), done: ids(done) }
     },
     work: async (def, workOptions) => {

@@ -54,7 +54,15 @@ import type { RetryBudget } from './Budget'
 import * as Driver from './Driver'
 import * as Event from './Event'
 import * as Guard from './Guard'
-import { decodeState, defaultRandom, describeError, errorLines, reportError, restoreState, tell } from './internal/durable'
+import {
+  decodeState,
+  defaultRandom,
+  describeError,
+  errorLines,
+  reportError,
+  restoreState,
+  tell
+} from './internal/durable'
 import { isPromise } from './internal/promise'
 import { showValue } from './internal/show'
 import * as validate from './internal/validate'
@@ -968,12 +976,7 @@ export const deliver = async <P, E, A>(
 
   if (run === undefined) {
     const record: StoredRun = { id, payload: null, retry: null, outcome: null }
-    return fail(
-      record,
-      new CorruptState(id, 'not a run', [`(root): ${showValue(stored, 60)}`]),
-      RetryStatus.initial,
-      0
-    )
+    return fail(record, new CorruptState(id, 'not a run', [`(root): ${showValue(stored, 60)}`]), RetryStatus.initial, 0)
   }
   // 1. a repeated onDone
   if (run.outcome !== null) {
@@ -1078,7 +1081,8 @@ export const deliver = async <P, E, A>(
   }
   if (delay < 0) return settle(run, { result, status: driver.status, reason: 'schedule' }, attempt)
   if (refused !== undefined) {
-    if (onEvent !== undefined) tell(onEvent, options.onError, { _tag: 'GuardRefused', ...base(), attempt, reason: refused })
+    if (onEvent !== undefined)
+      tell(onEvent, options.onError, { _tag: 'GuardRefused', ...base(), attempt, reason: refused })
     return settle(run, { result, status: driver.status, reason: refused }, attempt)
   }
   const next = driver.snapshot()

@@ -478,11 +478,16 @@ export const make = (options: Options): Engine => {
     const folder = await folderOf(def.name)
     if (folder.worker !== undefined)
       throw new Error(`${where}: work: the runs of ${JSON.stringify(def.name)} are already worked by this engine`)
-    const worker = startFileWorker(folder, def, { ...o, onEvent: o.onEvent ?? onEvent }, {
-      concurrency,
-      keepDone,
-      writeRetry
-    })
+    const worker = startFileWorker(
+      folder,
+      def,
+      { ...o, onEvent: o.onEvent ?? onEvent },
+      {
+        concurrency,
+        keepDone,
+        writeRetry
+      }
+    )
     folder.worker = worker
     // Leftovers of a submit killed midway (rm never follows a link), then every pending run: each is delivered,
     // and is NotDue until due.
@@ -495,7 +500,12 @@ export const make = (options: Options): Engine => {
       close: async (closeOptions) => {
         const deadline = closeDeadline(`${where}: close`, closeOptions)
         if (folder.worker === worker) folder.worker = undefined
-        await closeWithin(deadline, worker.close, () => Promise.resolve(), (e) => reportError(o.onError, e, { queue: def.name }))
+        await closeWithin(
+          deadline,
+          worker.close,
+          () => Promise.resolve(),
+          (e) => reportError(o.onError, e, { queue: def.name })
+        )
       }
     }
   }
@@ -535,7 +545,12 @@ export const make = (options: Options): Engine => {
           await worker?.close()
           await Promise.all([...folder.locks.values()])
         }
-        await closeWithin(deadline, graceful, () => Promise.resolve(), (e) => reportError(undefined, e, { queue: path.basename(folder.root) }))
+        await closeWithin(
+          deadline,
+          graceful,
+          () => Promise.resolve(),
+          (e) => reportError(undefined, e, { queue: path.basename(folder.root) })
+        )
       })
     )
   }

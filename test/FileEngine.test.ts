@@ -12,6 +12,7 @@ import * as Budget from '../src/Budget'
 import type * as Guard from '../src/Guard'
 import * as Driver from '../src/Driver'
 import * as Durable from '../src/Durable'
+import type * as Event from '../src/Event'
 import * as FileEngine from '../src/FileEngine'
 import { fromBullId, fromFileName, toBullId, toFileName } from '../src/internal/ids'
 import * as Random from '../src/Random'
@@ -21,7 +22,7 @@ import * as Schedule from '../src/Schedule'
 import * as TestClock from '../src/TestClock'
 import { runFixture } from './support/child'
 import * as S from './support/durable'
-import { drive } from './support/wait'
+import { drive, waitFor } from './support/wait'
 import { deepStrictEqual, timersOf } from './util'
 
 const dirs: Array<string> = []
@@ -897,6 +898,125 @@ describe('FileEngine.make: storage that fails', () => {
       () => FileEngine.make({ dir: 'x', writeRetry: 5 as never }),
       (e: unknown) =>
         e instanceof TypeError && /^FileEngine\.make: options\.writeRetry must be a Schedule/.test(e.message)
+    )
+  })
+})
+
+describe('FileEngine.make: events, reconciling, closing', () => {
+  /** An event as one line: its tag, time, run number, and what sets it apart. */
+  const show = (e: Event.Event): string => {
+    const o = e as unknown as Record<string, unknown>
+    const extra = ['attempt', 'latency', 'attempts', 'reason', 'dueAt']
+      .filter((k) => o[k] !== undefined)
+      .map((k) => `${k}=${String(o[k])}`)
+    const error = o.error as NodeJS.ErrnoException | string | undefined
+    if (error !== undefined) extra.push(`error=${typeof error === 'string' ? error : error.code ?? error.name}`)
+    return [e._tag, `at ${e.at}`, `run ${e.run}`, `${o.id as string}`, ...extra].join(' ')
+  }
+
+  it('should tell every durable event with the run id: submitted, each delivery and attempt, each failed write, the retry, the end', async () => {
+    const clock = TestClock.make(0)
+    const events: Array<Event.Event> = []
+    const engine = FileEngine.make({
+      dir: tempDir(),
+      clock,
+      writeRetry: Schedule.constant(250),
+      onEvent: (e) => void events.push(e)
+    })
+    engines.push(engine)
+    const times: Array<number> = []
+    const def = Durable.define({
+      name: 'told',
+      schedule: Schedule.fromDelays([1_000]),
+      payload: t.null,
+      action: () => () => {
+        times.push(clock.now())
+        return Promise.resolve(times.length === 1 ? E.left('down') : E.right('ok'))
+      }
+    })
+    failWrites('state.json', 'EIO', (n) => n === 1)
+    const done = deferred<void>()
+    await engine.work(def, { onError: () => undefined, onDone: () => done.resolve() })
+    await engine.submit(def, 'job-1', null)
+    await drive(clock, done.promise)
+    await waitFor(() => events.some((e) => e._tag === 'RunCompleted'))
+    const [first, second] = [...new Set(events.filter((e) => e.run > 0).map((e) => e.run))]
+    deepStrictEqual(
+      events.map(show).map((l) => l.replace(` run ${first} `, ' run A ').replace(` run ${second} `, ' run B ')),
+      [
+        'RunSubmitted at 0 run 0 job-1',
+        'RunDelivered at 0 run A job-1',
+        'AttemptStarted at 0 run A job-1 attempt=1',
+        'AttemptFailed at 0 run A job-1 attempt=1 latency=0 error=down',
+        'WriteFailed at 0 run A job-1 error=EIO',
+        'RunRetried at 250 run A job-1 dueAt=1000',
+        'RunDelivered at 1000 run B job-1',
+        'AttemptStarted at 1000 run B job-1 attempt=2',
+        'AttemptSucceeded at 1000 run B job-1 attempt=2 latency=0',
+        'RunStopped at 1000 run B job-1 attempts=2 reason=succeeded',
+        'RunCompleted at 1000 run B job-1 reason=succeeded'
+      ]
+    )
+    deepStrictEqual(times, [0, 1_000])
+  })
+
+  it('should tell RunCorrupt for a stored state that does not decode, and report an observer that throws to onError', async () => {
+    const dir = tempDir()
+    const engine = fileEngine(dir)
+    const def = Durable.define({
+      name: 'damaged',
+      schedule: Schedule.recurs(1),
+      payload: t.null,
+      action: () => TE.right(1)
+    })
+    await engine.submit(def, 'bad', null)
+    fs.writeFileSync(path.join(dir, 'damaged', 'pending', 'bad', 'state.json'), '{"iterNumber":-1}')
+    const tags: Array<string> = []
+    const errors: Array<string> = []
+    const done = deferred<void>()
+    await engine.work(def, {
+      onEvent: (e) => {
+        tags.push(e._tag)
+        if (e._tag === 'RunDelivered') throw new Error('observer broke')
+      },
+      onError: ({ error, id }) => void errors.push(`${id}: ${(error as Error).message}`),
+      onDone: () => done.resolve()
+    })
+    await done.promise
+    deepStrictEqual(tags, ['RunDelivered', 'RunCorrupt', 'RunStopped'])
+    deepStrictEqual(errors, ['bad: observer broke'])
+  })
+
+  it('pending should list the runs still pending and the done ones remembered, by id', async () => {
+    const dir = tempDir()
+    // closed here, with a deadline: its attempts never end
+    const engine = FileEngine.make({ dir })
+    const def = Durable.define({
+      name: 'ledger',
+      schedule: Schedule.recurs(1),
+      payload: t.boolean,
+      action: (finish: boolean) => () => finish ? Promise.resolve(E.right(1)) : new Promise<never>(() => undefined)
+    })
+    const long = 'x'.repeat(300) // hashed into its file name: read back from run.json
+    deepStrictEqual(await engine.pending(def), { pending: [], done: [] })
+    for (const [id, finish] of [
+      ['b', false],
+      ['a:1', true],
+      [long, false]
+    ] as const)
+      await engine.submit(def, id, finish)
+    const done = deferred<void>()
+    await engine.work(def, { concurrency: 4, onDone: () => done.resolve() })
+    await done.promise
+    await waitFor(() => fs.readdirSync(path.join(dir, 'ledger', 'done')).length === 1)
+    deepStrictEqual(await engine.pending(def), { pending: [long, 'b'].sort(), done: ['a:1'] })
+    // the attempts that never end: close gives up on them at its deadline
+    const started = Date.now()
+    await engine.close({ deadline: 50 })
+    assert.ok(Date.now() - started < 2_000, `close took ${Date.now() - started} ms`)
+    await assert.rejects(
+      engine.close({ deadline: -1 }),
+      /FileEngine\.make: close: options\.deadline must be a finite number >= 0, received -1/
     )
   })
 })

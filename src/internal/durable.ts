@@ -70,7 +70,12 @@ export const DEFAULT_CLOSE_DEADLINE = 10_000
 
 /** The `deadline` of `close`'s options, checked. */
 export const closeDeadline = (where: string, options: { readonly deadline?: number | undefined } | undefined): number =>
-  durationAtLeast(where, 'options.deadline', 0, optionsObject(where, 'options', options).deadline ?? DEFAULT_CLOSE_DEADLINE)
+  durationAtLeast(
+    where,
+    'options.deadline',
+    0,
+    optionsObject(where, 'options', options).deadline ?? DEFAULT_CLOSE_DEADLINE
+  )
 
 /**
  * `promise`, or after `ms` (real time: a deadline protects a process from a server that does not answer) a
