@@ -1,0 +1,272 @@
+import * as fc from 'fast-check'
+import * as E from 'fp-ts/Either'
+import { pipe } from 'fp-ts/function'
+import type { TaskEither } from 'fp-ts/TaskEither'
+import Redis from 'ioredis'
+import type { Event } from '../src/Event'
+import * as RateLimiter from '../src/RateLimiter'
+import * as RedisRateLimiter from '../src/RedisRateLimiter'
+import { retrying, type StopReason } from '../src/Retry'
+import * as Schedule from '../src/Schedule'
+import * as TestClock from '../src/TestClock'
+import { killChildren, startChild, type Child } from './support/fleet'
+import { describeWithRedis } from './support/redis'
+import { deepStrictEqual, ok, strictEqual, throwsRangeError, throwsTypeError } from './util'
+
+describe('RedisRateLimiter.tokenBucket (no server needed)', () => {
+  const redis: RedisRateLimiter.TokenBucketOptions['redis'] = { evalsha: async () => 0, eval: async () => 0 }
+  const options = { redis, key: 'k', rate: 10, per: 1_000, burst: 1 }
+
+  it('should name a bad option in its error: TypeError for a wrong type, RangeError for a value out of range', () => {
+    throwsTypeError(
+      () => RedisRateLimiter.tokenBucket({ ...options, redis: {} as never }),
+      /RedisRateLimiter\.tokenBucket: options\.redis must be a Redis client with evalsha and eval/
+    )
+    throwsTypeError(
+      () => RedisRateLimiter.tokenBucket({ ...options, key: '' }),
+      /RedisRateLimiter\.tokenBucket: options\.key must be a non-empty string, received ""/
+    )
+    throwsRangeError(
+      () => RedisRateLimiter.tokenBucket({ ...options, rate: 0 }),
+      /options\.rate must be a finite number > 0/
+    )
+    throwsRangeError(
+      () => RedisRateLimiter.tokenBucket({ ...options, per: NaN }),
+      /options\.per must be a finite number > 0/
+    )
+    throwsRangeError(
+      () => RedisRateLimiter.tokenBucket({ ...options, burst: 1.5 }),
+      /options\.burst must be a whole number >= 1/
+    )
+    throwsRangeError(
+      () => RedisRateLimiter.tokenBucket({ ...options, processes: 0 }),
+      /options\.processes must be a whole number >= 1, received 0/
+    )
+    throwsRangeError(
+      () => RedisRateLimiter.tokenBucket({ ...options, timeout: -1 }),
+      /options\.timeout must be a finite number > 0/
+    )
+    throwsRangeError(
+      () => RedisRateLimiter.tokenBucket({ ...options, fallback: 'wait' as never }),
+      /options\.fallback must be 'local', 'allow' or 'refuse'/
+    )
+    throwsTypeError(
+      () => RedisRateLimiter.tokenBucket({ ...options, onEvent: 1 as never }),
+      /options\.onEvent must be a function/
+    )
+  })
+
+  it('should take a script that answers nonsense as Redis failing: the fallback answers, and says so', async () => {
+    const events: Array<Event> = []
+    const limiter = RedisRateLimiter.tokenBucket({ ...options, fallback: 'allow', onEvent: (e) => void events.push(e) })
+    deepStrictEqual((await limiter.reserve()).wait, 0)
+    expect(events).toMatchObject([
+      { _tag: 'ServiceUnavailable', source: 'rateLimiter', service: 'rate limiter', fallback: 'allow' }
+    ])
+  })
+})
+
+type Op =
+  | { readonly _tag: 'take' }
+  | { readonly _tag: 'reserve' }
+  | { readonly _tag: 'cancel'; readonly index: number }
+  | { readonly _tag: 'advance'; readonly seconds: number }
+
+/**
+ * Operations whose answers do not depend on the few ms the test itself takes: time moves by whole seconds and a
+ * token comes every `per / rate` ms with `per` a whole number of seconds, so every due time is a multiple of
+ * `1000 / rate` ms (250 at least) away from the time it is compared with.
+ */
+const opArbitrary: fc.Arbitrary<Op> = fc.oneof(
+  fc.constant<Op>({ _tag: 'take' }),
+  fc.constant<Op>({ _tag: 'reserve' }),
+  fc.record({ _tag: fc.constant('cancel' as const), index: fc.nat(10) }),
+  fc.record({ _tag: fc.constant('advance' as const), seconds: fc.integer({ min: 1, max: 4 }) })
+)
+
+describeWithRedis('RedisRateLimiter.tokenBucket on a real Redis', (server) => {
+  let redis: Redis
+  let n = 0
+  const key = (): string => `rate-${++n}`
+
+  beforeAll(() => {
+    redis = new Redis({ host: server().host, port: server().port })
+  })
+  afterAll(async () => {
+    await killChildren()
+    redis.disconnect()
+  })
+
+  it('should answer as RateLimiter.tokenBucket does, for the same sequence of takes, reservations and cancels', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 1, max: 3 }),
+        fc.integer({ min: 1, max: 3 }),
+        fc.array(opArbitrary, { maxLength: 30 }),
+        async (rate, perSeconds, burst, ops) => {
+          const options = { rate, per: perSeconds * 1_000, burst }
+          const clock = TestClock.make(0)
+          const local = RateLimiter.tokenBucket({ ...options, clock })
+          const k = key()
+          const shared = RedisRateLimiter.tokenBucket({ redis, key: k, ...options, timeout: 5_000 })
+          const localReservations: Array<RateLimiter.Reservation> = []
+          const sharedReservations: Array<RateLimiter.Reservation> = []
+          const started = Date.now()
+          for (const op of ops) {
+            switch (op._tag) {
+              case 'take':
+                strictEqual(await shared.take(), local.take())
+                break
+              case 'reserve': {
+                const mine = local.reserve() as RateLimiter.Reservation
+                const theirs = await shared.reserve()
+                // the server's time has moved on by the test's own few ms, never more
+                const late = mine.wait - theirs.wait
+                ok(late >= -1e-6 && late <= Date.now() - started + 1, `waits ${mine.wait} and ${theirs.wait}`)
+                ok((mine.wait === 0) === (theirs.wait === 0), `waits ${mine.wait} and ${theirs.wait}`)
+                localReservations.push(mine)
+                sharedReservations.push(theirs)
+                break
+              }
+              case 'cancel':
+                if (op.index < localReservations.length) {
+                  await localReservations[op.index].cancel()
+                  await sharedReservations[op.index].cancel()
+                }
+                break
+              case 'advance':
+                // the server's clock cannot be moved: its bucket is moved back instead, which the GCRA cannot tell apart
+                await clock.advance(op.seconds * 1_000)
+                if ((await redis.exists(k)) === 1) await redis.hincrbyfloat(k, 't', -op.seconds * 1_000)
+            }
+          }
+        }
+      ),
+      { numRuns: 40 }
+    )
+  }, 15_000)
+
+  it('should load its script again when the server has forgotten it (NOSCRIPT)', async () => {
+    const limiter = RedisRateLimiter.tokenBucket({ redis, key: key(), rate: 1, per: 60_000, burst: 1 })
+    strictEqual(await limiter.take(), true)
+    await redis.script('FLUSH')
+    strictEqual(await limiter.take(), false)
+  })
+
+  it("should end a run with reason 'rateLimit' as a guard, and give a cancelled reservation back as a throttle", async () => {
+    const retries = RedisRateLimiter.tokenBucket({ redis, key: key(), rate: 1, per: 60_000, burst: 2 })
+    const reasons: Array<StopReason> = []
+    let attempts = 0
+    const result = await pipe(
+      (() => (attempts++, Promise.resolve(E.left('503')))) as TaskEither<string, never>,
+      retrying(pipe(Schedule.constant(1), Schedule.intersect(Schedule.recurs(5))), {
+        guards: [RateLimiter.asGuard(retries)],
+        onDone: ({ reason }) => void reasons.push(reason)
+      })
+    )()
+    deepStrictEqual([result, attempts, reasons], [E.left('503'), 3, ['rateLimit' as StopReason]])
+
+    const limiter = RedisRateLimiter.tokenBucket({ redis, key: key(), rate: 1, per: 60_000, burst: 1 })
+    const call = pipe(
+      (_: AbortSignal): TaskEither<never, string> =>
+        () =>
+          Promise.resolve(E.right('ok')),
+      RateLimiter.throttleSignalled(limiter, (reason) => `aborted: ${String(reason)}`)
+    )
+    deepStrictEqual(await call()(), E.right('ok'))
+    const controller = new AbortController()
+    const waiting = call(controller.signal)() // due in a minute
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    controller.abort('gave up')
+    deepStrictEqual(await waiting, E.left('aborted: gave up'))
+    // its token was the last reserved: given back, the next call waits a minute, not two
+    const next = await limiter.reserve()
+    ok(next.wait > 59_000 && next.wait <= 60_000, `waits ${next.wait}`)
+  })
+
+  describe('four processes sharing one rate limit (200 a second, burst 20) for 10 s', () => {
+    const shared = key()
+    const RATE = 200
+    const BURST = 20
+    const DURATION = 10_000
+    let processes: ReadonlyArray<Child> = []
+
+    beforeAll(async () => {
+      processes = Array.from({ length: 4 }, () =>
+        startChild('fleet-rate-limiter.ts', [String(server().port), shared, String(RATE), '1000', String(BURST)])
+      )
+      await Promise.all(processes.map((p) => p.waitFor('ready', (l) => l === 'ready')))
+    }, 20_000)
+
+    it('should let through the fleet, all told, within 5% of burst + rate x duration', async () => {
+      const start = Date.now() + 200
+      for (const p of processes) p.process.stdin?.write(`go ${start} ${DURATION} 8\n`)
+      const counts = await Promise.all(
+        processes.map(async (p) => Number((await p.waitFor('its count', (l) => l.startsWith('calls '))).split(' ')[1]))
+      )
+      const total = counts.reduce((a, b) => a + b, 0)
+      const limit = BURST + (RATE * DURATION) / 1_000
+      ok(Math.abs(total - limit) <= 0.05 * limit, `${total} calls (${counts.join(' + ')}) against a limit of ${limit}`)
+      ok(total <= limit, `${total} calls, over the limit of ${limit}`)
+      ok(Math.min(...counts) > 0, `a process made no call: ${counts.join(', ')}`)
+    }, 20_000)
+
+    it('with Redis paused (SIGSTOP), calls should go on by the local fallback within the bound and say so', async () => {
+      const pid = server().pid
+      const from = processes.map((p) => p.lines.length)
+      const events: Array<Event> = []
+      const limiter = RedisRateLimiter.tokenBucket({
+        redis,
+        key: key(),
+        rate: 1,
+        per: 60_000,
+        burst: 4,
+        processes: 2,
+        onEvent: (e) => void events.push(e)
+      })
+      const refusing = RedisRateLimiter.tokenBucket({
+        redis,
+        key: key(),
+        rate: 100,
+        per: 1_000,
+        burst: 100,
+        fallback: 'refuse'
+      })
+      process.kill(pid, 'SIGSTOP')
+      try {
+        const began = Date.now()
+        // the local bucket: 1 a minute / 2 processes, a burst of 4 / 2
+        deepStrictEqual([await limiter.take(), await limiter.take(), await limiter.take()], [true, true, false])
+        const reservation = await limiter.reserve()
+        ok(reservation.wait > 100_000, `waits ${reservation.wait}`) // 2 minutes a token, locally
+        strictEqual(await refusing.take(), false)
+        const took = Date.now() - began
+        // five calls, each bounded by 100 ms, and a little for a busy machine: never the client's reconnect delays
+        ok(took < 1_500, `five calls took ${took} ms on a paused Redis`)
+        // the fleet's processes go on too, and say so
+        const start = Date.now() + 50
+        for (const p of processes) p.process.stdin?.write(`go ${start} 300 2\n`)
+        for (const [i, p] of processes.entries()) {
+          await p.waitFor('ServiceUnavailable', (l) => l === 'event ServiceUnavailable', from[i])
+          const calls = await p.waitFor('its count', (l) => l.startsWith('calls '), from[i])
+          ok(Number(calls.split(' ')[1]) > 0, `process ${i}: ${calls}`)
+        }
+      } finally {
+        process.kill(pid, 'SIGCONT')
+      }
+      expect(events.filter((e) => e._tag === 'ServiceUnavailable')).toMatchObject([
+        { source: 'rateLimiter', service: 'rate limiter', fallback: 'local' }
+      ])
+      expect(events.filter((e) => e._tag === 'RateLimitRefused')).toHaveLength(1)
+      // once Redis answers again (after the commands queued meanwhile), the shared bucket is back, and says so
+      for (let i = 0; i < 50 && !events.some((e) => e._tag === 'ServiceRecovered'); i++) await limiter.take()
+      expect(events.find((e) => e._tag === 'ServiceRecovered')).toMatchObject({ source: 'rateLimiter' })
+      for (const p of processes) p.process.stdin?.end()
+      deepStrictEqual(
+        (await Promise.all(processes.map((p) => p.exited))).map((e) => e.code),
+        [0, 0, 0, 0]
+      )
+    }, 20_000)
+  })
+})
