@@ -16,10 +16,16 @@ import * as E from 'fp-ts/Either'
 import { pipe } from 'fp-ts/function'
 import * as TE from 'fp-ts/TaskEither'
 import type { TaskEither } from 'fp-ts/TaskEither'
+import * as fs from 'fs'
+import * as t from 'io-ts'
+import * as os from 'os'
+import * as path from 'path'
 import * as Breaker from '../src/Breaker'
 import * as Bulkhead from '../src/Bulkhead'
 import * as Budget from '../src/Budget'
+import * as Durable from '../src/Durable'
 import * as Event from '../src/Event'
+import * as FileEngine from '../src/FileEngine'
 import { hedging } from '../src/Hedging'
 import * as Http from '../src/Http'
 import * as OpenTelemetry from '../src/OpenTelemetry'
@@ -29,6 +35,7 @@ import * as Schedule from '../src/Schedule'
 import * as TestClock from '../src/TestClock'
 import * as Timeout from '../src/Timeout'
 import { startServer } from './support/http'
+import { drive } from './support/wait'
 import { deepStrictEqual, strictEqual, throwsTypeError } from './util'
 
 // -------------------------------------------------------------------------------------
@@ -510,52 +517,35 @@ describe('OpenTelemetry', () => {
       }
     })
 
-    it("should trace a durable run by its id across two workers' deliveries, as the Event union defines its events", async () => {
+    it('should trace a durable run of FileEngine by its id across a worker restart, on a TestClock', async () => {
       const s = sdk()
       const onEvent = observe(s)
-      const id = 'job-1'
-      const events: ReadonlyArray<Event.Event> = [
-        { _tag: 'RunSubmitted', source: 'durable', run: 0, at: 0, id },
-        { _tag: 'RunDelivered', source: 'durable', run: 1, at: 0, id },
-        { _tag: 'AttemptStarted', source: 'durable', run: 1, at: 0, attempt: 1, id },
-        {
-          _tag: 'AttemptFailed',
-          source: 'durable',
-          run: 1,
-          at: 5,
-          attempt: 1,
-          latency: 5,
-          error: new Error('down'),
-          id
-        },
-        {
-          _tag: 'WriteFailed',
-          source: 'durable',
-          run: 1,
-          at: 5,
-          id,
-          error: Object.assign(new Error('EIO'), { name: 'SystemError' })
-        },
-        { _tag: 'RunRetried', source: 'durable', run: 1, at: 6, id, dueAt: 1_006 },
-        // a second worker (after a restart) delivers the run again: another run number, the same id
-        { _tag: 'RunDelivered', source: 'durable', run: 2, at: 1_006, id },
-        { _tag: 'AttemptStarted', source: 'durable', run: 2, at: 1_006, attempt: 2, id },
-        { _tag: 'AttemptSucceeded', source: 'durable', run: 2, at: 1_010, attempt: 2, latency: 4, id },
-        {
-          _tag: 'RunStopped',
-          source: 'durable',
-          run: 2,
-          at: 1_010,
-          attempts: 2,
-          elapsed: 1_010,
-          reason: 'succeeded',
-          id
-        },
-        { _tag: 'RunCompleted', source: 'durable', run: 2, at: 1_010, id, reason: 'succeeded' },
-        // told again (a duplicate delivery's end): no span of its own
-        { _tag: 'RunCompleted', source: 'durable', run: 3, at: 1_020, id, reason: 'succeeded' }
-      ]
-      events.forEach(onEvent)
+      const clock = TestClock.make(0)
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fp-ts-retry-otel-'))
+      const def = Durable.define({
+        name: 'traced',
+        schedule: Schedule.fromDelays([1_000]),
+        payload: t.null,
+        // attempt 1 fails after 5 ms, attempt 2 succeeds after 4
+        action: (_, run) => () =>
+          run.status.iterNumber === 0
+            ? clock.sleep(5).then(() => E.left(new Error('down')))
+            : clock.sleep(4).then(() => E.right('ok'))
+      })
+      try {
+        const first = FileEngine.make({ dir, clock, onEvent })
+        const retried = new Promise<void>((resolve) => void first.work(def, { onRetry: () => resolve() }))
+        await first.submit(def, 'job-1', null)
+        await drive(clock, retried)
+        await first.close()
+        // a restarted worker: another engine on the same folder, the same observer
+        const second = FileEngine.make({ dir, clock, onEvent })
+        const done = new Promise<void>((resolve) => void second.work(def, { onDone: () => resolve() }))
+        await drive(clock, done)
+        await second.close()
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true })
+      }
       deepStrictEqual(
         spansOf(s).map(({ name, parent, start, end, error, attributes, events }) => ({
           name,
@@ -579,8 +569,8 @@ describe('OpenTelemetry', () => {
           {
             name: 'durable attempt 2',
             parent: 'durable',
-            start: 1_006,
-            end: 1_010,
+            start: 1_005,
+            end: 1_009,
             error: false,
             attributes: 'attempt=2 outcome=succeeded source=durable',
             events: []
@@ -589,15 +579,16 @@ describe('OpenTelemetry', () => {
             name: 'durable',
             parent: undefined,
             start: 0,
-            end: 1_010,
+            end: 1_009,
             error: false,
             attributes: 'attempts=2 run.id=job-1 source=durable stop_reason=succeeded',
             events: [
               'RunSubmitted at 0: ',
               'RunDelivered at 0: ',
-              'WriteFailed at 5: error.type=SystemError',
-              'RunRetried at 6: delay=1',
-              'RunDelivered at 1006: '
+              'RunRetried at 5: delay=1',
+              // the restarted worker delivers the run at once: not due, no attempt
+              'RunDelivered at 5: ',
+              'RunDelivered at 1005: '
             ]
           }
         ]
@@ -606,7 +597,7 @@ describe('OpenTelemetry', () => {
       deepStrictEqual(points['fp_ts_retry.retry.delay (s)'], { 'source=durable': [1, 1] })
       deepStrictEqual(
         points['fp_ts_retry.events ({event})']['event=RunCompleted source=durable stop_reason=succeeded'],
-        2
+        1
       )
     })
 
