@@ -13,18 +13,27 @@
  *    reach the dependency during the outage, and how long after it comes back calls keep failing.
  * 3. The CPU per attempt of `Budget.adaptive` with a latency percentile, at 1,000 and 20,000 attempts per window:
  *    real time, the one table that varies with the machine. `tsx bench/resilience.ts adaptive` runs it alone.
+ * 4. A breaker and a rate limiter shared through Redis: calls per second beside local ones, and the round trips a
+ *    call costs, on a throwaway redis-server. `tsx bench/resilience.ts shared` prints it (real time; not written).
  */
 import { RESULTS, writeSection } from './results'
 import * as E from 'fp-ts/Either'
 import { pipe } from 'fp-ts/function'
 import type { TaskEither } from 'fp-ts/TaskEither'
+import Redis from 'ioredis'
+import * as os from 'os'
 import * as Breaker from '../src/Breaker'
 import * as Budget from '../src/Budget'
 import { hedging } from '../src/Hedging'
 import * as Random from '../src/Random'
+import * as RateLimiter from '../src/RateLimiter'
+import * as RedisBreaker from '../src/RedisBreaker'
+import type { RedisClient } from '../src/RedisBudget'
+import * as RedisRateLimiter from '../src/RedisRateLimiter'
 import { retrying } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
 import * as TestClock from '../src/TestClock'
+import { startRedis } from '../test/support/redis'
 
 // -------------------------------------------------------------------------------------
 // shared
@@ -384,12 +393,120 @@ const adaptive = (): string => {
 }
 
 // -------------------------------------------------------------------------------------
+// 4. a breaker and a rate limiter shared through Redis
+// -------------------------------------------------------------------------------------
+
+/** How long each row is timed (real ms), and the calls in flight at once. */
+const SHARED_MS = 1_000
+const SHARED_CONCURRENCY = 16
+
+/** A client that counts the scripts it runs: the round trips of the library's own calls. */
+const counting = (redis: Redis): { readonly client: RedisClient; readonly trips: () => number } => {
+  let trips = 0
+  return {
+    client: {
+      evalsha: (...args) => (trips++, redis.evalsha(...args)),
+      eval: (...args) => (trips++, redis.eval(...args))
+    },
+    trips: () => trips
+  }
+}
+
+/** Calls per second of `call`, SHARED_CONCURRENCY at a time for SHARED_MS, and the round trips per call. */
+const throughput = async (call: () => Promise<unknown>, trips: () => number): Promise<readonly [number, number]> => {
+  for (let i = 0; i < 200; i++) await call() // warm: the script loaded, the code compiled
+  const tripsBefore = trips()
+  let calls = 0
+  const began = performance.now()
+  const end = began + SHARED_MS
+  const loop = async (): Promise<void> => {
+    while (performance.now() < end) {
+      await call()
+      calls++
+    }
+  }
+  await Promise.all(Array.from({ length: SHARED_CONCURRENCY }, loop))
+  return [(calls * 1000) / (performance.now() - began), (trips() - tripsBefore) / calls]
+}
+
+/**
+ * Calls per second through `Breaker.guard` of an action that succeeds at once, with the breaker's state in this
+ * process (`memoryStore`), in Redis with a fresh local copy (`staleness` longer than the run: no round trip while
+ * closed) and with a stale one (`staleness: 0`: one round trip a call); and through `RateLimiter.throttle` of a
+ * limiter that always has a token, local and in Redis. Real time on a throwaway redis-server on loopback: it varies
+ * with the machine. `tsx bench/resilience.ts shared` prints it.
+ */
+const shared = async (): Promise<string> => {
+  const server = await startRedis()
+  const redis = new Redis({ host: server.host, port: server.port })
+  try {
+    const ok: TaskEither<never, number> = () => Promise.resolve(E.right(1))
+    const none = (): number => 0
+    const viaBreaker = (breaker: Breaker.Breaker) =>
+      pipe(
+        ok,
+        Breaker.guard(breaker, () => 'open')
+      )
+    const breakerIn = (staleness: number) => {
+      const { client, trips } = counting(redis)
+      const store = RedisBreaker.store({ redis: client, key: `bench-breaker-${staleness}` })
+      return [viaBreaker(Breaker.consecutive({ threshold: 5, halfOpenAfter, store, staleness })), trips] as const
+    }
+    const wide = { rate: 1e9, per: 1_000, burst: 1e6 } // a token always there: the cost of asking, not of waiting
+    const limited = counting(redis)
+    const rows: ReadonlyArray<readonly [string, readonly [number, number]]> = [
+      [
+        'breaker, local (`memoryStore`)',
+        await throughput(viaBreaker(Breaker.consecutive({ threshold: 5, halfOpenAfter })), none)
+      ],
+      ['breaker in Redis, fresh local copy (`staleness: 60_000`)', await throughput(...breakerIn(60_000))],
+      ['breaker in Redis, stale local copy (`staleness: 0`)', await throughput(...breakerIn(0))],
+      [
+        'rate limiter, local (`RateLimiter.tokenBucket`)',
+        await throughput(pipe(ok, RateLimiter.throttle(RateLimiter.tokenBucket(wide))), none)
+      ],
+      [
+        'rate limiter in Redis (`RedisRateLimiter.tokenBucket`)',
+        await throughput(
+          pipe(
+            ok,
+            RateLimiter.throttle(RedisRateLimiter.tokenBucket({ redis: limited.client, key: 'bench-rate', ...wide }))
+          ),
+          limited.trips
+        )
+      ]
+    ]
+    const local = new Map([
+      ['breaker', rows[0][1][0]],
+      ['rate', rows[3][1][0]]
+    ])
+    return [
+      `### Shared through Redis: calls per second (${SHARED_CONCURRENCY} in flight, ${SHARED_MS / 1000} s a row)`,
+      '',
+      `Node ${process.version}, a throwaway redis-server on loopback, load average ${os.loadavg()[0].toFixed(1)}.`,
+      '',
+      '| through | calls per second | against local | Redis round trips per call |',
+      '| --- | ---: | ---: | ---: |',
+      ...rows.map(([name, [perSecond, trips]]) => {
+        const base = local.get(name.startsWith('breaker') ? 'breaker' : 'rate') ?? perSecond
+        return `| ${name} | ${n(Math.round(perSecond))} | ${ratio(perSecond / base)} | ${trips.toFixed(2)} |`
+      })
+    ].join('\n')
+  } finally {
+    redis.disconnect()
+    await server.stop()
+  }
+}
+
+// -------------------------------------------------------------------------------------
 // main
 // -------------------------------------------------------------------------------------
 
 const main = async (): Promise<void> => {
   // `tsx bench/resilience.ts adaptive`: that table alone, printed, bench/RESULTS.md left as it is
   if (process.argv.includes('adaptive')) return void console.log(`\n${adaptive()}`)
+  // `tsx bench/resilience.ts shared`: the breaker and the rate limiter shared through Redis, printed (real time)
+  if (process.argv.includes('shared')) return void console.log(`\n${await shared()}`)
   const began = performance.now()
   const tail = await tailLatency()
   const down = await outage()
