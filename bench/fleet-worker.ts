@@ -6,11 +6,13 @@
  *   `exponential(10)` limited to 3 retries: the retry 10 ms after the failure, through `moveToDelayed`;
  * - `bullmq`: a plain processor that throws, with BullMQ's own `{ attempts: 4, backoff: { type: 'exponential',
  *   delay: 10 } }` on the jobs: the retry 10 ms after the failure.
+ * - `floor`: as `bullmq`, plus one `updateData` of the job's data before each throw: the floor of any design
+ *   that stores a run's state in a write of its own before the job is delayed, measured on BullMQ's own path.
  *
  * It prints `loaded` once connected (the worker made with `autorun: false`), starts on a line `go` on stdin, and
  * closes when stdin ends, printing `cpu <µs>`: the CPU time it used since `go`.
  *
- * Usage: tsx bench/fleet-worker.ts <port> <prefix> <queue> <ours|bullmq> <concurrency>
+ * Usage: tsx bench/fleet-worker.ts <port> <prefix> <queue> <ours|bullmq|floor> <concurrency>
  */
 import { Worker, type Job } from 'bullmq'
 import * as readline from 'readline'
@@ -24,7 +26,10 @@ const main = async (): Promise<void> => {
     mode === 'ours'
       ? BullMQ.processor(definition(queue))
       : async (job: Job): Promise<string> => {
-          if (job.attemptsMade === 0) throw new Error('503')
+          if (job.attemptsMade === 0) {
+            if (mode === 'floor') await job.updateData(job.data)
+            throw new Error('503')
+          }
           return '200'
         }
   const worker = new Worker(queue, processor, {

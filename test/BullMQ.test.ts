@@ -460,3 +460,117 @@ describeWithRedis('BullMQ on a real Redis', (server) => {
     deepStrictEqual(await done.promise, 4)
   })
 })
+
+describeWithRedis(
+  'BullMQ.engine: events, and Redis faults (a redis-server killed, paused, restarted by pid)',
+  (server) => {
+    const engines: Array<Durable.Engine> = []
+    const servers: Array<S.OwnRedis> = []
+    const dirs: Array<string> = []
+    afterEach(async () => {
+      for (const s of servers) s.resume()
+      await Promise.all(engines.splice(0).map((e) => e.close({ deadline: 1_000 })))
+      await Promise.all(servers.splice(0).map((s) => s.kill()))
+      for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true })
+    })
+    let n = 0
+    const engine = (port: number, extra: Partial<BullMQ.EngineOptions> = {}): Durable.Engine => {
+      const e = BullMQ.engine({ connection: { host: '127.0.0.1', port }, prefix: `f${++n}`, ...extra })
+      engines.push(e)
+      return e
+    }
+    const def = Durable.define({
+      name: 'faults',
+      schedule: Schedule.fromDelays([50]),
+      payload: t.number,
+      action: (k: number, run) => TE.fromEither(run.status.iterNumber < k ? E.left('down') : E.right('ok'))
+    })
+
+    it('should tell the durable events of a run, with its id, through the engine and the worker', async () => {
+      const events: Array<string> = []
+      const e = engine(server().port, { onEvent: (ev) => void events.push(ev._tag) })
+      const done = deferred<void>()
+      await e.work(def, { onDone: () => done.resolve() })
+      await e.submit(def, 'job-1', 1)
+      await done.promise
+      await until('RunCompleted', async () => events.includes('RunCompleted'))
+      deepStrictEqual(events, [
+        'RunSubmitted',
+        'RunDelivered',
+        'AttemptStarted',
+        'AttemptFailed',
+        'RunRetried',
+        'RunDelivered',
+        'AttemptStarted',
+        'AttemptSucceeded',
+        'RunStopped',
+        'RunCompleted'
+      ])
+    })
+
+    // Issue 20, Redis faults 4: a Redis without persistence that restarts loses acknowledged runs, with nothing said.
+    it('should warn of appendonly no, say nothing when CONFIG is disabled, and keep every acknowledged run through kill -9 with AOF', async () => {
+      const warnings: Array<string> = []
+      const onError = ({ error, queue }: Durable.WorkerError): void =>
+        void warnings.push(`${queue}: ${(error as Error).name} ${(error as BullMQ.RedisSettingsWarning).setting}`)
+      // the shared test server runs with no persistence
+      await engine(server().port, { onError }).submit(def, 'a', 0)
+      await until('the warning', async () => warnings.length > 0)
+      deepStrictEqual(warnings, ['faults: RedisSettingsWarning appendonly'])
+      // CONFIG renamed away, as on managed services: no check, no failure
+      warnings.length = 0
+      const port = await S.freePort()
+      const noConfig = await S.startOwnRedis(port, [
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--rename-command',
+        'CONFIG',
+        '""'
+      ])
+      servers.push(noConfig)
+      const quiet = engine(port, { onError })
+      await quiet.submit(def, 'b', 0)
+      deepStrictEqual(await quiet.pending(def), { pending: ['b'], done: [] })
+      // AOF, fsync always: kill -9, restart on the same folder, and every acknowledged run is still pending
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fp-ts-retry-aof-'))
+      dirs.push(dir)
+      const aofPort = await S.freePort()
+      const args = ['--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir]
+      const aof = await S.startOwnRedis(aofPort, args)
+      const durable = engine(aofPort, { onError, prefix: 'aof' })
+      const ids = ['r1', 'r2', 'user:3', '42']
+      for (const id of ids) await durable.submit(def, id, 0)
+      await aof.kill()
+      servers.push(await S.startOwnRedis(aofPort, args))
+      // a new engine, as a restarted service would make
+      deepStrictEqual(await engine(aofPort, { onError, prefix: 'aof' }).pending(def), {
+        pending: [...ids].sort(),
+        done: []
+      })
+      deepStrictEqual(warnings, [])
+    }, 30_000)
+
+    // Issue 20, Redis faults 5: with Redis down, the documented SIGTERM shutdown never finished, and submit hung.
+    it('should bound submit by timeout and close by its deadline while Redis is paused (SIGSTOP)', async () => {
+      const port = await S.freePort()
+      const paused = await S.startOwnRedis(port, ['--save', '', '--appendonly', 'no'])
+      servers.push(paused)
+      const e = BullMQ.engine({ connection: { host: '127.0.0.1', port }, prefix: 'paused', timeout: 300 })
+      const working = await e.work(def, { onError: () => undefined })
+      await e.submit(def, 'before', 0)
+      paused.pause()
+      let started = Date.now()
+      await assert.rejects(e.submit(def, 'during', 0), /BullMQ\.engine: submit of "during" took longer than 300 ms/)
+      const submitMs = Date.now() - started
+      started = Date.now()
+      await working.close({ deadline: 300 })
+      await e.close({ deadline: 300 })
+      const closeMs = Date.now() - started
+      assert.ok(submitMs < 1_000, `submit took ${submitMs} ms`)
+      // deadline + the forced disconnect's bound (1 s), each of the worker's and the queues' side by side
+      assert.ok(closeMs < 2 * (300 + 1_000), `close took ${closeMs} ms`)
+    }, 30_000)
+  }
+)

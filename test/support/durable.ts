@@ -3,10 +3,12 @@
  * attempts (or every one, for `failures: -1`), a seeded generator per run, and a record of each attempt and each
  * `onDone`, so that a test compares engines, and each with what the schedule says.
  */
+import { spawn } from 'child_process'
 import * as E from 'fp-ts/Either'
 import { pipe } from 'fp-ts/function'
 import * as O from 'fp-ts/Option'
 import * as t from 'io-ts'
+import * as net from 'net'
 import type * as Durable from '../../src/Durable'
 import { define } from '../../src/Durable'
 import * as Random from '../../src/Random'
@@ -137,3 +139,75 @@ export const allDone = (count: number): { readonly then: (id: string) => void; r
     }
   }
 }
+
+// -------------------------------------------------------------------------------------
+// a Redis the test kills, pauses and restarts by pid
+// -------------------------------------------------------------------------------------
+
+/** A redis-server on `port` with `args`, stopped (SIGKILL), paused (SIGSTOP) and resumed (SIGCONT) by its pid. */
+export interface OwnRedis {
+  readonly port: number
+  readonly pid: number
+  readonly kill: () => Promise<void>
+  readonly pause: () => void
+  readonly resume: () => void
+}
+
+/**
+ * Starts `redis-server --port <port> --bind 127.0.0.1 <args>` and resolves once it answers PING (by
+ * `redis-cli`-free raw RESP on a socket): a restart on the same port and folder is a second call.
+ */
+export const startOwnRedis = async (port: number, args: ReadonlyArray<string>): Promise<OwnRedis> => {
+  const child = spawn(
+    process.env.REDIS_SERVER ?? 'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', ...args],
+    {
+      stdio: 'ignore'
+    }
+  )
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+  const pid = child.pid
+  if (pid === undefined) throw new Error('startOwnRedis: no pid')
+  const deadline = Date.now() + 10_000
+  while (!(await pinged(port))) {
+    if (Date.now() > deadline) throw new Error(`startOwnRedis: no answer on port ${port}`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+  return {
+    port,
+    pid,
+    kill: async () => {
+      process.kill(pid, 'SIGCONT')
+      process.kill(pid, 'SIGKILL')
+      await exited
+    },
+    pause: () => process.kill(pid, 'SIGSTOP'),
+    resume: () => process.kill(pid, 'SIGCONT')
+  }
+}
+
+const pinged = (port: number): Promise<boolean> =>
+  new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port })
+    const done = (ok: boolean): void => {
+      socket.destroy()
+      resolve(ok)
+    }
+    socket.setTimeout(1_000, () => done(false))
+    socket.on('error', () => done(false))
+    socket.on('connect', () => socket.write('PING\r\n'))
+    socket.on('data', (chunk) => done(chunk.toString().startsWith('+PONG')))
+  })
+
+/** A port no one listens on now. */
+export const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = net.createServer()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() =>
+        typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))
+      )
+    })
+  })
