@@ -25,7 +25,14 @@ const modules: ReadonlyArray<string> = [...fs.readdirSync(path.join(root, 'src')
  * The modules that load optional peer dependencies (bullmq, ioredis, fast-check, @opentelemetry/api): reached by
  * their subpath only, never through the index, which every user loads.
  */
-const subpathOnly: ReadonlyArray<string> = ['Arbitrary', 'BullMQ', 'OpenTelemetry', 'RedisBreaker', 'RedisBudget']
+const subpathOnly: ReadonlyArray<string> = [
+  'Arbitrary',
+  'BullMQ',
+  'OpenTelemetry',
+  'RedisBreaker',
+  'RedisBudget',
+  'RedisRateLimiter'
+]
 
 interface PackageJson {
   readonly exports: Record<string, string | { readonly types: string; readonly default: string }>
