@@ -3,10 +3,7 @@
  * so a test synchronises on what happened (a worker ready, an attempt started) instead of on timing windows.
  */
 import { spawn, type ChildProcess } from 'child_process'
-import * as path from 'path'
-
-// tsx's CommonJS hook, loaded in the child's own process, so that a SIGKILL of the child reaches the worker.
-const TSX = require.resolve('tsx/cjs')
+import { compiledFixture } from './child'
 
 /** Bounds every wait of a fleet test, in real ms: a wait that does not end is a failure, not a hang. */
 export const WAIT_LIMIT = 30_000
@@ -16,8 +13,16 @@ export interface Child {
   readonly pid: number
   /** Every line printed so far, in order. */
   readonly lines: ReadonlyArray<string>
-  /** Resolves with the first line (from the `from`-th on) that satisfies `test`, whenever it comes. */
-  readonly waitFor: (what: string, test: (line: string) => boolean, from?: number) => Promise<string>
+  /**
+   * Resolves with the first line (from the `from`-th on) that satisfies `test`, whenever it comes; rejects after
+   * {@link WAIT_LIMIT} or when the process exits first. Once `signal` is aborted it neither resolves nor rejects.
+   */
+  readonly waitFor: (
+    what: string,
+    test: (line: string) => boolean,
+    from?: number,
+    signal?: AbortSignal
+  ) => Promise<string>
   /** Resolves once the process has exited and its output has been read. */
   readonly exited: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
   /** What it printed on stderr. */
@@ -28,9 +33,7 @@ const running = new Set<ChildProcess>()
 
 /** Starts `test/fixtures/<name>` with `args`; stdin stays open (a fixture may stop when it closes). */
 export const startChild = (name: string, args: ReadonlyArray<string>): Child => {
-  const child = spawn(process.execPath, ['--require', TSX, path.join(__dirname, '..', 'fixtures', name), ...args], {
-    stdio: ['pipe', 'pipe', 'pipe']
-  })
+  const child = spawn(process.execPath, [compiledFixture(name), ...args], { stdio: ['pipe', 'pipe', 'pipe'] })
   running.add(child)
   const lines: Array<string> = []
   const waiters: Array<{ test: (line: string) => boolean; from: number; resolve: (line: string) => void }> = []
@@ -65,14 +68,21 @@ export const startChild = (name: string, args: ReadonlyArray<string>): Child => 
     lines,
     exited,
     stderr: () => stderr,
-    waitFor: (what, test, from = 0) => {
+    waitFor: (what, test, from = 0, signal) => {
       const found = lines.slice(from).find(test)
       if (found !== undefined) return Promise.resolve(found)
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(
-          () => reject(new Error(`waited ${WAIT_LIMIT} ms for ${what}; stderr:\n${stderr}`)),
-          WAIT_LIMIT
-        )
+        // the waiter is removed, and its timer cleared, however the wait ends: nothing is left to fire later
+        const settle = (): boolean => {
+          const i = waiters.indexOf(waiter)
+          if (i < 0) return false
+          waiters.splice(i, 1)
+          clearTimeout(timer)
+          return true
+        }
+        const timer = setTimeout(() => {
+          if (settle()) reject(new Error(`waited ${WAIT_LIMIT} ms for ${what}; stderr:\n${stderr}`))
+        }, WAIT_LIMIT)
         const waiter = {
           test,
           from,
@@ -82,16 +92,35 @@ export const startChild = (name: string, args: ReadonlyArray<string>): Child => 
           }
         }
         waiters.push(waiter)
+        signal?.addEventListener('abort', settle, { once: true })
         void exited.then(() => {
-          const i = waiters.indexOf(waiter)
-          if (i >= 0) {
-            waiters.splice(i, 1)
-            clearTimeout(timer)
-            reject(new Error(`the process exited while waiting for ${what}; stderr:\n${stderr}`))
-          }
+          if (settle()) reject(new Error(`the process exited while waiting for ${what}; stderr:\n${stderr}`))
         })
       })
     }
+  }
+}
+
+/**
+ * Resolves with the first line that satisfies `test` printed by any of `children` (from the line counts in `from`
+ * on, by default all), and with the child that printed it; the waits on the others end with it. Rejects as soon as
+ * one of the waits does.
+ */
+export const waitForAny = async (
+  children: ReadonlyArray<Child>,
+  what: string,
+  test: (line: string, child: Child) => boolean,
+  from: ReadonlyArray<number> = []
+): Promise<{ readonly child: Child; readonly line: string }> => {
+  const done = new AbortController()
+  try {
+    return await Promise.race(
+      children.map((child, i) =>
+        child.waitFor(what, (line) => test(line, child), from[i], done.signal).then((line) => ({ child, line }))
+      )
+    )
+  } finally {
+    done.abort()
   }
 }
 
