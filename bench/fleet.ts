@@ -275,7 +275,7 @@ const main = async (): Promise<void> => {
       "run's state, stored before the job is delayed, which BullMQ's own backoff has no state to store), a " +
       '`RetryState` decoded and a `Driver` restored at each delivery, and job data a few hundred bytes larger. When ' +
       'Redis, the workers and this process share few cores, the throughput is bound by CPU, and these costs show ' +
-      'in full; the worker CPU column measures the part spent in the worker processes (measured 2025 round: the ' +
+      'in full; the worker CPU column measures the part spent in the worker processes (as measured for issue 20: the ' +
       "floor's CPU per job is BullMQ's, ours is 250–600 µs more: the gap is the processor's CPU per delivery more " +
       'than the write). The floor column runs ' +
       "BullMQ's own backoff with that one write added (an `updateData` before each throw): what any design that " +
