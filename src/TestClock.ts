@@ -296,7 +296,7 @@ export const make = (start = 0): TestClock => {
     return serialised(() => nextNow(kind, within))
   }
 
-  return {
+  const clock: TestClock = {
     now: () => time,
     sleep,
     advance,
@@ -312,7 +312,18 @@ export const make = (start = 0): TestClock => {
       return sleepers.map(({ kind, wake }) => ({ kind, wake }))
     }
   }
+  // for `run`: wakes the first timer if one is still pending once the work has settled, waiting for none
+  wakeFirst.set(clock, () =>
+    serialised(async () => {
+      await settle()
+      if (sleepers.length > 0) await wakeNext()
+    })
+  )
+  return clock
 }
+
+/** Each clock's way to wake its first timer without waiting for one (see {@link run}). */
+const wakeFirst = new WeakMap<TestClock, () => Promise<void>>()
 
 /**
  * Options of {@link run}.
@@ -438,7 +449,9 @@ export const run = async <A>(program: (clock: TestClock) => Task<A>, options: Ru
     if (wakes++ === maxWakes) {
       throw new Error(`${where}: woke ${maxWakes} timers and more are waiting; does a schedule never stop?`)
     }
-    await clock.next()
+    // the timer may have gone while the program settled (a response came, its timeout was cleared): wake the
+    // first one still pending, if any, and look again
+    await (wakeFirst.get(clock) as () => Promise<void>)()
     idleSince = performance.now()
   }
   return { result: await running, clock }
