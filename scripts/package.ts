@@ -90,8 +90,10 @@ const prune = (src: string, out: string): void => {
  * that the scripts still compile these tsconfig files.
  */
 export const packWorkspace = async (workspace: '.' | 'cli', destination: string): Promise<Packed> => {
-  const project = path.join(workspace, 'tsconfig.build.json')
-  check(`tsc -b ${project}`, await run(process.execPath, [tsc, '-b', project], repo))
+  // the library: its declarations (with their docs) and JavaScript, then the JavaScript again without comments (the
+  // docs live in the declarations and docs/modules: the comments would be shipped twice)
+  const projects = workspace === '.' ? ['tsconfig.build.json', 'tsconfig.build-js.json'] : ['cli/tsconfig.build.json']
+  for (const project of projects) check(`tsc -b ${project}`, await run(process.execPath, [tsc, '-b', project], repo))
   prune(path.join(repo, workspace, 'src'), path.join(repo, workspace, 'lib'))
   const which = workspace === '.' ? [] : ['--workspace', workspace]
   const result = check(

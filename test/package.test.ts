@@ -262,7 +262,7 @@ describe('package.json', () => {
 
   it('should build, when packed, the tsconfig files that pack() builds (it packs with --ignore-scripts)', () => {
     assert.strictEqual(library.scripts?.prepare, 'npm run build')
-    assert.match(library.scripts?.build ?? '', /&& tsc -p tsconfig\.build\.json$/)
+    assert.match(library.scripts?.build ?? '', /&& tsc -p tsconfig\.build\.json && tsc -p tsconfig\.build-js\.json$/)
     assert.strictEqual(command.scripts?.prepack, 'npm run build')
     assert.match(command.scripts?.build ?? '', /&& tsc -b tsconfig\.build\.json$/)
   })
