@@ -12,8 +12,9 @@
  */
 import type { Either } from 'fp-ts/Either'
 
-// The ESM-only peers (effect 4, cockatiel 4, p-retry 9) are loaded with a dynamic import from this CommonJS
-// module; their types come from the same specifiers.
+// The ESM peers (effect 4, p-retry 7; cockatiel is loaded the same way) come by a dynamic import into this CommonJS
+// module; their types from the same specifiers. cockatiel 3 and p-retry 7 are the newest that support Node 20 (4 and
+// 8 ask for Node 22: npm ci would warn EBADENGINE on the Node this project supports).
 export type Effect4 = typeof import('effect4', { with: { 'resolution-mode': 'import' } })
 export type Effect4Testing = typeof import('effect4/testing', { with: { 'resolution-mode': 'import' } })
 export type Cockatiel = typeof import('cockatiel', { with: { 'resolution-mode': 'import' } })
