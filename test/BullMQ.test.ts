@@ -36,6 +36,15 @@ const deferred = <A>(): { promise: Promise<A>; resolve: (a: A) => void } => {
   return { promise, resolve }
 }
 
+/**
+ * The engines' `onError` in these tests: the test servers run without persistence (the house rule for a test's
+ * server), so every engine warns of it once (`RedisSettingsWarning`, tested on its own below); any other error is
+ * rethrown, and so reported as a process warning that a passing run must not print.
+ */
+const expectedWarnings = ({ error }: Durable.WorkerError): void => {
+  if (!(error instanceof BullMQ.RedisSettingsWarning)) throw error
+}
+
 describe('BullMQ (no server needed)', () => {
   it('should check the options of engine, naming the bad one', () => {
     assert.throws(
@@ -141,6 +150,7 @@ describeWithRedis('BullMQ on a real Redis', (server) => {
       prefix: p,
       lockDuration: 800,
       stalledInterval: 300,
+      onError: expectedWarnings,
       ...extra
     })
     engines.push(e)
@@ -240,9 +250,12 @@ describeWithRedis('BullMQ on a real Redis', (server) => {
     const done = deferred<void>()
     await e.work(def, {
       concurrency: 4,
-      onRetry: async ({ id }) => {
-        // the job has just been delayed: promote it at once, as an operator's click would
-        await (await q.getJob(BullMQ.jobId(id)))?.promote()
+      onRetry: ({ id }) => {
+        // once the job is delayed (the hook runs just before), promote it at once, as an operator's click would
+        void q.getJob(BullMQ.jobId(id)).then(async (job) => {
+          while ((await job?.getState()) !== 'delayed') await new Promise((resolve) => setTimeout(resolve, 2))
+          await job?.promote()
+        })
       },
       onDone: () => done.resolve()
     })
@@ -475,7 +488,12 @@ describeWithRedis(
     })
     let n = 0
     const engine = (port: number, extra: Partial<BullMQ.EngineOptions> = {}): Durable.Engine => {
-      const e = BullMQ.engine({ connection: { host: '127.0.0.1', port }, prefix: `f${++n}`, ...extra })
+      const e = BullMQ.engine({
+        connection: { host: '127.0.0.1', port },
+        prefix: `f${++n}`,
+        onError: expectedWarnings,
+        ...extra
+      })
       engines.push(e)
       return e
     }
@@ -557,7 +575,13 @@ describeWithRedis(
       const port = await S.freePort()
       const paused = await S.startOwnRedis(port, ['--save', '', '--appendonly', 'no'])
       servers.push(paused)
-      const e = BullMQ.engine({ connection: { host: '127.0.0.1', port }, prefix: 'paused', timeout: 300 })
+      const errors: Array<unknown> = []
+      const e = BullMQ.engine({
+        connection: { host: '127.0.0.1', port },
+        prefix: 'paused',
+        timeout: 300,
+        onError: ({ error }) => void errors.push(error)
+      })
       const working = await e.work(def, { onError: () => undefined })
       await e.submit(def, 'before', 0)
       paused.pause()
@@ -571,6 +595,11 @@ describeWithRedis(
       assert.ok(submitMs < 1_000, `submit took ${submitMs} ms`)
       // deadline + the forced disconnect's bound (1 s), each of the worker's and the queues' side by side
       assert.ok(closeMs < 2 * (300 + 1_000), `close took ${closeMs} ms`)
+      // and it says so, rather than hang or end in silence
+      assert.ok(
+        errors.some((error) => /closing took longer than its deadline/.test(String(error))),
+        errors.map(String).join('\n')
+      )
     }, 30_000)
   }
 )
