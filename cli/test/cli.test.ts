@@ -2,50 +2,33 @@
  * The `fp-ts-retry` command, end to end: each test runs the CLI as a real process and checks its exit code, its
  * output and what it did.
  *
- * The CLI runs from a build made once in `beforeAll`, laid out as an installation: the library's src/ transpiled
- * into `node_modules/fp-ts-retry/lib` beside its package.json (so the command loads it through its "exports", by
- * name, as from the registry), the command's cli/src into `cli/lib`, and every other dependency linked from the
- * repository's node_modules. TypeScript's own transpiler, module node16, as `npm run build` makes lib/, without a
- * type-check (lint does that): a process then starts in a fraction of the time tsx's loader takes. The packed
- * tarballs themselves are tested in test/package.test.ts.
+ * The CLI runs from a build laid out in `beforeAll` as an installation: the library's src/ transpiled into
+ * `node_modules/fp-ts-retry/lib` beside its package.json (so the command loads it through its "exports", by name,
+ * as from the registry), the command's cli/src into `cli/lib`, and every other dependency linked from the
+ * repository's node_modules. The JavaScript is the tests' one transpiled copy of the sources (test/support/child.ts:
+ * TypeScript's own transpiler, module node16, as `npm run build` makes lib/, without a type-check, which lint does):
+ * a process then starts in a fraction of the time tsx's loader takes. The packed tarballs themselves are tested in
+ * test/package.test.ts.
  */
 import * as assert from 'assert'
 import { spawn } from 'child_process'
 import * as fs from 'fs'
 import * as os from 'os'
 import * as path from 'path'
-import * as ts from 'typescript'
+import { compiledSources } from '../../test/support/child'
 
 const repo = path.join(__dirname, '..', '..')
 let build = ''
 let entry = ''
 
-const compilerOptions: ts.CompilerOptions = {
-  module: ts.ModuleKind.Node16,
-  moduleResolution: ts.ModuleResolutionKind.Node16,
-  target: ts.ScriptTarget.ES2022,
-  esModuleInterop: true
-}
-
-/** Transpiles every .ts file under `from` into the same place under `to`. */
-const transpile = (from: string, to: string): void => {
-  for (const entry of fs.readdirSync(from, { withFileTypes: true })) {
-    if (entry.isDirectory()) transpile(path.join(from, entry.name), path.join(to, entry.name))
-    else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) {
-      const source = fs.readFileSync(path.join(from, entry.name), 'utf8')
-      const js = ts.transpileModule(source, { compilerOptions, fileName: entry.name }).outputText
-      fs.mkdirSync(to, { recursive: true })
-      fs.writeFileSync(path.join(to, entry.name.replace(/\.ts$/, '.js')), js)
-    }
-  }
-}
-
 /** Lays out the library and the command in `out` as npm installs them (see the top of this file). */
 const install = (out: string): void => {
+  const compiled = compiledSources()
   const library = path.join(out, 'node_modules', 'fp-ts-retry')
-  transpile(path.join(repo, 'src'), path.join(library, 'lib'))
+  // copies, not links: a module's dependencies resolve from where its file really is
+  fs.cpSync(path.join(compiled, 'src'), path.join(library, 'lib'), { recursive: true })
   fs.copyFileSync(path.join(repo, 'package.json'), path.join(library, 'package.json'))
-  transpile(path.join(repo, 'cli', 'src'), path.join(out, 'cli', 'lib'))
+  fs.cpSync(path.join(compiled, 'cli', 'src'), path.join(out, 'cli', 'lib'), { recursive: true })
   fs.copyFileSync(path.join(repo, 'cli', 'package.json'), path.join(out, 'cli', 'package.json'))
   for (const name of fs.readdirSync(path.join(repo, 'node_modules'))) {
     // the workspace's links (to the repository, whose lib/ may be stale or missing) give way to this build

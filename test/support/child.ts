@@ -10,8 +10,14 @@ import * as path from 'path'
 
 const repo = path.join(__dirname, '..', '..')
 
-/** What a fixture may import: the library's sources and the tests' own. */
-const SOURCES = ['src', path.join('test', 'support'), path.join('test', 'fixtures'), path.join('test', 'util.ts')]
+/** What a fixture may import: the library's sources and the tests' own; and the command's (cli/test). */
+const SOURCES = [
+  'src',
+  path.join('cli', 'src'),
+  path.join('test', 'support'),
+  path.join('test', 'fixtures'),
+  path.join('test', 'util.ts')
+]
 
 const listTs = (file: string): Array<string> =>
   fs.statSync(path.join(repo, file)).isDirectory()
@@ -23,11 +29,18 @@ const listTs = (file: string): Array<string> =>
     ? [file]
     : []
 
-/** The compiled copy of the sources, by a hash of their contents. */
-let compiledRoot: string | undefined
-
 /** Folders of compiled sources older than this are stale: removed when a new one is made. */
 const STALE_MS = 24 * 60 * 60 * 1000
+
+let compiledRoot: string | undefined
+
+/**
+ * A folder with every file of {@link SOURCES} compiled to JavaScript at the same place (`src/Retry.ts` as
+ * `src/Retry.js`), and `node_modules` linked to the repository's. TypeScript's transpiler alone, as jest's (lint
+ * type-checks); made once for the sources' contents, in a folder named by their hash, which every test file and
+ * jest worker shares.
+ */
+export const compiledSources = (): string => (compiledRoot ??= compileSources())
 
 const compileSources = (): string => {
   const files = SOURCES.flatMap(listTs)
@@ -40,8 +53,10 @@ const compileSources = (): string => {
   // only when the sources changed: loading the compiler costs more than a fixture
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const ts = require('typescript') as typeof import('typescript')
+  // as `npm run build` makes lib/ (module node16: CommonJS that keeps a dynamic import() as one)
   const compilerOptions = {
-    module: ts.ModuleKind.CommonJS,
+    module: ts.ModuleKind.Node16,
+    moduleResolution: ts.ModuleResolutionKind.Node16,
     target: ts.ScriptTarget.ES2022,
     esModuleInterop: true
   }
@@ -68,15 +83,11 @@ const compileSources = (): string => {
 }
 
 /**
- * The path of `test/fixtures/<name>` compiled to JavaScript, with the sources it imports. A child then starts in
- * about half the CPU time that tsx's loader takes (the fleet tests start tens of them). TypeScript's transpiler
- * alone, as jest's (lint type-checks the fixtures); compiled once for the sources' contents, in a folder named by
- * their hash, which every test file and jest worker shares.
+ * The path of `test/fixtures/<name>` compiled to JavaScript, with the sources it imports ({@link compiledSources}).
+ * A child then starts in about half the CPU time that tsx's loader takes (the fleet tests start tens of them).
  */
-export const compiledFixture = (name: string): string => {
-  compiledRoot ??= compileSources()
-  return path.join(compiledRoot, 'test', 'fixtures', name.replace(/\.ts$/, '.js'))
-}
+export const compiledFixture = (name: string): string =>
+  path.join(compiledSources(), 'test', 'fixtures', name.replace(/\.ts$/, '.js'))
 
 /** How a child process ended and what it printed. */
 export interface Exited {
