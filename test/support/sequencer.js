@@ -7,18 +7,21 @@
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- jest loads this file as CommonJS, untranspiled
 const Sequencer = require('@jest/test-sequencer').default
 
-/** Measured with `npx jest --json` (each file's end minus start), longest first. */
+/** Measured with `npx jest --json` (each file's end minus start, two workers, a cold cache), longest first. */
 const LONGEST = [
   'test/package.test.ts',
-  'test/fleet.test.ts',
   'cli/test/cli.test.ts',
-  'test/RedisBreaker.test.ts',
+  'test/fleet.test.ts',
+  'test/RedisRateLimiter.test.ts',
   'test/BullMQ.test.ts',
-  'test/RedisBudget.test.ts',
+  'test/RedisBreaker.test.ts',
+  'test/ScheduleConfig.test.ts',
   'test/FileEngine.test.ts',
+  'test/RedisBudget.test.ts',
   'test/types.test.ts',
-  'test/durable.test.ts',
-  'test/ScheduleConfig.test.ts'
+  'test/Contention.test.ts',
+  'test/Clock.test.ts',
+  'test/durable.test.ts'
 ]
 
 class LongestFirst extends Sequencer {
