@@ -45,7 +45,8 @@ export const compiledSources = (): string => (compiledRoot ??= compileSources())
 const compileSources = (): string => {
   const files = SOURCES.flatMap(listTs)
   const sources = files.map((file) => fs.readFileSync(path.join(repo, file), 'utf8'))
-  const hash = createHash('sha256')
+  // the repository's path too: the folder links to this clone's node_modules
+  const hash = createHash('sha256').update(`${repo}\0`)
   files.forEach((file, i) => hash.update(`${file}\0${sources[i]}\0`))
   const prefix = 'fp-ts-retry-fixtures-'
   const root = path.join(os.tmpdir(), `${prefix}${hash.digest('hex').slice(0, 16)}`)
