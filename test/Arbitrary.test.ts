@@ -52,12 +52,14 @@ describe('Arbitrary', () => {
             const { result, clock } = await TestClock.run((clock) =>
               pipe(action, retrying(schedule, { clock, random: Random.seeded(seed) }))
             )
+            // a zero delay goes through no clock: the runner retries at once
+            const slept = simulated.delays.filter((delay) => delay > 0)
             if (simulated.reason === 'failed') {
               // the outcomes ran out while the schedule went on: the runner went further
-              deepStrictEqual(clock.sleeps.slice(0, simulated.delays.length), simulated.delays)
+              deepStrictEqual(clock.sleeps.slice(0, slept.length), slept)
               return
             }
-            deepStrictEqual([clock.sleeps, calls], [simulated.delays, simulated.attempts])
+            deepStrictEqual([clock.sleeps, calls], [slept, simulated.attempts])
             deepStrictEqual(result, outcomes[simulated.attempts - 1])
           }
         ),
