@@ -164,16 +164,20 @@ describeWithRedis('RedisBudget.tokenBucket when Redis is paused or killed', () =
     let attempts = 0
     let reason: StopReason | undefined
     const start = Date.now()
-    const result = await retrying(Schedule.recurs(3), { budget, onDone: (ended) => void (reason = ended.reason) })(() => {
-      attempts++
-      return Promise.resolve(ok ? E.right('200') : E.left('503'))
-    })()
+    const result = await retrying(Schedule.recurs(3), { budget, onDone: (ended) => void (reason = ended.reason) })(
+      () => {
+        attempts++
+        return Promise.resolve(ok ? E.right('200') : E.left('503'))
+      }
+    )()
     return { result, attempts, reason, took: Date.now() - start }
   }
 
   beforeAll(async () => {
     server = await startRedis()
-    redis = new Redis({ host: server.host, port: server.port })
+    // a short disconnect timer: the "killed" test stops the server, and ioredis's default 2 s timer, started by
+    // afterAll's disconnect for a socket already closed, kept jest waiting after the run
+    redis = new Redis({ host: server.host, port: server.port, disconnectTimeout: 100 })
   }, 20_000)
   afterAll(async () => {
     redis.disconnect()

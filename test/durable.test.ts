@@ -14,15 +14,14 @@ import * as fs from 'fs'
 import * as os from 'os'
 import * as path from 'path'
 import * as FileStore from '../src/FileStore'
+import { compiledFixture } from './support/child'
 import * as Random from '../src/Random'
 import * as Schedule from '../src/Schedule'
 import * as ScheduleConfig from '../src/ScheduleConfig'
 import { deepStrictEqual, ok, rightOf, strictEqual } from './util'
 
-const WORKER = path.join(__dirname, 'fixtures', 'durable-worker.ts')
-// tsx's CommonJS hook, loaded in the worker's own process (the tsx CLI would run the script in a grandchild,
-// which a SIGKILL of the child would not reach).
-const TSX = require.resolve('tsx/cjs')
+// the fixture from the suite's one transpiled copy of the sources (no tsx loaded in each child)
+const WORKER = compiledFixture('durable-worker.ts')
 
 const CONFIG = { exponential: '40ms', cap: '400ms', jitter: 'equal', maxRetries: 6 }
 const SEED = 20_240_601
@@ -65,7 +64,7 @@ const startWorker = (dir: string, pauseAfter?: number): Worker => {
     JSON.stringify(CONFIG),
     ...(pauseAfter === undefined ? [] : [String(pauseAfter)])
   ]
-  const child = spawn(process.execPath, ['--require', TSX, WORKER, ...args], { stdio: ['ignore', 'ignore', 'pipe'] })
+  const child = spawn(process.execPath, [WORKER, ...args], { stdio: ['ignore', 'ignore', 'pipe'] })
   children.add(child)
   let stderr = ''
   let ended: Exit | undefined
