@@ -90,13 +90,7 @@ export interface ScheduleOptions {
 export const schedule = (options: ScheduleOptions = {}): fc.Arbitrary<Schedule.Schedule<unknown>> => {
   const where = 'Arbitrary.schedule'
   validate.object(where, 'options', options)
-  const maxDelay = validate.that(
-    where,
-    'options.maxDelay',
-    'a whole number >= 1',
-    isPositive,
-    options.maxDelay ?? 60_000
-  )
+  const maxDelay = validate.positiveCount(where, 'options.maxDelay', options.maxDelay ?? 60_000)
   const depth = validate.count(where, 'options.depth', options.depth ?? 3)
   const maxRetries = validate.count(where, 'options.maxRetries', options.maxRetries ?? 10)
   const ms = fc.integer({ min: 0, max: maxDelay })
@@ -244,5 +238,3 @@ export const simulate = <In, E extends In, A>(
   }
   return { delays, retried, attempts: delays.length, totalDelay, reason: 'failed' }
 }
-
-const isPositive = (n: number): boolean => validate.isCount(n) && n >= 1

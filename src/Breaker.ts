@@ -771,9 +771,6 @@ class Circuit implements Breaker {
   }
 }
 
-const wholeAtLeastOne = (where: string, name: string, value: number): number =>
-  validate.that(where, name, 'a whole number >= 1', (n) => validate.isCount(n) && n >= 1, value)
-
 const rate = (where: string, value: number): number =>
   validate.that(where, 'failureRate', 'a number in (0, 1]', (r) => validate.isDuration(r) && r > 0 && r <= 1, value)
 
@@ -784,7 +781,10 @@ const build = (where: string, policy: Policy, options: BreakerOptions): Breaker 
   const name = options.name === undefined ? undefined : validate.string(where, 'name', options.name)
   return new Circuit(policy, {
     halfOpenAfter: options.halfOpenAfter,
-    probes: options.halfOpenProbes === undefined ? 1 : wholeAtLeastOne(where, 'halfOpenProbes', options.halfOpenProbes),
+    probes:
+      options.halfOpenProbes === undefined
+        ? 1
+        : validate.positiveCount(where, 'halfOpenProbes', options.halfOpenProbes),
     clock,
     random: options.random,
     store: options.store,
@@ -850,7 +850,7 @@ const checkOptions = (where: string, options: BreakerOptions): void => {
 export const consecutive = (options: ConsecutiveOptions): Breaker => {
   const where = 'Breaker.consecutive'
   checkOptions(where, options)
-  const threshold = wholeAtLeastOne(where, 'threshold', options.threshold)
+  const threshold = validate.positiveCount(where, 'threshold', options.threshold)
   let failures = 0
   return build(
     where,
@@ -907,8 +907,8 @@ export const sampling = (options: SamplingOptions): Breaker => {
   const where = 'Breaker.sampling'
   checkOptions(where, options)
   const { window, failureRate } = options
-  validate.that(where, 'window', 'a finite number > 0', (w) => validate.isDuration(w) && w > 0, window)
-  const minThroughput = wholeAtLeastOne(where, 'minThroughput', options.minThroughput)
+  validate.positive(where, 'window', window)
+  const minThroughput = validate.positiveCount(where, 'minThroughput', options.minThroughput)
   rate(where, failureRate)
   // The outcomes in the window, oldest first, from `head` on.
   let times: Array<number> = []
@@ -1013,7 +1013,7 @@ export interface CountOptions extends BreakerOptions {
 export const count = (options: CountOptions): Breaker => {
   const where = 'Breaker.count'
   checkOptions(where, options)
-  const size = wholeAtLeastOne(where, 'size', options.size)
+  const size = validate.positiveCount(where, 'size', options.size)
   const minimumCalls = validate.that(
     where,
     'minimumCalls',

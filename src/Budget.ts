@@ -355,9 +355,9 @@ export const adaptive = (options: AdaptiveOptions): LocalBudget => {
   const where = 'Budget.adaptive'
   validate.object(where, 'options', options)
   const { window, minSuccessRate, maxLatencyPercentile, minSamples } = options
-  validate.that(where, 'window', 'a finite number > 0', (w) => validate.isDuration(w) && w > 0, window)
+  validate.positive(where, 'window', window)
   validate.that(where, 'minSuccessRate', 'a number in [0, 1]', (r) => validate.isDuration(r) && r <= 1, minSuccessRate)
-  validate.that(where, 'minSamples', 'a whole number >= 1', (n) => validate.isCount(n) && n >= 1, minSamples)
+  validate.positiveCount(where, 'minSamples', minSamples)
   if (maxLatencyPercentile !== undefined) {
     const { percentile, ms } = validate.object(where, 'maxLatencyPercentile', maxLatencyPercentile)
     validate.that(

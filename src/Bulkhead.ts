@@ -279,13 +279,7 @@ const inSlot = async <E1, E2, E3, A>(
 export const make = (options: BulkheadOptions): Bulkhead => {
   const where = 'Bulkhead.make'
   validate.object(where, 'options', options)
-  const maxConcurrent = validate.that(
-    where,
-    'maxConcurrent',
-    'a whole number >= 1',
-    (n) => validate.isCount(n) && n >= 1,
-    options.maxConcurrent
-  )
+  const maxConcurrent = validate.positiveCount(where, 'maxConcurrent', options.maxConcurrent)
   const maxQueue = validate.count(where, 'maxQueue', options.maxQueue)
   if (options.onEvent !== undefined) validate.callable(where, 'options.onEvent', options.onEvent)
   validate.services(where, 'options', { clock: options.clock })

@@ -56,7 +56,6 @@ import {
   closeWithin,
   encodePayload,
   optionsObject,
-  positiveCount,
   reportError,
   restoreState,
   step,
@@ -709,7 +708,7 @@ export const engine = (options: EngineOptions): Durable.Engine => {
       checkOpen('work')
       checkDefinition(`${where}: work`, def)
       const o = checkWorkOptions(`${where}: work`, workOptions)
-      const concurrency = positiveCount(`${where}: work`, 'options.concurrency', o.concurrency ?? 1)
+      const concurrency = validate.positiveCount(`${where}: work`, 'options.concurrency', o.concurrency ?? 1)
       const shutdown = new AbortController()
       const run = processor(def, { ...o, onEvent: o.onEvent ?? onEvent, signal: shutdown.signal, writeRetry, timeout })
       const worker = new (bull(where).Worker)(toBullId(def.name), (job, token, signal) => run(job, token, signal), {

@@ -64,7 +64,6 @@ import {
   durationAtLeast,
   encodePayload,
   HOOK_RETRY_DELAY,
-  positiveCount,
   reportError,
   step,
   tell
@@ -474,7 +473,7 @@ export const make = (options: Options): Engine => {
     checkOpen('work')
     checkDefinition(`${where}: work`, def)
     const o = checkWorkOptions(`${where}: work`, workOptions)
-    const concurrency = positiveCount(`${where}: work`, 'options.concurrency', o.concurrency ?? 1)
+    const concurrency = validate.positiveCount(`${where}: work`, 'options.concurrency', o.concurrency ?? 1)
     const folder = await folderOf(def.name)
     if (folder.worker !== undefined)
       throw new Error(`${where}: work: the runs of ${JSON.stringify(def.name)} are already worked by this engine`)

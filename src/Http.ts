@@ -885,8 +885,7 @@ export type AcceptsHttpError<In, Where extends string> = unknown extends In
 // constructors
 // -------------------------------------------------------------------------------------
 
-const positive = (where: string, name: string, value: number): number =>
-  validate.that(where, name, 'a finite number > 0', (v) => validate.isDuration(v) && v > 0, value)
+const positive = validate.positive
 
 const validateRequestOptions = (where: string, options: RequestOptions): void => {
   validate.object(where, 'options', options)

@@ -190,17 +190,10 @@ export interface ThrottleOptions {
 export const tokenBucket = (options: TokenBucketOptions): RateLimiter => {
   const where = 'RateLimiter.tokenBucket'
   validate.object(where, 'options', options)
-  const positive = (name: string, value: number): number =>
-    validate.that(where, name, 'a finite number > 0', (n) => validate.isDuration(n) && n > 0, value)
+  const positive = (name: string, value: number): number => validate.positive(where, name, value)
   const rate = positive('rate', options.rate)
   const per = positive('per', options.per)
-  const burst = validate.that(
-    where,
-    'burst',
-    'a whole number >= 1',
-    (n) => validate.isCount(n) && n >= 1,
-    options.burst
-  )
+  const burst = validate.positiveCount(where, 'burst', options.burst)
   validate.services(where, 'options', { clock: options.clock })
   if (options.onEvent !== undefined) validate.callable(where, 'options.onEvent', options.onEvent)
   const clock = options.clock ?? LiveClock.live

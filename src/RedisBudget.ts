@@ -189,16 +189,7 @@ export const tokenBucket = (options: TokenBucketOptions): RedisTokenBucket => {
   const key = checkKey(where, options.key)
   const max = validate.thousandths(where, 'options.maxTokens', options.maxTokens)
   const ratio = validate.thousandths(where, 'options.tokenRatio', options.tokenRatio)
-  const timeout =
-    options.timeout === undefined
-      ? 100
-      : validate.that(
-          where,
-          'options.timeout',
-          'a finite number > 0',
-          (t) => validate.isDuration(t) && t > 0,
-          options.timeout
-        )
+  const timeout = options.timeout === undefined ? 100 : validate.positive(where, 'options.timeout', options.timeout)
   const fallback = validate.that(
     where,
     'options.fallback',

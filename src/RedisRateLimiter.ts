@@ -162,10 +162,8 @@ export const tokenBucket = (options: TokenBucketOptions): RateLimiter.RateLimite
   validate.object(where, 'options', options)
   const redis = checkClient(where, options.redis)
   const key = checkKey(where, options.key)
-  const positive = (name: string, value: number): number =>
-    validate.that(where, `options.${name}`, 'a finite number > 0', (n) => validate.isDuration(n) && n > 0, value)
-  const whole = (name: string, value: number): number =>
-    validate.that(where, `options.${name}`, 'a whole number >= 1', (n) => validate.isCount(n) && n >= 1, value)
+  const positive = (name: string, value: number): number => validate.positive(where, `options.${name}`, value)
+  const whole = (name: string, value: number): number => validate.positiveCount(where, `options.${name}`, value)
   const rate = positive('rate', options.rate)
   const per = positive('per', options.per)
   const burst = whole('burst', options.burst)

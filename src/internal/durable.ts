@@ -114,12 +114,6 @@ export const closeWithin = async (
   }
 }
 
-/** A whole number `>= 1`. */
-export const positiveCount = (where: string, name: string, value: unknown): number => {
-  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 1) return value
-  throw new RangeError(`${where}: ${name} must be a whole number >= 1, received ${String(value)}`)
-}
-
 /** A duration in ms, `>= min`. */
 export const durationAtLeast = (where: string, name: string, min: number, value: unknown): number =>
   validate.atLeast(where, name, min, value as number)

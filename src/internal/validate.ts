@@ -206,6 +206,14 @@ export const duration = (where: string, name: string, value: number): number =>
 export const count = (where: string, name: string, value: number): number =>
   isCount(value) ? value + 0 : fail(where, name, 'a whole number >= 0', value)
 
+/** A whole number `>= 1`: a size or a limit that cannot be 0. */
+export const positiveCount = (where: string, name: string, value: unknown): number =>
+  isCount(value) && value >= 1 ? value : fail(where, name, 'a whole number >= 1', value)
+
+/** A finite number `> 0`: a rate, a period, a time bound that cannot be 0. */
+export const positive = (where: string, name: string, value: unknown): number =>
+  isDuration(value) && value > 0 ? value : fail(where, name, 'a finite number > 0', value)
+
 /** Any finite number (a point in time); `-0` becomes `0`. */
 export const finite = (where: string, name: string, value: number): number =>
   isFiniteNumber(value) ? value + 0 : fail(where, name, 'a finite number', value)
