@@ -15,7 +15,7 @@ import type { RetryBudget } from './Budget'
 import * as LiveClock from './Clock'
 import type { Observer } from './Event'
 import { checkClient, checkKey, script } from './internal/redis'
-import { health, within } from './internal/service'
+import { health, serviceOptions, within } from './internal/service'
 import * as validate from './internal/validate'
 
 // -------------------------------------------------------------------------------------
@@ -189,15 +189,7 @@ export const tokenBucket = (options: TokenBucketOptions): RedisTokenBucket => {
   const key = checkKey(where, options.key)
   const max = validate.thousandths(where, 'options.maxTokens', options.maxTokens)
   const ratio = validate.thousandths(where, 'options.tokenRatio', options.tokenRatio)
-  const timeout = options.timeout === undefined ? 100 : validate.positive(where, 'options.timeout', options.timeout)
-  const fallback = validate.that(
-    where,
-    'options.fallback',
-    "'local', 'allow' or 'refuse'",
-    (f) => f === 'local' || f === 'allow' || f === 'refuse',
-    options.fallback ?? 'local'
-  )
-  if (options.onEvent !== undefined) validate.callable(where, 'options.onEvent', options.onEvent)
+  const { fallback, timeout } = serviceOptions(where, options)
   const clock = LiveClock.live
   const local = Budget.tokenBucket({ maxTokens: max / MILLI, tokenRatio: ratio / MILLI })
   const service = health('budget', SERVICE, fallback, clock.now, options.onEvent)

@@ -16,7 +16,7 @@ import type { Observer } from './Event'
 import * as RateLimiter from './RateLimiter'
 import type { RedisClient } from './RedisBudget'
 import { checkClient, checkKey, script } from './internal/redis'
-import { health, within } from './internal/service'
+import { health, serviceOptions, within } from './internal/service'
 import * as validate from './internal/validate'
 
 // -------------------------------------------------------------------------------------
@@ -167,16 +167,8 @@ export const tokenBucket = (options: TokenBucketOptions): RateLimiter.RateLimite
   const rate = positive('rate', options.rate)
   const per = positive('per', options.per)
   const burst = whole('burst', options.burst)
-  const timeout = options.timeout === undefined ? 100 : positive('timeout', options.timeout)
   const processes = options.processes === undefined ? 1 : whole('processes', options.processes)
-  const fallback = validate.that(
-    where,
-    'options.fallback',
-    "'local', 'allow' or 'refuse'",
-    (f) => f === 'local' || f === 'allow' || f === 'refuse',
-    options.fallback ?? 'local'
-  )
-  if (options.onEvent !== undefined) validate.callable(where, 'options.onEvent', options.onEvent)
+  const { fallback, timeout } = serviceOptions(where, options)
   const clock = LiveClock.live
   const local = RateLimiter.tokenBucket({
     rate: rate / processes,

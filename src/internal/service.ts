@@ -10,6 +10,7 @@
 import type { Clock } from '../Clock'
 import type { Observer, Source } from '../Event'
 import { isPromise } from './promise'
+import * as validate from './validate'
 
 /** What a call that did not answer within its bound rejects with. */
 export class ServiceTimeout extends Error {
@@ -60,5 +61,33 @@ export const health = (
       available = true
       tell?.({ _tag: 'ServiceRecovered', source, run: 0, at: now(), service })
     }
+  }
+}
+
+/** What a shared service does when it cannot answer: go on with a local copy, or let everything through, or none. */
+export type Fallback = 'local' | 'allow' | 'refuse'
+
+/**
+ * The options every service kept in Redis takes, checked: the bound on each call (default 100 ms), the fallback
+ * (default `'local'`) and the observer told when it is taken.
+ */
+export const serviceOptions = (
+  where: string,
+  options: {
+    readonly timeout?: number | undefined
+    readonly fallback?: Fallback | undefined
+    readonly onEvent?: Observer | undefined
+  }
+): { readonly timeout: number; readonly fallback: Fallback } => {
+  if (options.onEvent !== undefined) validate.callable(where, 'options.onEvent', options.onEvent)
+  return {
+    timeout: options.timeout === undefined ? 100 : validate.positive(where, 'options.timeout', options.timeout),
+    fallback: validate.that(
+      where,
+      'options.fallback',
+      "'local', 'allow' or 'refuse'",
+      (f) => f === 'local' || f === 'allow' || f === 'refuse',
+      options.fallback ?? 'local'
+    )
   }
 }
