@@ -442,7 +442,7 @@ class Going<In, R extends Either<unknown, unknown>> {
         delay
       },
       // a success stays one: a guard that failed to hear of it is reported, never a reason to run it again
-      (error, guard) => this.guardFailed(error, guard, now)
+      ok ? (error, guard) => this.guardFailed(error, guard, now) : undefined
     )
     if (!ok) this.lastError = input
     return isPromise(refused)
