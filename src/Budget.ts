@@ -511,10 +511,10 @@ export const retryQuota = (options: RetryQuotaOptions = {}): RetryQuota => {
   const costOf = (error: unknown): number => (isTimeout(error) ? timeoutCost : retryCost)
   let tokens = size
   return {
-    onSuccess: (_, __, attempt) => {
+    onSuccess: (_latency, _now, attempt) => {
       tokens = Math.min(size, tokens + (attempt.retries > 0 ? costOf(attempt.error) : noRetryIncrement))
     },
-    onFailure: (_, __, attempt) => {
+    onFailure: (_latency, _now, attempt) => {
       if (!attempt.retrying) return false
       const cost = costOf(attempt.error)
       if (tokens < cost) return false

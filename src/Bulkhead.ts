@@ -103,7 +103,8 @@ export interface Bulkhead {
  * @example
  * import type { BulkheadOptions } from 'fp-ts-retry/Bulkhead'
  *
- * const options: BulkheadOptions = { maxConcurrent: 10, maxQueue: 100, onEvent: (event) => console.log(event._tag) }
+ * const seen: Array<string> = []
+ * const options: BulkheadOptions = { maxConcurrent: 10, maxQueue: 100, onEvent: (event) => void seen.push(event._tag) }
  *
  * @category model
  * @since 0.2.0

@@ -213,7 +213,7 @@ export interface JobLike {
  * import type { QueueLike } from 'fp-ts-retry/BullMQ'
  *
  * const added: Array<string> = []
- * const inMemory: QueueLike = { add: async (_, __, options) => void added.push(options.jobId) }
+ * const inMemory: QueueLike = { add: async (_name, _data, options) => void added.push(options.jobId) }
  *
  * @category model
  * @since 0.2.0
@@ -373,7 +373,7 @@ export const workerOptions: {
 } = {
   maxStalledCount: Number.MAX_SAFE_INTEGER,
   settings: {
-    backoffStrategy: (_, __, err) =>
+    backoffStrategy: (_attemptsMade, _type, err) =>
       err instanceof DueLater ? Math.max(0, Math.ceil(err.dueAt) - Date.now()) : HOOK_RETRY_DELAY
   }
 }

@@ -357,8 +357,7 @@ const allowsLater = async (
   now: number
 ): Promise<GuardReason | undefined> => {
   if (!(await pending)) return guards[i].reason
-  const rest = allows(guards.slice(i + 1), now)
-  return isPromise(rest) ? rest : rest
+  return allows(guards.slice(i + 1), now)
 }
 
 /**

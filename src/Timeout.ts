@@ -45,7 +45,8 @@ import * as validate from './internal/validate'
  * import type { TimeoutOptions } from 'fp-ts-retry/Timeout'
  * import * as TestClock from 'fp-ts-retry/TestClock'
  *
- * const options: TimeoutOptions = { clock: TestClock.make(), onEvent: (event) => console.log(JSON.stringify(event)) }
+ * const lines: Array<string> = []
+ * const options: TimeoutOptions = { clock: TestClock.make(), onEvent: (event) => void lines.push(JSON.stringify(event)) }
  *
  * @category model
  * @since 0.2.0

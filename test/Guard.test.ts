@@ -30,6 +30,25 @@ const scripted = (
   }
 }
 
+/** A guard whose `admit` throws `error`. */
+const throwingGuard = (error: unknown): Guard.Guard => ({
+  reason: 'budget',
+  readsTime: false,
+  admit: () => {
+    throw error
+  }
+})
+
+/** What `f` throws (`undefined` when it returns). */
+const thrownBy = (f: () => unknown): unknown => {
+  try {
+    f()
+  } catch (e) {
+    return e
+  }
+  return undefined
+}
+
 describe('Guard', () => {
   describe('decide', () => {
     it('should admit when no guard refuses, answering synchronously while every answer is a boolean', () => {
@@ -89,21 +108,12 @@ describe('Guard', () => {
 
     it('should throw, or reject, with the error of a guard that does', async () => {
       const boom = new Error('boom')
-      const throwing: Guard.Guard = {
-        reason: 'budget',
-        readsTime: false,
-        admit: () => {
-          throw boom
-        }
-      }
+      const throwing = throwingGuard(boom)
       const rejecting: Guard.Guard = { reason: 'budget', readsTime: false, admit: () => Promise.reject(boom) }
-      let thrown: unknown
-      try {
-        Guard.decide([throwing], failure)
-      } catch (e) {
-        thrown = e
-      }
-      strictEqual(thrown, boom)
+      strictEqual(
+        thrownBy(() => Guard.decide([throwing], failure)),
+        boom
+      )
       await expect(Guard.decide([scripted('breaker', [Promise.resolve(true)]), rejecting], failure)).rejects.toBe(boom)
     })
   })
@@ -267,21 +277,9 @@ describe('Guard', () => {
 
     it('decide should tell every guard even when one throws, then throw the first error on a failure', () => {
       const boom = new Error('boom')
-      const throwing: Guard.Guard = {
-        reason: 'budget',
-        readsTime: false,
-        admit: () => {
-          throw boom
-        }
-      }
+      const throwing = throwingGuard(boom)
       const after = scripted('breaker', [true])
-      let thrown: unknown
-      try {
-        Guard.decide([throwing, after], failure)
-      } catch (e) {
-        thrown = e
-      }
-      deepStrictEqual([thrown, after.told.length], [boom, 1])
+      deepStrictEqual([thrownBy(() => Guard.decide([throwing, after], failure)), after.told.length], [boom, 1])
       const reported: Array<unknown> = []
       strictEqual(
         Guard.decide([throwing, after], { ...failure, ok: true, retrying: false }, (e) => void reported.push(e)),
