@@ -156,26 +156,80 @@ export interface Permit {
 }
 
 /**
+ * The outcomes of the current closed period that a fleet's {@link Store} holds, as a {@link Window} keeps them: how
+ * many, and how many of them failed. Each breaker judges it by its own policy (threshold, failure rate, minimum).
+ *
+ * **Details**
+ *
+ * - `consecutive`: the failures since the last success (`outcomes` is `failures`).
+ * - `count`: the last `size` outcomes at most; `sampling`: those of the window's buckets.
+ * - `{ outcomes: 0, failures: 0 }` before any outcome, and again after every change of state.
+ *
+ * @example
+ * import type { Tally } from 'fp-ts-retry/Breaker'
+ *
+ * const failureRate = (tally: Tally): number => (tally.outcomes === 0 ? 0 : tally.failures / tally.outcomes)
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface Tally {
+  readonly outcomes: number
+  readonly failures: number
+}
+
+/**
+ * Which outcomes of a closed period a fleet's {@link Store} keeps for a breaker's policy: plain data, sent with each
+ * `outcome` {@link Transition}.
+ *
+ * **Details**
+ *
+ * - `consecutive` ({@link consecutive}): the failures in a row; a success sets them back to 0.
+ * - `count` ({@link count}): the last `size` outcomes.
+ * - `sampling` ({@link sampling}): the last `duration` ms, in `buckets` buckets of `width = duration / buckets` ms
+ *   of the store's clock. An outcome at `t` falls in bucket `floor(t / width)` and counts while the bucket of the
+ *   store's now is fewer than `buckets` after it: between `duration - width` and `duration` ms (Polly v7's advanced
+ *   breaker, resilience4j's time-based window). A store keeps one entry per bucket, not per outcome.
+ *
+ * @example
+ * import type { Window } from 'fp-ts-retry/Breaker'
+ *
+ * // Breaker.sampling({ window: 30_000, buckets: 10, ... }): the last 30 s in buckets of 3 s
+ * const window: Window = { _tag: 'sampling', duration: 30_000, buckets: 10 }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export type Window =
+  | { readonly _tag: 'consecutive' }
+  | { readonly _tag: 'count'; readonly size: number }
+  | { readonly _tag: 'sampling'; readonly duration: number; readonly buckets: number }
+
+/**
  * The breaker's state as a fleet's {@link Store} holds it: plain JSON, its times relative to the store's own clock
  * (so that the fleet's clocks need not agree), and a `version` the store bumps at every change.
  *
  * **Details**
  *
- * - `Closed`; `Open`, a probe allowed `halfOpenIn` ms from the store's now (`null`: never, as after
- *   {@link Breaker.isolate} or a `halfOpenAfter` that stopped); `HalfOpen`, with the `probes` in flight in the
- *   fleet (their leases unexpired) and the `successes` reported so far.
- * - A store that holds nothing answers `{ _tag: 'Closed', version: 0 }`.
+ * - `Closed`, with the closed period's `tally` when the store counts the fleet's outcomes (`memoryStore`,
+ *   `RedisBreaker.store`: see the `outcome` {@link Transition}); `Open`, a probe allowed `halfOpenIn` ms from the
+ *   store's now (`null`: never, as after {@link Breaker.isolate} or a `halfOpenAfter` that stopped); `HalfOpen`,
+ *   with the `probes` in flight in the fleet (their leases unexpired) and the `successes` reported so far.
+ * - A store that holds nothing answers `{ _tag: 'Closed', version: 0 }` (and a zero `tally` if it counts).
+ * - A store that leaves `tally` out does not count: each process's breaker then counts its own outcomes, and only
+ *   the state it leads to is shared.
  *
  * @example
  * import type { StoredState } from 'fp-ts-retry/Breaker'
  *
- * const stored: StoredState = { _tag: 'Open', version: 3, halfOpenIn: 5_000 }
+ * const open: StoredState = { _tag: 'Open', version: 3, halfOpenIn: 5_000 }
+ * const closed: StoredState = { _tag: 'Closed', version: 4, tally: { outcomes: 2, failures: 1 } }
  *
  * @category model
  * @since 0.2.0
  */
 export type StoredState =
-  | { readonly _tag: 'Closed'; readonly version: number }
+  | { readonly _tag: 'Closed'; readonly version: number; readonly tally?: Tally | undefined }
   | { readonly _tag: 'Open'; readonly version: number; readonly halfOpenIn: number | null }
   | { readonly _tag: 'HalfOpen'; readonly version: number; readonly probes: number; readonly successes: number }
 
@@ -192,11 +246,17 @@ export type StoredState =
  * - `probed`: probe `permit` of `version` ended. A success counts toward `probes` successes, which close the
  *   circuit; a failure opens it again, for a probe `wait` ms later. A permit given up or of another version: nothing.
  * - `isolate`: open, with no probe ever, until `reset`; `reset`: closed.
+ * - `outcome`: a call let through while the circuit was closed at `version` ended, `ok` or not. A store that counts
+ *   (its closed state has a `tally`) adds it to the closed period's outcomes as `window` keeps them, if it is still
+ *   closed at `version`; otherwise it does nothing. Every change of version empties the count, and an outcome
+ *   under another `window` than the one counted so far starts it afresh. The answer's `tally` is then the fleet's:
+ *   a breaker opens (`open`) when its policy says so of it. A store without a `tally` is never sent one.
  *
  * @example
  * import type { Transition } from 'fp-ts-retry/Breaker'
  *
  * const ask: Transition = { _tag: 'enter', probes: 1, lease: 10_000 }
+ * const failed: Transition = { _tag: 'outcome', version: 4, ok: false, window: { _tag: 'count', size: 100 } }
  *
  * @category model
  * @since 0.2.0
@@ -214,6 +274,7 @@ export type Transition =
     }
   | { readonly _tag: 'isolate' }
   | { readonly _tag: 'reset' }
+  | { readonly _tag: 'outcome'; readonly version: number; readonly ok: boolean; readonly window: Window }
 
 /**
  * What a {@link Store} answers to a {@link Transition}: the state after it, and for `enter` the probe permit it
@@ -241,13 +302,32 @@ export interface StoreAnswer {
  * - `read()` answers the fleet's state; `apply(transition)` makes a change in one atomic step (see
  *   {@link Transition}) and answers the state after it. Either may answer with a promise. Times are the store's:
  *   a Redis store reads the server's `TIME`, so the fleet's clocks need not agree.
- * - The breaker counts its policy's outcomes in this process and keeps a local copy of the fleet's state: while
- *   the copy is younger than `staleness` ({@link BreakerOptions}) a closed or open circuit decides without the
- *   store; otherwise a call costs one store call (an `enter`). Probes always go through the store.
+ * - The breaker keeps a local copy of the fleet's state: while the copy is younger than `staleness`
+ *   ({@link BreakerOptions}) a closed or open circuit decides without the store; otherwise a call costs one store
+ *   call (an `enter`). Every answer of the store, whatever it was asked, refreshes the copy. Probes always go
+ *   through the store.
+ * - A store whose closed state carries a `tally` counts the fleet's outcomes: each breaker tells it the outcomes of
+ *   its calls (`outcome`), and the fleet opens when the policy says so of the outcomes of all its processes in the
+ *   order the store received them. A success that cannot change the tally, as of the state its call was let
+ *   through on, is not told (it is as if it came at that read): with `consecutive`, one while no failure is counted;
+ *   with `count`, one while the window is full and holds no failure. A store without a `tally` is told nothing:
+ *   each breaker counts its own outcomes (as every breaker also does, for when the store does not answer).
+ * - The store calls a call costs while the circuit is closed and the store answers (each one round trip to Redis):
+ *
+ * | outcome | `consecutive` | `count` | `sampling` |
+ * | --- | ---: | ---: | ---: |
+ * | a success, nothing counted against it (above) | 0 | 0 | 1 |
+ * | any other success | 1 | 1 | 1 |
+ * | a failure | 1 | 1 | 1 |
+ *
+ *   plus the `enter` when the copy is stale, and one more (`open`) for the failure that opens the circuit. With a
+ *   `staleness` longer than the gap between a process's calls, the copy an outcome refreshed is still fresh at the
+ *   next call: a healthy dependency costs no store call per call under `consecutive` or `count` (one `enter` per
+ *   `staleness`), one under `sampling`. With `staleness: 0` add the `enter` to every call.
  * - Every store call is bounded by `storeTimeout`. A call that fails or does not answer in time does not fail the
- *   breaker's call: the breaker goes on with its local state (as a breaker without a store), and tells
- *   `ServiceUnavailable` (`service: 'breaker store'`, `fallback: 'local'`), then `ServiceRecovered` once the store
- *   answers again, when the fleet's state wins.
+ *   breaker's call: the breaker goes on with its local state and its own count (as a breaker without a store), and
+ *   tells `ServiceUnavailable` (`service: 'breaker store'`, `fallback: 'local'`), then `ServiceRecovered` once the
+ *   store answers again, when the fleet's state and count win.
  * - {@link memoryStore} is the reference: a Redis store behaves like it.
  *
  * @example
@@ -259,12 +339,13 @@ export interface StoreAnswer {
  * async function main() {
  *   const clock = TestClock.make()
  *   const store = Breaker.memoryStore({ clock })
- *   const options = { threshold: 1, halfOpenAfter: Schedule.constant(5_000), clock, store }
+ *   const options = { threshold: 2, halfOpenAfter: Schedule.constant(5_000), clock, store }
  *   const [a, b] = [Breaker.consecutive(options), Breaker.consecutive(options)] // two processes
- *   const permit = await a.enter()
- *   await permit?.onFailure() // a opens, and says so
- *   assert.strictEqual(await b.enter(), undefined) // b has read it: refused
+ *   await (await a.enter())?.onFailure()
+ *   await (await b.enter())?.onFailure() // the fleet's second failure in a row: b opens, and says so
  *   assert.deepStrictEqual(b.state, { _tag: 'Open', since: 0, halfOpenAt: 5_000 })
+ *   assert.strictEqual(await a.enter(), undefined) // a has read it: refused
+ *   assert.deepStrictEqual(a.state, { _tag: 'Open', since: 0, halfOpenAt: 5_000 })
  * }
  * main()
  *
@@ -399,6 +480,10 @@ export interface ConsecutiveOptions extends BreakerOptions {
  * - `minThroughput`: a whole number >= 1; with fewer outcomes in the window the circuit never opens.
  * - `failureRate`: in `(0, 1]`; the circuit opens when a failure brings the window's share of failures to it or
  *   above (Polly's `FailureRatio`).
+ * - `buckets` (default 10, a whole number >= 1): with a {@link Store} that counts the fleet's outcomes, the window
+ *   the store keeps is `buckets` buckets of `window / buckets` ms (see {@link Window}): an outcome counts in the
+ *   fleet for between `window - window / buckets` and `window` ms. The breaker's own window, which decides without
+ *   a store or when it does not answer, stays exact.
  *
  * @example
  * import type { SamplingOptions } from 'fp-ts-retry/Breaker'
@@ -414,6 +499,7 @@ export interface SamplingOptions extends BreakerOptions {
   readonly window: number
   readonly minThroughput: number
   readonly failureRate: number
+  readonly buckets?: number | undefined
 }
 
 /**
@@ -449,13 +535,151 @@ export interface GuardOptions<E> {
 // implementation
 // -------------------------------------------------------------------------------------
 
-/** When to open, as a policy sees the outcomes of one closed period. */
-interface Policy {
-  readonly success: (now: number) => void
-  /** Records a failure; answers whether the circuit opens. */
-  readonly failure: (now: number) => boolean
+/** Counts the outcomes of one closed period, as a window keeps them: a breaker's own, and {@link memoryStore}'s. */
+interface Counter {
+  readonly record: (failed: boolean, now: number) => void
+  readonly tally: (now: number) => Tally
   readonly reset: () => void
 }
+
+/** The failures in a row. */
+const inARow = (): Counter => {
+  let failures = 0
+  return {
+    record: (failed) => void (failures = failed ? failures + 1 : 0),
+    tally: () => ({ outcomes: failures, failures }),
+    reset: () => void (failures = 0)
+  }
+}
+
+/** The last `size` outcomes, in a ring (1 a failure), the oldest at `next` once it is full. */
+const lastCalls = (size: number): Counter => {
+  const ring = new Uint8Array(size)
+  let next = 0
+  let calls = 0
+  let failures = 0
+  return {
+    record: (failed) => {
+      const bit = failed ? 1 : 0
+      if (calls === size) failures -= ring[next]
+      else calls++
+      ring[next] = bit
+      failures += bit
+      next = next + 1 === size ? 0 : next + 1
+    },
+    tally: () => ({ outcomes: calls, failures }),
+    reset: () => {
+      ring.fill(0)
+      next = calls = failures = 0
+    }
+  }
+}
+
+/** The outcomes of the last `window` ms exactly: each kept with its time until it leaves the window. */
+const lastMs = (window: number): Counter => {
+  // The outcomes in the window, oldest first, from `head` on.
+  let times: Array<number> = []
+  let failed: Array<boolean> = []
+  let head = 0
+  let failures = 0
+  const expire = (now: number): void => {
+    const cutoff = now - window
+    while (head < times.length && times[head] <= cutoff) {
+      if (failed[head]) failures--
+      head++
+    }
+    // Compact now and then, so that the arrays hold about the window's outcomes and no more.
+    if (head > 1024 && head * 2 > times.length) {
+      times = times.slice(head)
+      failed = failed.slice(head)
+      head = 0
+    }
+  }
+  return {
+    record: (isFailure, now) => {
+      expire(now)
+      times.push(now)
+      failed.push(isFailure)
+      if (isFailure) failures++
+    },
+    tally: (now) => {
+      expire(now)
+      return { outcomes: times.length - head, failures }
+    },
+    reset: () => {
+      times = []
+      failed = []
+      head = 0
+      failures = 0
+    }
+  }
+}
+
+/** The outcomes of the last `duration` ms in `count` buckets, as a store keeps the fleet's (see {@link Window}). */
+const inBuckets = (duration: number, count: number): Counter => {
+  // the same arithmetic as RedisBreaker's script, so that both put an outcome in the same bucket
+  const width = duration / count
+  /** Bucket number -> [outcomes, failures]. */
+  const buckets = new Map<number, [number, number]>()
+  return {
+    record: (failed, now) => {
+      const i = Math.floor(now / width)
+      const bucket = buckets.get(i) ?? [0, 0]
+      bucket[0]++
+      if (failed) bucket[1]++
+      buckets.set(i, bucket)
+    },
+    tally: (now) => {
+      const gone = Math.floor(now / width) - count
+      let outcomes = 0
+      let failures = 0
+      for (const [i, [o, f]] of buckets) {
+        if (i <= gone) {
+          buckets.delete(i)
+        } else {
+          outcomes += o
+          failures += f
+        }
+      }
+      return { outcomes, failures }
+    },
+    reset: () => buckets.clear()
+  }
+}
+
+/** How a store counts the outcomes of `window`. */
+const counterOf = (window: Window): Counter =>
+  window._tag === 'consecutive'
+    ? inARow()
+    : window._tag === 'count'
+    ? lastCalls(window.size)
+    : inBuckets(window.duration, window.buckets)
+
+/** Two windows that count alike. */
+const sameWindow = (a: Window, b: Window): boolean =>
+  a._tag === 'consecutive'
+    ? b._tag === 'consecutive'
+    : a._tag === 'count'
+    ? b._tag === 'count' && a.size === b.size
+    : b._tag === 'sampling' && a.duration === b.duration && a.buckets === b.buckets
+
+/** When to open, as a policy sees the outcomes of one closed period: its own, or the fleet's in a {@link Store}. */
+interface Policy {
+  /** This process's count: the one that decides without a store, or when the store does not answer. */
+  readonly counter: Counter
+  /** How a store that counts keeps the fleet's. */
+  readonly window: Window
+  /** Whether a tally, after a failure, opens the circuit. */
+  readonly trips: (tally: Tally) => boolean
+  /** Whether a success leaves a tally as it is (then it is not told to the store). */
+  readonly idle: (tally: Tally) => boolean
+}
+
+/** The rule of `count` and `sampling`: at least `minimum` outcomes, and failures at `failureRate` of them or more. */
+const rated =
+  (minimum: number, failureRate: number) =>
+  (tally: Tally): boolean =>
+    tally.outcomes >= minimum && tally.failures / tally.outcomes >= failureRate
 
 /** Runs `then` on a value or on what its promise resolves to. */
 const andThen = <A, B>(value: A | Promise<A>, then: (a: A) => B | Promise<B>): B | Promise<B> =>
@@ -497,11 +721,17 @@ const tell = (report: () => void | Promise<void>): void | Promise<void> => {
 
 const isWait = (u: unknown): boolean => u === null || (validate.isFiniteNumber(u) && u >= 0)
 
+const isTally = (u: unknown): u is Tally => {
+  if (u === null || typeof u !== 'object') return false
+  const { outcomes, failures } = u as Record<string, unknown>
+  return validate.isCount(outcomes) && validate.isCount(failures) && failures <= outcomes
+}
+
 const isStoredState = (u: unknown): u is StoredState => {
   if (u === null || typeof u !== 'object') return false
   const s = u as Record<string, unknown>
   if (!validate.isCount(s.version)) return false
-  if (s._tag === 'Closed') return true
+  if (s._tag === 'Closed') return s.tally === undefined || isTally(s.tally)
   if (s._tag === 'Open') return isWait(s.halfOpenIn)
   return s._tag === 'HalfOpen' && validate.isCount(s.probes) && validate.isCount(s.successes)
 }
@@ -547,6 +777,11 @@ class Circuit implements Breaker {
   private seen = 0
   /** When the store was last asked: the local copy is fresh until `staleness` after. */
   private askedAt = -NEVER
+  /**
+   * The fleet's count of the closed period, as the store last answered it; `undefined` while the breaker does not
+   * count with the store (not closed, a store that does not count, or that did not answer).
+   */
+  private tally: Tally | undefined
   /** Store calls in flight: while the store is unavailable, a call does not wait behind one. */
   private calling = 0
   private readonly health: Health
@@ -569,7 +804,8 @@ class Circuit implements Breaker {
     const from = this.state
     this.state = to
     this.generation++
-    this.policy.reset()
+    this.policy.counter.reset()
+    this.tally = undefined
     this.probesOut = 0
     this.probeSuccesses = 0
     if (to._tag === 'Closed') this.waits = undefined
@@ -601,7 +837,10 @@ class Circuit implements Breaker {
     const { store, clock, storeTimeout } = this.config
     if (store === undefined) return undefined
     this.askedAt = clock.now()
-    const failed = (error: unknown): undefined => void this.health.failed(error)
+    const failed = (error: unknown): undefined => {
+      this.tally = undefined
+      this.health.failed(error)
+    }
     const answered = (answer: unknown): A | undefined => {
       if (!is(answer)) return failed(new TypeError(`Breaker: store.${what} answered ${showValue(answer)}`))
       this.health.answered()
@@ -622,12 +861,23 @@ class Circuit implements Breaker {
     return this.ask((store) => store.apply(transition), isStoreAnswer, 'apply')
   }
 
-  /** Whether the next call should ask the store: its copy is stale, and no call is stuck on an unavailable one. */
+  /** Whether a store call may be made now: there is a store, and no call is stuck on it while it is unavailable. */
+  private reachable(): boolean {
+    return this.config.store !== undefined && (this.calling === 0 || this.health.available())
+  }
+
+  /** Whether the next call should ask the store: its copy is stale, and the store is reachable. */
   private shouldAsk(now: number): boolean {
-    if (this.config.store === undefined || (this.calling > 0 && !this.health.available())) return false
+    if (!this.reachable()) return false
     if (now - this.askedAt >= this.config.staleness) return true
     const state = this.state
     return state._tag === 'HalfOpen' || (state._tag === 'Open' && now >= state.halfOpenAt)
+  }
+
+  /** Takes what the store answered: the fleet's state, and its count while closed. */
+  private take(stored: StoredState, origin: StateChange['source']): void {
+    this.adopt(stored, origin)
+    this.tally = stored._tag === 'Closed' && this.state._tag === 'Closed' ? stored.tally : undefined
   }
 
   /** Takes the fleet's state when its version is not the one this process last took. */
@@ -673,7 +923,7 @@ class Circuit implements Breaker {
   /** Makes a change in the store and takes the answer; a store that fails leaves the local change alone. */
   private publish(transition: Transition): void | Promise<void> {
     return andThen(this.apply(transition), (answer) => {
-      if (answer !== undefined) this.adopt(answer.state, 'local')
+      if (answer !== undefined) this.take(answer.state, 'local')
     })
   }
 
@@ -685,12 +935,38 @@ class Circuit implements Breaker {
     if (probe === undefined) return locally()
     const { probes } = this.config
     return andThen(this.apply({ _tag: 'probed', ...probe, ok: true, probes, wait: null }), (answer) =>
-      answer === undefined ? locally() : this.adopt(answer.state, 'local')
+      answer === undefined ? locally() : this.take(answer.state, 'local')
     )
+  }
+
+  /**
+   * An outcome of the closed period: told to a store that counts, whose answer judges, unless it is a success that
+   * cannot change the fleet's count (`idle`, as of the state the call was let through on). This process's own count
+   * judges when the store is not told, or does not answer.
+   */
+  private closedOutcome(succeeded: boolean, now: number, version: number, idle: boolean): void | Promise<void> {
+    const { counter, trips, window } = this.policy
+    counter.record(!succeeded, now)
+    const tripsHere = !succeeded && trips(counter.tally(now))
+    if (this.tally === undefined || (succeeded && idle) || !this.reachable())
+      return tripsHere ? this.open(now, undefined) : undefined
+    const generation = this.generation
+    return andThen(this.apply({ _tag: 'outcome', version, ok: succeeded, window }), (answer) => {
+      if (answer !== undefined) this.take(answer.state, 'store')
+      // a success opens nothing; a change meanwhile (the fleet opened, or reset) leaves nothing to judge
+      if (succeeded || generation !== this.generation) return
+      const stored = answer?.state
+      const tally = stored?._tag === 'Closed' && stored.version === version ? stored.tally : undefined
+      // counted by the fleet: its tally judges; not counted (its version has passed): nothing; no answer: ours
+      const opens = tally !== undefined ? trips(tally) : stored === undefined && tripsHere
+      if (opens) return this.open(this.config.clock.now(), undefined)
+    })
   }
 
   private permit(probe?: FleetProbe): Permit {
     const generation = this.generation
+    const version = this.seen
+    const idle = this.tally !== undefined && this.policy.idle(this.tally)
     let reported = false
     const report = (succeeded: boolean): void | Promise<void> => {
       if (reported) return
@@ -700,8 +976,7 @@ class Circuit implements Breaker {
       if (generation !== this.generation) return
       const now = this.config.clock.now()
       if (this.state._tag === 'HalfOpen') return succeeded ? this.probeSucceeded(now, probe) : this.open(now, probe)
-      if (succeeded) this.policy.success(now)
-      else if (this.policy.failure(now)) return this.open(now, undefined)
+      return this.closedOutcome(succeeded, now, version, idle)
     }
     return { onSuccess: () => report(true), onFailure: () => report(false) }
   }
@@ -733,7 +1008,7 @@ class Circuit implements Breaker {
       if (answer === undefined) return this.enterLocally()
       const { state, permit } = answer
       if (permit === undefined) {
-        this.adopt(state, 'store')
+        this.take(state, 'store')
         return state._tag === 'Closed' ? this.permit() : this.refuse()
       }
       // This process's call is a probe of the fleet's.
@@ -753,7 +1028,7 @@ class Circuit implements Breaker {
     return andThen(
       this.ask((store) => store.read(), isStoredState, 'read'),
       (stored) => {
-        if (stored !== undefined) this.adopt(stored, 'store')
+        if (stored !== undefined) this.take(stored, 'store')
         return decide()
       }
     )
@@ -851,17 +1126,13 @@ export const consecutive = (options: ConsecutiveOptions): Breaker => {
   const where = 'Breaker.consecutive'
   checkOptions(where, options)
   const threshold = validate.positiveCount(where, 'threshold', options.threshold)
-  let failures = 0
   return build(
     where,
     {
-      success: () => {
-        failures = 0
-      },
-      failure: () => ++failures >= threshold,
-      reset: () => {
-        failures = 0
-      }
+      counter: inARow(),
+      window: { _tag: 'consecutive' },
+      trips: (tally) => tally.failures >= threshold,
+      idle: (tally) => tally.failures === 0
     },
     options
   )
@@ -906,49 +1177,18 @@ export const consecutive = (options: ConsecutiveOptions): Breaker => {
 export const sampling = (options: SamplingOptions): Breaker => {
   const where = 'Breaker.sampling'
   checkOptions(where, options)
-  const { window, failureRate } = options
-  validate.positive(where, 'window', window)
+  const window = validate.positive(where, 'window', options.window)
   const minThroughput = validate.positiveCount(where, 'minThroughput', options.minThroughput)
-  rate(where, failureRate)
-  // The outcomes in the window, oldest first, from `head` on.
-  let times: Array<number> = []
-  let failed: Array<boolean> = []
-  let head = 0
-  let failures = 0
-  const expire = (now: number): void => {
-    const cutoff = now - window
-    while (head < times.length && times[head] <= cutoff) {
-      if (failed[head]) failures--
-      head++
-    }
-    // Compact now and then, so that the arrays hold about the window's outcomes and no more.
-    if (head > 1024 && head * 2 > times.length) {
-      times = times.slice(head)
-      failed = failed.slice(head)
-      head = 0
-    }
-  }
-  const record = (isFailure: boolean, now: number): void => {
-    expire(now)
-    times.push(now)
-    failed.push(isFailure)
-    if (isFailure) failures++
-  }
+  const failureRate = rate(where, options.failureRate)
+  const buckets = options.buckets === undefined ? 10 : validate.positiveCount(where, 'buckets', options.buckets)
   return build(
     where,
     {
-      success: (now) => record(false, now),
-      failure: (now) => {
-        record(true, now)
-        const outcomes = times.length - head
-        return outcomes >= minThroughput && failures / outcomes >= failureRate
-      },
-      reset: () => {
-        times = []
-        failed = []
-        head = 0
-        failures = 0
-      }
+      counter: lastMs(window),
+      window: { _tag: 'sampling', duration: window, buckets },
+      trips: rated(minThroughput, failureRate),
+      // every success weighs against the failures to come
+      idle: () => false
     },
     options
   )
@@ -1022,38 +1262,27 @@ export const count = (options: CountOptions): Breaker => {
     options.minimumCalls ?? size
   )
   const failureRate = rate(where, options.failureRate)
-  // The last `calls` outcomes (1 a failure), the oldest at `next` once the ring is full.
-  const ring = new Uint8Array(size)
-  let next = 0
-  let calls = 0
-  let failures = 0
-  const record = (failed: number): void => {
-    if (calls === size) failures -= ring[next]
-    else calls++
-    ring[next] = failed
-    failures += failed
-    next = next + 1 === size ? 0 : next + 1
-  }
   return build(
     where,
     {
-      success: () => record(0),
-      failure: () => {
-        record(1)
-        return calls >= minimumCalls && failures / calls >= failureRate
-      },
-      reset: () => {
-        ring.fill(0)
-        next = calls = failures = 0
-      }
+      counter: lastCalls(size),
+      window: { _tag: 'count', size },
+      trips: rated(minimumCalls, failureRate),
+      // a success that replaces a success in a full window changes nothing
+      idle: (tally) => tally.failures === 0 && tally.outcomes === size
     },
     options
   )
 }
 
 /**
- * A {@link Store} in memory: the reference of the fleet's state machine (a Redis store behaves like it), for tests
- * and for breakers shared by workers of one process. Its time is `options.clock`'s (default `Clock.live`).
+ * A {@link Store} in memory: the reference of the fleet's state machine and of its count (a Redis store behaves like
+ * it), for tests and for breakers shared by workers of one process. Its time is `options.clock`'s (default
+ * `Clock.live`).
+ *
+ * **Details**
+ *
+ * - It counts the fleet's outcomes (`outcome`, see {@link Transition}): its closed state has a `tally`.
  *
  * @example
  * import * as Breaker from 'fp-ts-retry/Breaker'
@@ -1062,7 +1291,12 @@ export const count = (options: CountOptions): Breaker => {
  *
  * const clock = TestClock.make()
  * const store = Breaker.memoryStore({ clock })
- * store.apply({ _tag: 'open', version: 0, wait: 5_000 })
+ * const window: Breaker.Window = { _tag: 'count', size: 3 }
+ * store.apply({ _tag: 'outcome', version: 0, ok: false, window })
+ * store.apply({ _tag: 'outcome', version: 0, ok: true, window })
+ * assert.deepStrictEqual(store.read(), { _tag: 'Closed', version: 0, tally: { outcomes: 2, failures: 1 } })
+ * store.apply({ _tag: 'open', version: 0, wait: 5_000 }) // the count is emptied
+ * store.apply({ _tag: 'outcome', version: 0, ok: false, window }) // a call let through before: nothing
  * store.apply({ _tag: 'open', version: 0, wait: 9_000 }) // already open: nothing
  * assert.deepStrictEqual(store.read(), { _tag: 'Open', version: 1, halfOpenIn: 5_000 })
  * const entered = store.apply({ _tag: 'enter', probes: 1, lease: 1_000 })
@@ -1083,16 +1317,20 @@ export const memoryStore = (options: { readonly clock?: Clock | undefined } = {}
   let issued = 0
   /** The probe permits in flight, with the time each lease runs out. */
   let permits = new Map<string, number>()
+  /** The closed period's outcomes, and the window they are counted by. */
+  let counted: { readonly window: Window; readonly counter: Counter } | undefined
   const become = (to: StoredState['_tag'], at: number | null): void => {
     tag = to
     version++
     halfOpenAt = at
     successes = 0
     permits = new Map()
+    counted = undefined
   }
   const view = (now: number): StoredState => {
     for (const [permit, until] of permits) if (until <= now) permits.delete(permit)
-    if (tag === 'Closed') return { _tag: 'Closed', version }
+    if (tag === 'Closed')
+      return { _tag: 'Closed', version, tally: counted?.counter.tally(now) ?? { outcomes: 0, failures: 0 } }
     if (tag === 'HalfOpen') return { _tag: 'HalfOpen', version, probes: permits.size, successes }
     return { _tag: 'Open', version, halfOpenIn: halfOpenAt === null ? null : Math.max(0, halfOpenAt - now) }
   }
@@ -1125,6 +1363,14 @@ export const memoryStore = (options: { readonly clock?: Clock | undefined } = {}
           break
         case 'reset':
           become('Closed', null)
+          break
+        case 'outcome':
+          if (tag === 'Closed' && version === transition.version) {
+            const { window } = transition
+            if (counted === undefined || !sameWindow(counted.window, window))
+              counted = { window, counter: counterOf(window) }
+            counted.counter.record(!transition.ok, now)
+          }
           break
       }
       return permit === undefined ? { state: view(now) } : { state: view(now), permit }

@@ -11,7 +11,7 @@
  *
  * @since 0.2.0
  */
-import type { Store, StoredState, StoreAnswer, Transition } from './Breaker'
+import type { Store, StoredState, StoreAnswer, Transition, Window } from './Breaker'
 import { checkClient, checkKey, script } from './internal/redis'
 import * as validate from './internal/validate'
 import type { RedisClient } from './RedisBudget'
@@ -42,31 +42,39 @@ export interface StoreOptions {
 // -------------------------------------------------------------------------------------
 
 /**
- * `Breaker.memoryStore`'s state machine in Lua, on one hash: `t` the state (C, O, H), `v` its version, `h` when a
- * probe may go (ms on the server's clock, -1 never), `s` the probes' successes, `n` the permits issued, and one
- * field `p:<permit>` per probe in flight, holding when its lease runs out. ARGV[1] is the operation: `g` read,
- * `o` open (version, wait), `e` enter (probes, lease), `d` probed (version, permit, ok, probes, wait), `i`
- * isolate, `r` reset. Answers { state, version, halfOpenIn (-1 never), probes in flight, successes, permit }.
+ * `Breaker.memoryStore`'s state machine and count in Lua, on one hash: `t` the state (C, O, H), `v` its version, `h`
+ * when a probe may go (ms on the server's clock, -1 never), `s` the probes' successes, `n` the permits issued, and one
+ * field `p:<permit>` per probe in flight, holding when its lease runs out. While closed, the outcomes counted: `w`
+ * the window (`c:0:0` consecutive, `n:<size>:0` count, `s:<duration>:<buckets>` sampling), `f` the failures
+ * (consecutive: in a row), `c`, `r` and `i` the calls, the ring of the last ones ('1' a failure) and its next slot
+ * (count), and one field `b:<bucket>` per bucket, `outcomes:failures` (sampling). ARGV[1] is the operation: `g`
+ * read, `o` open (version, wait), `e` enter (probes, lease), `d` probed (version, permit, ok, probes, wait), `i`
+ * isolate, `r` reset, `u` outcome (version, ok, kind, size or duration, buckets). Answers { state, version,
+ * halfOpenIn (-1 never), probes in flight, successes, permit, outcomes, failures }.
  */
 const SCRIPT = `
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local key = KEYS[1]
-local st = { t = 'C', v = 0, h = -1, s = 0, n = 0 }
+local st = { t = 'C', v = 0, h = -1, s = 0, n = 0, w = '', f = 0, c = 0, i = 0 }
 local permits = {}
 local count = 0
+local buckets = {}
 local fields = redis.call('HGETALL', key)
 for i = 1, #fields, 2 do
   local f, value = fields[i], fields[i + 1]
-  if string.sub(f, 1, 2) == 'p:' then
+  local prefix = string.sub(f, 1, 2)
+  if prefix == 'p:' then
     if tonumber(value) > now then
       permits[string.sub(f, 3)] = true
       count = count + 1
     else
       redis.call('HDEL', key, f)
     end
-  elseif f == 't' then
-    st.t = value
+  elseif prefix == 'b:' then
+    buckets[f] = value
+  elseif f == 't' or f == 'w' or f == 'r' then
+    st[f] = value
   else
     st[f] = tonumber(value)
   end
@@ -77,7 +85,30 @@ local function become(tag, wait)
   redis.call('DEL', key)
   st.t, st.v, st.h, st.s = tag, st.v + 1, at, 0
   redis.call('HSET', key, 't', tag, 'v', st.v, 'h', at, 's', 0, 'n', st.n)
-  permits, count = {}, 0
+  permits, count, buckets, st.w, st.f, st.c, st.i, st.r = {}, 0, {}, '', 0, 0, 0, nil
+end
+local function window()
+  local kind, size, n = string.match(st.w, '^(%a):([^:]+):([^:]+)$')
+  return kind, tonumber(size), tonumber(n)
+end
+local function bucket(duration, n)
+  return string.format('b:%d', math.floor(now / (duration / n)))
+end
+local function tally()
+  local kind, duration, n = window()
+  if kind == 'n' then return st.c, st.f end
+  if kind ~= 's' then return st.f, st.f end
+  local gone = math.floor(now / (duration / n)) - n
+  local outcomes, failures = 0, 0
+  for f, value in pairs(buckets) do
+    if tonumber(string.sub(f, 3)) <= gone then
+      redis.call('HDEL', key, f)
+    else
+      local o, x = string.match(value, '^(%d+):(%d+)$')
+      outcomes, failures = outcomes + tonumber(o), failures + tonumber(x)
+    end
+  end
+  return outcomes, failures
 end
 local op = ARGV[1]
 local permit = ''
@@ -106,31 +137,63 @@ elseif op == 'i' then
   become('O', -1)
 elseif op == 'r' then
   become('C', -1)
+elseif op == 'u' and st.t == 'C' and st.v == tonumber(ARGV[2]) then
+  local w = ARGV[4] .. ':' .. ARGV[5] .. ':' .. ARGV[6]
+  if st.w ~= w then
+    -- another window than the one counted so far: its count starts afresh
+    for f in pairs(buckets) do redis.call('HDEL', key, f) end
+    redis.call('HDEL', key, 'r')
+    buckets, st.w, st.f, st.c, st.i, st.r = {}, w, 0, 0, 0, nil
+    redis.call('HSET', key, 'w', w, 'f', 0, 'c', 0, 'i', 0)
+  end
+  local failed = 1
+  if ARGV[3] == '1' then failed = 0 end
+  local kind, size, n = window()
+  if kind == 'c' then
+    st.f = (st.f + 1) * failed
+    redis.call('HSET', key, 'f', st.f)
+  elseif kind == 'n' then
+    local ring = st.r or string.rep('0', size)
+    if st.c == size then st.f = st.f - tonumber(string.sub(ring, st.i + 1, st.i + 1)) else st.c = st.c + 1 end
+    ring = string.sub(ring, 1, st.i) .. failed .. string.sub(ring, st.i + 2)
+    st.f, st.i = st.f + failed, (st.i + 1) % size
+    redis.call('HSET', key, 'r', ring, 'i', st.i, 'c', st.c, 'f', st.f)
+  else
+    local f = bucket(size, n)
+    local o, x = 0, 0
+    if buckets[f] then o, x = string.match(buckets[f], '^(%d+):(%d+)$') end
+    buckets[f] = (tonumber(o) + 1) .. ':' .. (tonumber(x) + failed)
+    redis.call('HSET', key, f, buckets[f])
+  end
 end
 local halfOpenIn = -1
 if st.t == 'O' and st.h >= 0 then halfOpenIn = math.max(0, st.h - now) end
-return { st.t, st.v, halfOpenIn, count, st.s, permit }
+local outcomes, failures = 0, 0
+if st.t == 'C' then outcomes, failures = tally() end
+return { st.t, st.v, halfOpenIn, count, st.s, permit, outcomes, failures }
 `
 
 const TAGS = { C: 'Closed', O: 'Open', H: 'HalfOpen' } as const
 
 /** Reads the script's answer; anything else is a `TypeError` (the breaker takes it as the store failing). */
 const decode = (answer: unknown): StoreAnswer => {
-  if (!Array.isArray(answer) || answer.length !== 6 || !(answer[0] in TAGS)) {
+  if (!Array.isArray(answer) || answer.length !== 8 || !(answer[0] in TAGS)) {
     throw new TypeError(`RedisBreaker: the script answered ${JSON.stringify(answer)}`)
   }
-  const [t, version, halfOpenIn, probes, successes, permit] = answer as [
+  const [t, version, halfOpenIn, probes, successes, permit, outcomes, failures] = answer as [
     keyof typeof TAGS,
     number,
     number,
     number,
     number,
-    string
+    string,
+    number,
+    number
   ]
   const tag = TAGS[t]
   const state: StoredState =
     tag === 'Closed'
-      ? { _tag: tag, version }
+      ? { _tag: tag, version, tally: { outcomes, failures } }
       : tag === 'Open'
       ? { _tag: tag, version, halfOpenIn: halfOpenIn < 0 ? null : halfOpenIn }
       : { _tag: tag, version, probes, successes }
@@ -139,6 +202,10 @@ const decode = (answer: unknown): StoreAnswer => {
 
 /** A wait as the script reads it: -1 for never. */
 const wait = (ms: number | null): number => (ms === null ? -1 : Math.round(ms))
+
+/** A window as the script reads it: its kind, and its size (count) or duration and buckets (sampling). */
+const windowArgs = (w: Window): [string, number, number] =>
+  w._tag === 'consecutive' ? ['c', 0, 0] : w._tag === 'count' ? ['n', w.size, 0] : ['s', w.duration, w.buckets]
 
 const argsOf = (t: Transition): Array<string | number> => {
   switch (t._tag) {
@@ -152,6 +219,8 @@ const argsOf = (t: Transition): Array<string | number> => {
       return ['i']
     case 'reset':
       return ['r']
+    case 'outcome':
+      return ['u', t.version, t.ok ? 1 : 0, ...windowArgs(t.window)]
   }
 }
 

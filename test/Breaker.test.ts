@@ -881,7 +881,7 @@ describe('Breaker', () => {
       const probe = await b.enter() // b probes, and its success closes the fleet
       strictEqual(await a.enter(), undefined) // one probe in the fleet at a time
       await probe?.onSuccess()
-      deepStrictEqual(store.read(), { _tag: 'Closed', version: 3 })
+      deepStrictEqual(store.read(), { _tag: 'Closed', version: 3, tally: { outcomes: 0, failures: 0 } })
       // a, still open here, reads the newer closed state before deciding: let through, not probing
       strictEqual((await a.enter()) !== undefined, true)
       strictEqual(a.state._tag, 'Closed')
