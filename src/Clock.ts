@@ -5,9 +5,8 @@
  *
  * @since 0.1.0
  */
-import { onAbort } from './internal/abort'
+import { clockOn, now, Sleepers } from './internal/sleepers'
 import { showValue } from './internal/show'
-import * as validate from './internal/validate'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -83,150 +82,6 @@ export interface ClockOptions {
 // constructors
 // -------------------------------------------------------------------------------------
 
-/** Node's and browsers' `setTimeout` fire after 1 ms for any delay above this (a signed 32-bit overflow). */
-const MAX_TIMER = 2 ** 31 - 1
-
-const origin = performance.timeOrigin
-
-const now = (): number => origin + performance.now()
-
-/** A sleep waiting in a {@link Sleepers} queue. */
-class Sleeper {
-  /** Where it is in the queue's heap; -1 once out of it. */
-  index = -1
-  unsubscribe: (() => void) | undefined = undefined
-  constructor(readonly deadline: number, readonly seq: number, readonly resolve: () => void) {}
-}
-
-const before = (a: Sleeper, b: Sleeper): boolean => a.deadline < b.deadline || (a.deadline === b.deadline && a.seq < b.seq)
-
-/**
- * The pending sleeps of one clock, earliest deadline first (a binary heap), behind one timer.
- *
- * Why not a timer per sleep: a Node timer weighs about 200 bytes, a quarter of what a run waiting out its backoff
- * holds, and a service in an outage holds one per request in flight. Here a sleep is one small object; the one
- * timer is armed for the earliest deadline, and whatever is due when it fires is woken, in deadline order (then
- * in the order the sleeps began).
- */
-class Sleepers {
-  private readonly heap: Array<Sleeper> = []
-  private timer: ReturnType<typeof setTimeout> | undefined = undefined
-  /** The deadline the timer is armed for; Infinity when none is. */
-  private armedFor = Infinity
-  private seq = 0
-
-  constructor(private readonly unref: boolean) {}
-
-  add(deadline: number, resolve: () => void): Sleeper {
-    const sleeper = new Sleeper(deadline, this.seq++, resolve)
-    sleeper.index = this.heap.length
-    this.heap.push(sleeper)
-    this.up(sleeper.index)
-    if (deadline < this.armedFor) this.arm()
-    return sleeper
-  }
-
-  /** Ends a sleep before its deadline (an abort); nothing if it has ended. */
-  cancel(sleeper: Sleeper): void {
-    if (sleeper.index < 0) return
-    this.remove(sleeper.index)
-    // The last one gone: nothing is left to keep the process alive. Otherwise an early timer only re-arms.
-    if (this.heap.length === 0) this.disarm()
-    sleeper.unsubscribe?.()
-    sleeper.resolve()
-  }
-
-  /** The timer's callback: wakes what is due, re-arms for the rest. */
-  private readonly fire = (): void => {
-    this.timer = undefined
-    this.armedFor = Infinity
-    const { heap } = this
-    const t = now()
-    // A timer may fire a fraction of a millisecond early: what is not due by now() waits for the next one.
-    while (heap.length > 0 && heap[0].deadline <= t) {
-      const sleeper = heap[0]
-      this.remove(0)
-      sleeper.unsubscribe?.()
-      sleeper.resolve()
-    }
-    if (heap.length > 0) this.arm()
-  }
-
-  /** Arms the timer for the earliest deadline, in pieces of at most `MAX_TIMER`. */
-  private arm(): void {
-    this.disarm()
-    const deadline = this.heap[0].deadline
-    const wait = Math.min(Math.max(1, Math.ceil(deadline - now())), MAX_TIMER)
-    this.armedFor = wait === MAX_TIMER ? now() + MAX_TIMER : deadline
-    const timer = setTimeout(this.fire, wait)
-    // Node's timers have unref; a browser's are numbers, which cannot keep anything alive anyway.
-    if (this.unref && typeof timer === 'object' && typeof timer.unref === 'function') timer.unref()
-    this.timer = timer
-  }
-
-  private disarm(): void {
-    if (this.timer !== undefined) clearTimeout(this.timer)
-    this.timer = undefined
-    this.armedFor = Infinity
-  }
-
-  private remove(i: number): void {
-    const { heap } = this
-    const removed = heap[i]
-    removed.index = -1
-    const last = heap.pop() as Sleeper
-    if (i === heap.length) return
-    heap[i] = last
-    last.index = i
-    this.down(i)
-    this.up(last.index)
-  }
-
-  private up(i: number): void {
-    const { heap } = this
-    const sleeper = heap[i]
-    while (i > 0) {
-      const parent = (i - 1) >> 1
-      if (!before(sleeper, heap[parent])) break
-      heap[i] = heap[parent]
-      heap[i].index = i
-      i = parent
-    }
-    heap[i] = sleeper
-    sleeper.index = i
-  }
-
-  private down(i: number): void {
-    const { heap } = this
-    const sleeper = heap[i]
-    const n = heap.length
-    for (;;) {
-      const left = 2 * i + 1
-      if (left >= n) break
-      const child = left + 1 < n && before(heap[left + 1], heap[left]) ? left + 1 : left
-      if (!before(heap[child], sleeper)) break
-      heap[i] = heap[child]
-      heap[i].index = i
-      i = child
-    }
-    heap[i] = sleeper
-    sleeper.index = i
-  }
-}
-
-const makeSleep =
-  (sleepers: Sleepers) =>
-  (ms: number, signal?: AbortSignal): Promise<void> => {
-    validate.duration('Clock.sleep', 'ms', ms)
-    if (ms === 0 || signal?.aborted) return Promise.resolve()
-    const deadline = now() + ms
-    return new Promise<void>((resolve) => {
-      const sleeper = sleepers.add(deadline, resolve)
-      // One listener per signal, however many sleeps share it (see internal/abort).
-      if (signal !== undefined) sleeper.unsubscribe = onAbort(signal, () => sleepers.cancel(sleeper))
-    })
-  }
-
 /**
  * Real time: a monotonic clock anchored to the epoch (`performance.timeOrigin + performance.now()`), and timers.
  *
@@ -255,9 +110,11 @@ const makeSleep =
  * @category constructors
  * @since 0.1.0
  */
-export const live: Clock = { now, sleep: makeSleep(new Sleepers(false)) }
+const liveSleepers = new Sleepers(false)
+export const live: Clock = clockOn({ now, sleep: liveSleepers.promised }, liveSleepers)
 
-const unrefd: Clock = { now, sleep: makeSleep(new Sleepers(true)) }
+const unrefdSleepers = new Sleepers(true)
+const unrefd: Clock = clockOn({ now, sleep: unrefdSleepers.promised }, unrefdSleepers)
 
 /**
  * Real time, as {@link live}, with options: `make({ unref: true })` is a clock whose pending sleeps do not keep

@@ -27,6 +27,7 @@ import * as RetryStatus from './RetryStatus'
 import * as Timeout from './Timeout'
 import type { Schedule, ScheduleEvent } from './Schedule'
 import { isPromise } from './internal/promise'
+import { sleepersOf, type Sleepers, type Wakeable } from './internal/sleepers'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -281,12 +282,12 @@ export interface Program<S, E, A> {
 const CHECK_EVERY = 64
 const YIELD_AFTER_MS = 1
 
-const yieldToEventLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
-
 /** Everything a run needs, set up once per `retrying(...)`. */
 interface Run<In> {
   readonly schedule: Schedule<In>
   readonly clock: Clock
+  /** The queue behind `clock` when it is a live clock: a run sleeps on it with no promise (see `Going.sleep`). */
+  readonly sleepers: Sleepers | undefined
   readonly random: Random | undefined
   readonly signal: AbortSignal | undefined
   /** The breaker, the budget and the run's own guards, in that order (`Guard.of`). */
@@ -310,6 +311,8 @@ interface Run<In> {
   /** `readsTime`, or a guard that reads it: when nothing does, the clock is not read at all (a read costs about as
    * much as awaiting an attempt that settles at once). */
   readonly readsClock: boolean
+  /** Whether an attempt's start is read for the guards (a budget told latencies), on an unobserved run. */
+  readonly timesAttempts: boolean
 }
 
 /** Where an attempt reads the run's status. */
@@ -330,32 +333,150 @@ const FIRST: Progress = { statusAt: (): RetryStatus.RetryStatus => RetryStatus.i
 const END = -1
 
 /**
- * A run past its first outcome (or one that needs its state from the start: a budget, `onDone`, `resume`): its
- * driver and what the loop carries from one attempt to the next. It lives outside the async loop so that an
- * `await` there saves and restores little: the loop's cost per retry is mostly its awaits.
+ * A run past its first outcome (or one that needs its state from the start: a guard, `onDone`, `onEvent`,
+ * `resume`): its driver, what it carries from one attempt to the next, and the promise it settles.
+ *
+ * It is the loop itself, as a small state machine rather than an async function: a run waiting out its backoff
+ * holds this object, its driver, one promise and a sleep, and no suspended frame. An async function's suspended
+ * frame, its promise and the promise it awaits cost more than all the rest of a pending run (see the "pending runs"
+ * benchmark: a service in an outage holds one run per request in flight).
  */
-class Going<In, R extends Either<unknown, unknown>> {
+class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
   /** The run's driver, made at the first outcome (or restored): a first success makes none. */
   private made: Driver.Driver<In> | undefined = undefined
   /** When the attempt in flight started (read only for a guard that reads the time: a budget, told latencies). */
-  started = 0
+  private started = 0
   /** Retries since the loop last let the event loop turn, and when they were first timed (see `CHECK_EVERY`). */
-  sinceTurn = 0
+  private sinceTurn = 0
   private since = 0
   /** The previous attempt's error, for a guard told of a success (a budget refunds what it cost). */
   private lastError: unknown = undefined
   /** This run's number in its events, and the attempts it made (counted only when observed). */
   private readonly id: number
-  attempts = 0
+  private attempts = 0
+  /** The latest outcome, which the run returns when it ends; `undefined` before the first one of a resumed run. */
+  private last: R | undefined = undefined
 
-  constructor(readonly run: Run<In>, private readonly start: number, restored?: Driver.Driver<In>) {
+  private constructor(
+    readonly run: Run<In>,
+    private readonly attempt: Attempt<R>,
+    private readonly start: number,
+    private readonly resolve: (result: R) => void,
+    private readonly reject: (error: unknown) => void,
+    restored?: Driver.Driver<In>
+  ) {
     this.made = restored
     this.id = run.onEvent === undefined ? 0 : Event.nextRun()
     if (restored !== undefined) this.attempts = restored.iterNumber
   }
 
+  /** A run that needs its state from its first attempt on. */
+  static from<In, R extends Either<unknown, unknown>>(run: Run<In>, attempt: Attempt<R>, start: number): Promise<R> {
+    return new Promise<R>((resolve, reject) => new Going(run, attempt, start, resolve, reject).next())
+  }
+
+  /** A run whose first attempt, made without one, asks for another. */
+  static after<In, R extends Either<unknown, unknown>>(
+    run: Run<In>,
+    attempt: Attempt<R>,
+    start: number,
+    first: R
+  ): Promise<R> {
+    return new Promise<R>((resolve, reject) => new Going(run, attempt, start, resolve, reject).settled(first))
+  }
+
+  /** Goes on with a stored run: restores its driver and waits until the attempt that was due is due. */
+  static resumed<In, R extends Either<unknown, unknown>>(
+    run: Run<In>,
+    attempt: Attempt<R>,
+    stored: RetryState
+  ): Promise<R> {
+    let going: Going<In, R> | undefined = undefined
+    const restored = Driver.restore(
+      run.schedule,
+      stored,
+      run.random,
+      run.onEvent === undefined ? undefined : (event) => going?.scheduleEvent(event)
+    )
+    if (restored._tag === 'Left') return Promise.reject(restored.left)
+    const driver = restored.right
+    return new Promise<R>((resolve, reject) => {
+      going = new Going(run, attempt, driver.start, resolve, reject, driver)
+      going.sleep(Math.max(0, driver.dueAt - run.clock.now()))
+    })
+  }
+
+  /** Makes an attempt; its outcome goes to {@link settled}. */
+  private next(): void {
+    const { run } = this
+    let pending: Promise<R>
+    try {
+      if (run.onEvent !== undefined) this.attemptStarted(run.clock.now())
+      else if (run.timesAttempts) this.started = run.clock.now()
+      pending = this.attempt(this.made ?? FIRST, run.signal)
+    } catch (e) {
+      return this.reject(e)
+    }
+    pending.then((result) => this.settled(result), this.reject)
+  }
+
+  /** An attempt's outcome: the run decides, then ends, goes on at once or sleeps. */
+  private settled(result: R): void {
+    try {
+      if (this.run.onEvent !== undefined) this.attemptEnded(result, this.run.clock.now())
+      this.last = result
+      const decided = this.decide(result)
+      if (typeof decided === 'number') this.waited(decided)
+      else decided.then((wait) => this.waited(wait), this.reject)
+    } catch (e) {
+      this.reject(e)
+    }
+  }
+
+  /** What `decide` answered: the end of the run, or the wait before the next attempt. */
+  private waited(wait: number): void {
+    if (wait < 0) this.resolve(this.last as R)
+    else if (wait === 0) this.wake()
+    else this.sleep(wait)
+  }
+
+  /** Sleeps `ms` on the run's clock, then wakes; the live clocks wake this run with no promise of their own. */
+  private sleep(ms: number): void {
+    const { clock, sleepers, signal } = this.run
+    try {
+      if (ms === 0 || signal?.aborted === true) return this.wake()
+      if (sleepers === undefined) {
+        clock.sleep(ms, signal, 'backoff').then(() => this.wake(), this.reject)
+        return
+      }
+      sleepers.sleep(ms, signal, this)
+    } catch (e) {
+      this.reject(e)
+    }
+  }
+
+  /** After a sleep (or a zero delay): lets the event loop turn when retries have kept it long, then goes on. */
+  wake(): void {
+    if (++this.sinceTurn % CHECK_EVERY === 0 && this.longStreak()) setImmediate(() => this.awake())
+    else this.awake()
+  }
+
+  private awake(): void {
+    const { signal } = this.run
+    if (signal?.aborted !== true) return this.next()
+    const last = this.last
+    // A resumed run has no error in hand to return (it was seen before the restart): it rejects, as before a start.
+    if (last === undefined) return this.reject(signal.reason)
+    try {
+      this.end(last, this.driver.status, 'aborted')
+      this.resolve(last)
+    } catch (e) {
+      this.reject(e)
+    }
+  }
+
   /** Tells `onEvent` of an attempt starting (observed runs only). */
-  attemptStarted(now: number): void {
+  private attemptStarted(now: number): void {
     this.started = now
     this.emit({ _tag: 'AttemptStarted', source: this.run.source, run: this.id, at: now, attempt: ++this.attempts })
   }
@@ -411,11 +532,6 @@ class Going<In, R extends Either<unknown, unknown>> {
       random: run.random,
       onEvent: run.onEvent === undefined ? undefined : (event) => this.scheduleEvent(event)
     }))
-  }
-
-  /** Where the next attempt reads its status: the driver once there is one. */
-  get progress(): Progress {
-    return this.made ?? FIRST
   }
 
   /** Decides after an attempt: tells the driver, then the guards (`Guard.decide`), then `onRetry`. */
@@ -523,63 +639,25 @@ class Going<In, R extends Either<unknown, unknown>> {
   }
 }
 
-/** Goes on with a stored run: restores its driver and waits until the attempt that was due is due. */
-const resumed = async <In, R extends Either<unknown, unknown>>(
-  run: Run<In>,
-  stored: RetryState
-): Promise<Going<In, R>> => {
-  const { clock, signal } = run
-  let going: Going<In, R> | undefined = undefined
-  const restored = Driver.restore(
-    run.schedule,
-    stored,
-    run.random,
-    run.onEvent === undefined ? undefined : (event) => going?.scheduleEvent(event)
-  )
-  if (restored._tag === 'Left') throw restored.left
-  const driver = restored.right
-  const wait = driver.dueAt - clock.now()
-  if (wait > 0) await clock.sleep(wait, signal, 'backoff')
-  // There is no error in hand to return (it was seen before the restart), so an abort rejects, as before a start.
-  if (signal?.aborted) throw signal.reason
-  going = new Going<In, R>(run, driver.start, driver)
-  return going
-}
-
 /**
  * The one loop behind every runner: attempt, let the run decide (driver, breaker, budget, `onRetry`), pause,
- * attempt again. A first success of a run without a budget or `onDone` allocates nothing of ours.
+ * attempt again. A first success of a run without a guard, `onDone` or `onEvent` allocates nothing of ours beyond
+ * the callback that looks at it.
  */
-const loop = async <In, R extends Either<unknown, unknown>>(run: Run<In>, attempt: Attempt<R>): Promise<R> => {
-  const { signal } = run
-  if (signal?.aborted) throw signal.reason
-  const start = run.readsClock && run.resume === undefined ? run.clock.now() : 0
-  let going =
-    run.resume !== undefined
-      ? await resumed<In, R>(run, run.resume)
-      : run.guards.length === 0 && run.onDone === undefined && run.onEvent === undefined
-      ? undefined // a first success needs nothing more: no guard to tell, no `onDone` to call, no event
-      : new Going<In, R>(run, start)
-  const observed = run.onEvent !== undefined
-  const timesAttempts = run.readsClock && run.guards.length > 0
-  for (;;) {
-    if (observed) (going as Going<In, R>).attemptStarted(run.clock.now())
-    else if (timesAttempts && going !== undefined) going.started = run.clock.now()
-    const result = await attempt(going === undefined ? FIRST : going.progress, signal)
-    if (observed) (going as Going<In, R>).attemptEnded(result, run.clock.now())
-    if (going === undefined) {
-      if (result._tag !== run.continueOn) return result
-      going = new Going(run, start)
-    }
-    const decided = going.decide(result)
-    const wait = typeof decided === 'number' ? decided : await decided
-    if (wait < 0) return result
-    if (wait > 0) await run.clock.sleep(wait, signal, 'backoff')
-    if (++going.sinceTurn % CHECK_EVERY === 0 && going.longStreak()) await yieldToEventLoop()
-    if (signal?.aborted) {
-      going.end(result, going.driver.status, 'aborted')
-      return result
-    }
+const loop = <In, R extends Either<unknown, unknown>>(run: Run<In>, attempt: Attempt<R>): Promise<R> => {
+  try {
+    const { signal } = run
+    if (signal?.aborted) return Promise.reject(signal.reason)
+    if (run.resume !== undefined) return Going.resumed(run, attempt, run.resume)
+    const start = run.readsClock ? run.clock.now() : 0
+    // a first success needs nothing more when there is no guard to tell, no `onDone` to call and no event
+    if (run.guards.length > 0 || run.onDone !== undefined || run.onEvent !== undefined)
+      return Going.from(run, attempt, start)
+    return attempt(FIRST, signal).then((result) =>
+      result._tag === run.continueOn ? Going.after(run, attempt, start, result) : result
+    )
+  } catch (e) {
+    return Promise.reject(e)
   }
 }
 
@@ -663,9 +741,11 @@ const makeRun = <In, E, A>(
     options.onDone !== undefined ||
     options.onEvent !== undefined ||
     options.resume !== undefined
+  const clock = options.clock ?? LiveClock.live
   return {
     schedule,
-    clock: options.clock ?? LiveClock.live,
+    clock,
+    sleepers: sleepersOf(clock),
     random: options.random,
     signal: options.signal,
     resume: options.resume,
@@ -685,11 +765,10 @@ const makeRun = <In, E, A>(
 const timing = (
   readsTime: boolean,
   guards: ReadonlyArray<Guard.Guard>
-): { readonly guards: ReadonlyArray<Guard.Guard>; readonly readsTime: boolean; readonly readsClock: boolean } => ({
-  guards,
-  readsTime,
-  readsClock: readsTime || guards.some((guard) => guard.readsTime)
-})
+): Pick<Run<unknown>, 'guards' | 'readsTime' | 'readsClock' | 'timesAttempts'> => {
+  const readsClock = readsTime || guards.some((guard) => guard.readsTime)
+  return { guards, readsTime, readsClock, timesAttempts: readsClock && guards.length > 0 }
+}
 
 /** The runner's attempt for an action that sees no signal: `base`, under the run's timeout when it has one. */
 const attemptOf = <In, R extends Either<unknown, unknown>>(
@@ -965,6 +1044,7 @@ export const retryingReaderTaskEither = <In, E extends In = In, A = unknown>(
     const run: Run<In> = {
       ...template,
       clock: env.clock,
+      sleepers: sleepersOf(env.clock),
       random: env.random,
       signal: env.signal,
       ...timing(template.readsTime, Guard.of(`${where}: env`, env))
