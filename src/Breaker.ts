@@ -6,7 +6,8 @@
  * (its probes are in flight; the other calls fail at once). Three policies decide when it opens:
  * {@link consecutive} (cockatiel's `ConsecutiveBreaker`), {@link sampling} (Polly's advanced breaker,
  * cockatiel's `SamplingBreaker`) and {@link count} (resilience4j's count-based window). A {@link Store}
- * (`RedisBreaker.store`) shares the state with a fleet. How long it stays open is a `Schedule`, `halfOpenAfter`: the first delay after
+ * (`RedisBreaker.store`) shares the state and the count of outcomes with a fleet, which then opens as one breaker
+ * seeing every process's calls would. How long it stays open is a `Schedule`, `halfOpenAfter`: the first delay after
  * it opens, the next after a failed probe, and so on, so the wait grows as the schedule says (cockatiel#68) and
  * `Schedule.delays(halfOpenAfter)` previews it.
  *
@@ -411,9 +412,9 @@ export interface Breaker {
  *   that many successes close the circuit, and the first failure opens it again. With a store, in the whole fleet.
  * - `clock` (default `Clock.live`) gives the time; give it the run's clock. `random` (default `Random.live`)
  *   draws the jitter of `halfOpenAfter`, if any.
- * - `store`: share the state with a fleet (see {@link Store}). `staleness` (ms, default 0): how old the local copy
- *   of the fleet's state may be before a call reads the store again (0: every call that is not refused at once
- *   costs one store call). `storeTimeout` (ms, default 100): the longest any store call is waited for, on
+ * - `store`: share the state and the count with a fleet (see {@link Store}, and its table of the store calls per
+ *   call). `staleness` (ms, default 0): how old the local copy of the fleet's state may be before a call reads the
+ *   store again (0: every call that is not refused at once costs one store call, besides its outcome's). `storeTimeout` (ms, default 100): the longest any store call is waited for, on
  *   `clock`. `probeLease` (ms, default 10,000): how long a probe permit of the fleet lasts if its process never
  *   reports it (it died): then another process may probe. Make it longer than a call takes.
  * - `name`: the breaker's name in its events. `onEvent` is told `BreakerStateChanged` at every change of state

@@ -1,11 +1,13 @@
 /**
- * A circuit breaker's state shared by a fleet through Redis: every process whose breaker names the same key opens,
- * probes and closes as one.
+ * A circuit breaker's state and count shared by a fleet through Redis: every process whose breaker names the same
+ * key counts, opens, probes and closes as one.
  *
  * `store` is a `Breaker.Store` kept in one Redis hash: each transition is one atomic Lua script on the server's
- * time (`TIME`), so the fleet's clocks need not agree; probe permits are counted in Redis, so a half-open circuit
- * gets as many probes as `halfOpenProbes` allows in the whole fleet, and a permit whose process died is given up
- * after `probeLease`. Give it to any breaker (`Breaker.consecutive`, `sampling`, `count`) as `store`.
+ * time (`TIME`), so the fleet's clocks need not agree; the outcomes of the closed period are counted in Redis, so
+ * the fleet opens when its policy says so of the calls of all its processes (4 processes with `threshold: 10`
+ * open after 10 failures in a row in all, not up to 40); probe permits are counted in Redis, so a half-open
+ * circuit gets as many probes as `halfOpenProbes` allows in the whole fleet, and a permit whose process died is
+ * given up after `probeLease`. Give it to any breaker (`Breaker.consecutive`, `sampling`, `count`) as `store`.
  *
  * This module loads no Redis client: it takes one you made (an ioredis `Redis` or `Cluster`).
  *
@@ -235,11 +237,16 @@ const argsOf = (t: Transition): Array<string | number> => {
  * - The breaker bounds every call: `storeTimeout` (default 100 ms), whatever the client does with its own
  *   retries and offline queue. A call that fails or times out leaves each process on its local state, told as
  *   `ServiceUnavailable`; the fleet's state wins again once Redis answers (`ServiceRecovered`).
- * - Round trips: a call costs one (`enter`) while the breaker's copy is older than `staleness`, none while it is
- *   fresh and the circuit closed, or open before its wait is over; a probe's outcome one more; a failure that
- *   opens the circuit one more. `admitsIn` one, when stale.
- * - The hash at `key` has no expiry and holds a few fields; every process should give the same `halfOpenProbes`.
- *   A Redis without persistence forgets it on a restart: the fleet starts closed again.
+ * - Round trips, one per store call (`Breaker.Store` has the table): while closed, an `enter` when the breaker's
+ *   copy is older than `staleness` (none while it is fresh, or open before its wait is over), and the outcome: a
+ *   failure one (one more if it opens the circuit), a success one, except none under `consecutive` while no failure
+ *   is counted and under `count` while the window is full and holds no failure. Every answer refreshes the copy.
+ *   Half-open, a probe costs its `enter` and its outcome. `admitsIn` one, when stale.
+ * - Sampling windows are counted in buckets of the server's time (`buckets`, default 10, see `Breaker.Window`).
+ * - The hash at `key` has no expiry and holds a few fields: with `count`, a ring of `size` bytes; with `sampling`,
+ *   one field per bucket. Every process should give the same policy and `halfOpenProbes`: an outcome counted
+ *   under another window starts the count afresh. A Redis without persistence forgets it on a restart: the fleet
+ *   starts closed again.
  * - A bad client or key is a `TypeError` naming it.
  *
  * @example

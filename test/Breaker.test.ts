@@ -12,6 +12,7 @@ import * as Random from '../src/Random'
 import { retrying, retryingReaderTaskEither, retryingWithContext, type StopReason } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
 import * as TestClock from '../src/TestClock'
+import * as fleet from './support/breaker-fleet'
 import { killLeftoverChildren, runFixture } from './support/child'
 import { deepStrictEqual, settle, strictEqual, throwsRangeError, throwsTypeError } from './util'
 
@@ -232,6 +233,12 @@ describe('Breaker', () => {
         throwsRangeError(
           () => Breaker.sampling({ ...good, failureRate }),
           /^Breaker\.sampling: failureRate must be a number in \(0, 1\], received/
+        )
+      }
+      for (const buckets of [0, 2.5, -1, NaN, null]) {
+        throwsRangeError(
+          () => Breaker.sampling({ ...good, buckets: buckets as number }),
+          new RegExp(`^Breaker\\.sampling: buckets must be a whole number >= 1, received ${String(buckets)}$`)
         )
       }
     })
@@ -893,6 +900,222 @@ describe('Breaker', () => {
         'b:Closed@1000/local',
         'a:Closed@1000/store'
       ])
+    })
+
+    // Issue 20: each process counted its own outcomes, so 4 processes with threshold 10 made up to 40 failures
+    // before the fleet opened. A store that counts makes the fleet one breaker.
+    it('issue 20: should count the fleet as one: processes failing in turn open it at the threshold in all', async () => {
+      const clock = TestClock.make()
+      const store = Breaker.memoryStore({ clock })
+      const [a, b] = [0, 1].map(() => Breaker.consecutive({ threshold: 4, halfOpenAfter: constant(1_000), clock, store }))
+      const report = async (breaker: Breaker.Breaker, ok: boolean): Promise<void> => {
+        const permit = await breaker.enter()
+        await (ok ? permit?.onSuccess() : permit?.onFailure())
+      }
+      await report(a, false)
+      await report(b, true) // a success of the fleet's ends the failures in a row
+      for (const p of [a, b, a]) await report(p, false)
+      deepStrictEqual(store.read(), { _tag: 'Closed', version: 0, tally: { outcomes: 3, failures: 3 } })
+      deepStrictEqual([a.state._tag, b.state._tag], ['Closed', 'Closed'])
+      await report(b, false) // the fleet's fourth in a row, b's second
+      deepStrictEqual(b.state, { _tag: 'Open', since: 0, halfOpenAt: 1_000 })
+      strictEqual(await a.enter(), undefined)
+      deepStrictEqual(store.read(), { _tag: 'Open', version: 1, halfOpenIn: 1_000 })
+    })
+
+    it('should open the fleet exactly when one breaker seeing every process’s outcomes in order would (consecutive, count, sampling)', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fleet.policyArbitrary(fc.integer({ min: 50, max: 2_000 })),
+          fleet.commandsArbitrary(4, true),
+          async (policy, commands) => {
+            const clock = TestClock.make()
+            await fleet.checkFleet({ policy, commands, processes: 4, store: Breaker.memoryStore({ clock }), clock })
+          }
+        ),
+        { numRuns: 300 }
+      )
+    })
+
+    describe('store calls per call (the table of Breaker.Store)', () => {
+      /** The store calls each call makes, in order, for calls that end as `outcomes` says. */
+      const storeCalls = async (
+        build: (options: Breaker.BreakerOptions) => Breaker.Breaker,
+        outcomes: ReadonlyArray<boolean>,
+        staleness: number
+      ): Promise<Array<Array<string>>> => {
+        const clock = TestClock.make()
+        const memory = Breaker.memoryStore({ clock })
+        const calls: Array<string> = []
+        const store: Breaker.Store = {
+          read: () => (calls.push('read'), memory.read()),
+          apply: (t) => (calls.push(t._tag), memory.apply(t))
+        }
+        const breaker = build({ halfOpenAfter: constant(1_000), clock, store, staleness })
+        const made: Array<Array<string>> = []
+        for (const ok of outcomes) {
+          const from = calls.length
+          const permit = (await breaker.enter()) as Breaker.Permit
+          await (ok ? permit.onSuccess() : permit.onFailure())
+          made.push(calls.slice(from))
+          await clock.advance(10)
+        }
+        return made
+      }
+      const FRESH = 60_000
+
+      it('consecutive: a success costs nothing while no failure is counted; the first after one resets the count', async () => {
+        const threshold = (options: Breaker.BreakerOptions) => Breaker.consecutive({ ...options, threshold: 3 })
+        deepStrictEqual(await storeCalls(threshold, [true, true, false, true, true, false, false, false], FRESH), [
+          ['enter'], // the first call reads the fleet; its success changes nothing
+          [],
+          ['outcome'],
+          ['outcome'], // sets the fleet's count back to 0
+          [],
+          ['outcome'],
+          ['outcome'],
+          ['outcome', 'open']
+        ])
+        deepStrictEqual(await storeCalls(threshold, [true, true, false, true], 0), [
+          ['enter'],
+          ['enter'],
+          ['enter', 'outcome'],
+          ['enter', 'outcome']
+        ])
+      })
+
+      it('count: a success costs nothing while the window is full and holds no failure', async () => {
+        const count = (options: Breaker.BreakerOptions) => Breaker.count({ ...options, size: 2, failureRate: 1 })
+        deepStrictEqual(await storeCalls(count, [true, true, true, false, true, true, true], FRESH), [
+          ['enter', 'outcome'],
+          ['outcome'],
+          [], // the window is full of successes
+          ['outcome'],
+          ['outcome'],
+          ['outcome'], // pushes the failure out
+          []
+        ])
+      })
+
+      it('sampling: every outcome costs one', async () => {
+        const sampling = (options: Breaker.BreakerOptions) =>
+          Breaker.sampling({ ...options, window: 1_000, minThroughput: 3, failureRate: 0.5 })
+        deepStrictEqual(await storeCalls(sampling, [true, false, true, false], FRESH), [
+          ['enter', 'outcome'],
+          ['outcome'],
+          ['outcome'],
+          ['outcome', 'open'] // 2 of 4
+        ])
+      })
+    })
+
+    it('a store without a tally (written before the fleet counted) should be told no outcome: each process counts its own', async () => {
+      const clock = TestClock.make()
+      const memory = Breaker.memoryStore({ clock })
+      const told: Array<string> = []
+      const strip = (state: Breaker.StoredState): Breaker.StoredState =>
+        state._tag === 'Closed' ? { _tag: 'Closed', version: state.version } : state
+      const store: Breaker.Store = {
+        read: () => strip(memory.read() as Breaker.StoredState),
+        apply: (t) => {
+          told.push(t._tag)
+          const answer = memory.apply(t) as Breaker.StoreAnswer
+          return { ...answer, state: strip(answer.state) }
+        }
+      }
+      const [a, b] = [0, 1].map(() => Breaker.consecutive({ threshold: 2, halfOpenAfter: constant(1_000), clock, store }))
+      for (const p of [a, b]) await ((await p.enter()) as Breaker.Permit).onFailure()
+      deepStrictEqual([a.state._tag, b.state._tag], ['Closed', 'Closed']) // one failure each
+      await ((await a.enter()) as Breaker.Permit).onFailure()
+      strictEqual(a.state._tag, 'Open') // a's second
+      strictEqual(await b.enter(), undefined) // and the fleet's state is shared
+      strictEqual(told.includes('outcome'), false)
+    })
+
+    it('should fall back to its own count, and say so, when the store does not answer an outcome in time', async () => {
+      const clock = TestClock.make()
+      const memory = Breaker.memoryStore({ clock })
+      let down = false
+      const store: Breaker.Store = {
+        read: () => memory.read(),
+        apply: (t) => (down ? new Promise<never>(() => undefined) : memory.apply(t))
+      }
+      const events: Array<string> = []
+      const breaker = Breaker.consecutive({
+        threshold: 2,
+        halfOpenAfter: constant(1_000),
+        clock,
+        store,
+        staleness: 60_000,
+        storeTimeout: 50,
+        onEvent: (e) => void events.push(`${e._tag}@${e.at}`)
+      })
+      await ((await breaker.enter()) as Breaker.Permit).onFailure()
+      deepStrictEqual(memory.read(), { _tag: 'Closed', version: 0, tally: { outcomes: 1, failures: 1 } })
+      down = true
+      const permit = breaker.enter() as Breaker.Permit // the copy is fresh: no store call
+      const reported = permit.onFailure()
+      await clock.advance(50) // the outcome is given up: its own count, 2 in a row, opens
+      await clock.advance(50) // and so is the opening's
+      await reported
+      deepStrictEqual(breaker.state, { _tag: 'Open', since: 50, halfOpenAt: 1_050 })
+      deepStrictEqual(events, ['ServiceUnavailable@50', 'BreakerStateChanged@50'])
+      down = false
+      await clock.advance(60_000)
+      // the store answers again: the fleet's state wins
+      strictEqual((await breaker.enter()) !== undefined, true)
+      deepStrictEqual(events.slice(2), ['ServiceRecovered@60100'])
+    })
+
+    it('should take a store that answers a tally that cannot be for a store that failed', async () => {
+      const clock = TestClock.make()
+      const events: Array<string> = []
+      const state: Breaker.StoredState = { _tag: 'Closed', version: 0, tally: { outcomes: 1, failures: 2 } }
+      const breaker = Breaker.consecutive({
+        threshold: 1,
+        halfOpenAfter: constant(1_000),
+        clock,
+        store: { read: () => state, apply: () => ({ state }) },
+        onEvent: (e) => void events.push(e._tag)
+      })
+      strictEqual((await breaker.enter()) !== undefined, true)
+      expect(events).toEqual(['ServiceUnavailable'])
+    })
+
+    describe('memoryStore', () => {
+      it('should count a sampling window in buckets of its clock: an outcome leaves with its bucket', async () => {
+        const clock = TestClock.make()
+        const store = Breaker.memoryStore({ clock })
+        const window: Breaker.Window = { _tag: 'sampling', duration: 1_000, buckets: 4 } // buckets of 250 ms
+        const outcome = (ok: boolean): unknown => store.apply({ _tag: 'outcome', version: 0, ok, window })
+        outcome(false)
+        await clock.advance(249)
+        outcome(true) // still bucket 0
+        await clock.advance(1)
+        outcome(false) // bucket 1
+        const tally = () => (store.read() as Extract<Breaker.StoredState, { _tag: 'Closed' }>).tally
+        deepStrictEqual(tally(), { outcomes: 3, failures: 2 })
+        await clock.advance(749) // 999: bucket 3, the fourth
+        deepStrictEqual(tally(), { outcomes: 3, failures: 2 })
+        await clock.advance(1) // 1,000: bucket 0 is out, the one at 249 after 751 ms (duration - width = 750)
+        deepStrictEqual(tally(), { outcomes: 1, failures: 1 })
+        await clock.advance(250)
+        deepStrictEqual(tally(), { outcomes: 0, failures: 0 })
+      })
+
+      it('should start the count afresh for another window, and count nothing for another version', () => {
+        const store = Breaker.memoryStore({ clock: TestClock.make() })
+        const count: Breaker.Window = { _tag: 'count', size: 3 }
+        store.apply({ _tag: 'outcome', version: 0, ok: false, window: count })
+        store.apply({ _tag: 'outcome', version: 0, ok: false, window: count })
+        store.apply({ _tag: 'outcome', version: 0, ok: false, window: { _tag: 'count', size: 4 } })
+        deepStrictEqual(store.read(), { _tag: 'Closed', version: 0, tally: { outcomes: 1, failures: 1 } })
+        store.apply({ _tag: 'outcome', version: 7, ok: false, window: { _tag: 'count', size: 4 } })
+        deepStrictEqual(store.read(), { _tag: 'Closed', version: 0, tally: { outcomes: 1, failures: 1 } })
+        store.apply({ _tag: 'isolate' })
+        store.apply({ _tag: 'reset' })
+        deepStrictEqual(store.read(), { _tag: 'Closed', version: 2, tally: { outcomes: 0, failures: 0 } })
+      })
     })
   })
 
