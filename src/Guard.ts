@@ -379,6 +379,9 @@ export const refusedBy = (guards: ReadonlyArray<Guard>, error: unknown): GuardRe
   return undefined
 }
 
+/** No guard at all: one list for every run without one. */
+const NONE: ReadonlyArray<Guard> = Object.freeze([])
+
 /**
  * The guards of a run's options (`where` names the caller in the errors), in the one order: the breaker, the
  * budget, then the run's own `guards`, each checked.
@@ -414,6 +417,8 @@ export const of = (
         `${where}: options.guards[${i}] must have a reason and readsTime, received ${showValue(guard)}`
       )
   })
+  // the common case shares one empty list: a run built per request (for its signal) holds nothing for it
+  if (options.breaker === undefined && options.budget === undefined && own.length === 0) return NONE
   return [
     ...(options.breaker === undefined ? [] : [breaker(options.breaker)]),
     ...(options.budget === undefined ? [] : [budget(options.budget)]),

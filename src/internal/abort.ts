@@ -8,15 +8,61 @@
  * @internal
  */
 
-/** The waiters of one signal and the one listener that calls them. */
-interface Entry {
-  readonly callbacks: Set<Registration>
-  readonly listener: () => void
+/**
+ * What waits on a signal: `aborted()` is called once when it aborts. One object waits once at a time; the runner's
+ * sleeps are waiters themselves, so that a sleep on a signal holds no closure for it.
+ */
+export interface Waiter {
+  readonly aborted: () => void
 }
 
-/** One call of {@link onAbort}: a wrapper, so that one function registered twice is two registrations. */
-interface Registration {
-  readonly callback: () => void
+/**
+ * The waiters of one signal, and the one listener that calls them (an `EventListener` object: no closure). The
+ * first waiter is kept apart: most signals have one (a request's), and a `Set` for one weighs more than the rest.
+ */
+class Entry {
+  /** The oldest waiter, while `more` is empty when it comes; the others, in the order they came. */
+  first: Waiter | undefined = undefined
+  more: Set<Waiter> | undefined = undefined
+
+  constructor(readonly signal: AbortSignal) {}
+
+  add(waiter: Waiter): void {
+    if (this.first === undefined && (this.more === undefined || this.more.size === 0)) this.first = waiter
+    else (this.more ??= new Set()).add(waiter)
+  }
+
+  /** Takes `waiter` off; answers whether none is left. */
+  delete(waiter: Waiter): boolean {
+    if (this.first === waiter) this.first = undefined
+    else this.more?.delete(waiter)
+    return this.first === undefined && (this.more === undefined || this.more.size === 0)
+  }
+
+  handleEvent(): void {
+    const errors: Array<unknown> = []
+    // A waiter that unsubscribes itself (or another) while this runs is fine: `first` is read when its turn comes,
+    // and a Set's iteration skips deleted members. Every waiter runs even if one throws, as separate listeners
+    // would; the errors are rethrown after.
+    const call = (waiter: Waiter): void => {
+      try {
+        waiter.aborted()
+      } catch (e) {
+        errors.push(e)
+      }
+    }
+    const first = this.first
+    this.first = undefined
+    if (first !== undefined) call(first)
+    if (this.more !== undefined) {
+      for (const waiter of this.more) call(waiter)
+      this.more.clear()
+    }
+    // The signal aborts once: it is forgotten (a waiter that comes now finds it aborted and registers nothing).
+    if (entries.get(this.signal) === this) entries.delete(this.signal)
+    if (errors.length === 1) throw errors[0]
+    if (errors.length > 1) throw new AggregateError(errors, 'onAbort: several abort callbacks threw')
+  }
 }
 
 /** Does nothing: the unsubscribe of a registration that registered nothing. */
@@ -24,22 +70,30 @@ export const noop = (): void => undefined
 
 const entries = new WeakMap<AbortSignal, Entry>()
 
-const fanOut = (signal: AbortSignal, callbacks: Set<Registration>): void => {
-  // The signal aborts once: forget it, so that a waiter that registers from here on starts afresh.
-  if (entries.get(signal)?.callbacks === callbacks) entries.delete(signal)
-  const errors: Array<unknown> = []
-  // A callback that unsubscribes itself (or another) while this runs is fine: a Set's iteration skips deleted
-  // members. Every callback runs even if one throws, as separate listeners would; the errors are rethrown after.
-  for (const registration of callbacks) {
-    try {
-      registration.callback()
-    } catch (e) {
-      errors.push(e)
-    }
+/**
+ * Calls `waiter.aborted()` once when `signal` aborts, as {@link onAbort} calls its callback (same contract); take it
+ * off with {@link unsubscribe}.
+ */
+export const subscribe = (signal: AbortSignal, waiter: Waiter): void => {
+  // Nothing to wait for, and nothing to leave behind: a listener added now would never run nor be removed.
+  if (signal.aborted) return
+  let entry = entries.get(signal)
+  if (entry === undefined) {
+    entry = new Entry(signal)
+    entries.set(signal, entry)
+    signal.addEventListener('abort', entry, { once: true })
   }
-  callbacks.clear()
-  if (errors.length === 1) throw errors[0]
-  if (errors.length > 1) throw new AggregateError(errors, 'onAbort: several abort callbacks threw')
+  entry.add(waiter)
+}
+
+/** Takes `waiter` off `signal`: idempotent, and a no-op once it has been called. */
+export const unsubscribe = (signal: AbortSignal, waiter: Waiter): void => {
+  const entry = entries.get(signal)
+  // The last one left: take the listener off (a signal that has fired has no entry: its listener is gone).
+  if (entry !== undefined && entry.delete(waiter)) {
+    entries.delete(signal)
+    signal.removeEventListener('abort', entry)
+  }
 }
 
 /**
@@ -57,25 +111,9 @@ const fanOut = (signal: AbortSignal, callbacks: Set<Registration>): void => {
  *   listener, where Node reports an error thrown by any 'abort' listener.
  */
 export const onAbort = (signal: AbortSignal, callback: () => void): (() => void) => {
-  // Nothing to wait for, and nothing to leave behind: a listener added now would never run nor be removed.
   if (signal.aborted) return noop
-  let entry = entries.get(signal)
-  if (entry === undefined) {
-    const callbacks = new Set<Registration>()
-    const listener = (): void => fanOut(signal, callbacks)
-    entry = { callbacks, listener }
-    entries.set(signal, entry)
-    signal.addEventListener('abort', listener, { once: true })
-  }
-  const { callbacks, listener } = entry
-  const registration: Registration = { callback }
-  callbacks.add(registration)
-  return () => {
-    if (!callbacks.delete(registration) || callbacks.size > 0) return
-    // The last one left: take the listener off, unless the signal has fired (the listener is already gone).
-    if (entries.get(signal)?.callbacks === callbacks) {
-      entries.delete(signal)
-      signal.removeEventListener('abort', listener)
-    }
-  }
+  // A registration of its own: one function registered twice is two registrations.
+  const waiter: Waiter = { aborted: callback }
+  subscribe(signal, waiter)
+  return () => unsubscribe(signal, waiter)
 }

@@ -3,7 +3,7 @@
  *
  * @internal
  */
-import { onAbort } from './abort'
+import { subscribe, unsubscribe, type Waiter } from './abort'
 import * as validate from './validate'
 
 /** Node's and browsers' `setTimeout` fire after 1 ms for any delay above this (a signed 32-bit overflow). */
@@ -19,15 +19,24 @@ export interface Wakeable {
   readonly wake: () => void
 }
 
-/** A sleep waiting in a {@link Sleepers} queue. */
-class Sleeper {
+/** A sleep waiting in a {@link Sleepers} queue; it waits on its signal itself (no closure for it). */
+class Sleeper implements Waiter {
   /** Where it is in the queue's heap; -1 once out of it. */
   index = -1
-  unsubscribe: (() => void) | undefined = undefined
-  constructor(readonly deadline: number, readonly seq: number, readonly waker: Wakeable | (() => void)) {}
+  constructor(
+    readonly deadline: number,
+    readonly seq: number,
+    readonly waker: Wakeable | (() => void),
+    private readonly queue: Sleepers,
+    private readonly signal: AbortSignal | undefined
+  ) {}
+
+  aborted(): void {
+    this.queue.cancel(this)
+  }
 
   wake(): void {
-    this.unsubscribe?.()
+    if (this.signal !== undefined) unsubscribe(this.signal, this)
     const { waker } = this
     if (typeof waker === 'function') waker()
     else waker.wake()
@@ -58,17 +67,17 @@ export class Sleepers {
    * has). A waker must not throw: it would stop the others due at the same time.
    */
   sleep(ms: number, signal: AbortSignal | undefined, waker: Wakeable | (() => void)): void {
-    const sleeper = new Sleeper(now() + ms, this.seq++, waker)
+    const sleeper = new Sleeper(now() + ms, this.seq++, waker, this, signal)
     sleeper.index = this.heap.length
     this.heap.push(sleeper)
     this.up(sleeper.index)
     if (sleeper.deadline < this.armedFor) this.arm()
     // One listener per signal, however many sleeps share it (see internal/abort).
-    if (signal !== undefined) sleeper.unsubscribe = onAbort(signal, () => this.cancel(sleeper))
+    if (signal !== undefined) subscribe(signal, sleeper)
   }
 
   /** Ends a sleep before its deadline (an abort); nothing if it has ended. */
-  private cancel(sleeper: Sleeper): void {
+  cancel(sleeper: Sleeper): void {
     if (sleeper.index < 0) return
     this.remove(sleeper.index)
     // The last one gone: nothing is left to keep the process alive. Otherwise an early timer only re-arms.

@@ -1,7 +1,7 @@
 import * as assert from 'assert'
 import * as fc from 'fast-check'
 import { getEventListeners } from 'events'
-import { onAbort } from '../../src/internal/abort'
+import { onAbort, subscribe, unsubscribe, type Waiter } from '../../src/internal/abort'
 import { deepStrictEqual } from '../util'
 
 const listeners = (signal: AbortSignal): number => getEventListeners(signal, 'abort').length
@@ -120,8 +120,9 @@ describe('internal/abort', () => {
           })
         }
         // Called directly: an exception thrown by a listener during a real abort is reported as an uncaught exception.
-        const [listener] = getEventListeners(controller.signal, 'abort') as unknown as ReadonlyArray<() => void>
-        assert.throws(listener, (e: unknown) =>
+        // The listener is an EventListener object (no closure per signal).
+        const [listener] = getEventListeners(controller.signal, 'abort') as unknown as ReadonlyArray<{ handleEvent: (event: Event) => void }>
+        assert.throws(() => listener.handleEvent(new Event('abort')), (e: unknown) =>
           throwers === 1
             ? e instanceof Error && e.message === 'callback 0'
             : e instanceof AggregateError && e.errors.length === 2
@@ -147,6 +148,46 @@ describe('internal/abort', () => {
           deepStrictEqual(listeners(controller.signal), abortAtEnd ? 0 : Math.min(subscribed.length, 1))
         })
       )
+    })
+
+    it('waiters taken off anywhere should leave the others called once, in the order they came', () => {
+      // A command list: a number subscribes a new waiter (through `subscribe` or `onAbort`), a fraction takes off
+      // the waiter at that place among those still on.
+      fc.assert(
+        fc.property(
+          fc.array(fc.oneof(fc.boolean(), fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true })), {
+            maxLength: 40
+          }),
+          (commands) => {
+            const controller = new AbortController()
+            const on: Array<{ readonly id: number; readonly off: () => void }> = []
+            const called: Array<number> = []
+            commands.forEach((command, id) => {
+              if (typeof command === 'number') {
+                if (on.length > 0) on.splice(Math.floor(command * on.length), 1)[0].off()
+              } else if (command) {
+                const waiter: Waiter = { aborted: () => called.push(id) }
+                subscribe(controller.signal, waiter)
+                on.push({ id, off: () => unsubscribe(controller.signal, waiter) })
+              } else on.push({ id, off: onAbort(controller.signal, () => called.push(id)) })
+              deepStrictEqual(listeners(controller.signal), on.length > 0 ? 1 : 0)
+            })
+            controller.abort()
+            deepStrictEqual(called, on.map((w) => w.id))
+            deepStrictEqual(listeners(controller.signal), 0)
+          }
+        )
+      )
+    })
+
+    it('a waiter that takes a later one off while the signal aborts should keep it from being called', () => {
+      const controller = new AbortController()
+      const called: Array<string> = []
+      const later: Waiter = { aborted: () => called.push('later') }
+      subscribe(controller.signal, { aborted: () => (called.push('first'), unsubscribe(controller.signal, later)) })
+      subscribe(controller.signal, later)
+      controller.abort()
+      deepStrictEqual(called, ['first'])
     })
   })
 })
