@@ -356,6 +356,11 @@ class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
   private attempts = 0
   /** The latest outcome, which the run returns when it ends; `undefined` before the first one of a resumed run. */
   private last: R | undefined = undefined
+  /**
+   * `settled`, bound once a retry comes at once: a run that retries without a pause makes no closure per attempt,
+   * and a run that sleeps between attempts holds none while it waits.
+   */
+  private hot: ((result: R) => void) | undefined = undefined
 
   private constructor(
     readonly run: Run<In>,
@@ -417,7 +422,7 @@ class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
     } catch (e) {
       return this.reject(e)
     }
-    pending.then((result) => this.settled(result), this.reject)
+    pending.then(this.hot ?? ((result: R) => this.settled(result)), this.reject)
   }
 
   /** An attempt's outcome: the run decides, then ends, goes on at once or sleeps. */
@@ -436,8 +441,11 @@ class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
   /** What `decide` answered: the end of the run, or the wait before the next attempt. */
   private waited(wait: number): void {
     if (wait < 0) this.resolve(this.last as R)
-    else if (wait === 0) this.wake()
-    else this.sleep(wait)
+    else if (wait > 0) this.sleep(wait)
+    else {
+      this.hot ??= (result: R) => this.settled(result)
+      this.wake()
+    }
   }
 
   /** Sleeps `ms` on the run's clock, then wakes; the live clocks wake this run with no promise of their own. */
