@@ -422,7 +422,9 @@ class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
     } catch (e) {
       return this.reject(e)
     }
-    pending.then(this.hot ?? ((result: R) => this.settled(result)), this.reject)
+    // `Promise.resolve` returns a promise as it is, and lets an action that answers a thenable or a plain value
+    // work as an `await` would
+    Promise.resolve(pending).then(this.hot ?? ((result: R) => this.settled(result)), this.reject)
   }
 
   /** An attempt's outcome: the run decides, then ends, goes on at once or sleeps. */
@@ -661,7 +663,7 @@ const loop = <In, R extends Either<unknown, unknown>>(run: Run<In>, attempt: Att
     // a first success needs nothing more when there is no guard to tell, no `onDone` to call and no event
     if (run.guards.length > 0 || run.onDone !== undefined || run.onEvent !== undefined)
       return Going.from(run, attempt, start)
-    return attempt(FIRST, signal).then((result) =>
+    return Promise.resolve(attempt(FIRST, signal)).then((result) =>
       result._tag === run.continueOn ? Going.after(run, attempt, start, result) : result
     )
   } catch (e) {

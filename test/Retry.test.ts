@@ -132,6 +132,22 @@ describe('retrying', () => {
     deepStrictEqual(await run, E.left('error 1'))
   })
 
+  // The loop is no async function: an action that answers a thenable or a plain value (against its type) still
+  // works as an `await` would, with and without the run's state from the start.
+  it('should take an action that answers a thenable or a plain value, as await does', async () => {
+    for (const onDone of [undefined, () => undefined]) {
+      let calls = 0
+      const answer = (): E.Either<string, number> => (++calls < 3 ? E.left(`error ${calls}`) : E.right(calls))
+      const plain = (() => answer()) as unknown as TE.TaskEither<string, number>
+      const thenable = (() => ({
+        then: (f: (a: E.Either<string, number>) => void) => f(answer())
+      })) as unknown as TE.TaskEither<string, number>
+      deepStrictEqual(await retrying(plain, Schedule.recurs(5), { onDone })(), E.right(3))
+      calls = 0
+      deepStrictEqual(await retrying(thenable, Schedule.recurs(5), { onDone })(), E.right(3))
+    }
+  })
+
   it('should stop on Right after one attempt, with no sleep and no onRetry', async () => {
     const clock = TestClock.make()
     const { action, calls } = flaky(0)
