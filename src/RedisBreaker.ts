@@ -144,7 +144,6 @@ elseif op == 'u' and st.t == 'C' and st.v == tonumber(ARGV[2]) then
   if st.w ~= w then
     -- another window than the one counted so far: its count starts afresh
     for f in pairs(buckets) do redis.call('HDEL', key, f) end
-    redis.call('HDEL', key, 'r')
     buckets, st.w, st.f, st.c, st.i, st.r = {}, w, 0, 0, 0, nil
     redis.call('HSET', key, 'w', w, 'f', 0, 'c', 0, 'i', 0)
   end

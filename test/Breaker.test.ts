@@ -907,7 +907,9 @@ describe('Breaker', () => {
     it('issue 20: should count the fleet as one: processes failing in turn open it at the threshold in all', async () => {
       const clock = TestClock.make()
       const store = Breaker.memoryStore({ clock })
-      const [a, b] = [0, 1].map(() => Breaker.consecutive({ threshold: 4, halfOpenAfter: constant(1_000), clock, store }))
+      const [a, b] = [0, 1].map(() =>
+        Breaker.consecutive({ threshold: 4, halfOpenAfter: constant(1_000), clock, store })
+      )
       const report = async (breaker: Breaker.Breaker, ok: boolean): Promise<void> => {
         const permit = await breaker.enter()
         await (ok ? permit?.onSuccess() : permit?.onFailure())
@@ -1023,7 +1025,9 @@ describe('Breaker', () => {
           return { ...answer, state: strip(answer.state) }
         }
       }
-      const [a, b] = [0, 1].map(() => Breaker.consecutive({ threshold: 2, halfOpenAfter: constant(1_000), clock, store }))
+      const [a, b] = [0, 1].map(() =>
+        Breaker.consecutive({ threshold: 2, halfOpenAfter: constant(1_000), clock, store })
+      )
       for (const p of [a, b]) await ((await p.enter()) as Breaker.Permit).onFailure()
       deepStrictEqual([a.state._tag, b.state._tag], ['Closed', 'Closed']) // one failure each
       await ((await a.enter()) as Breaker.Permit).onFailure()

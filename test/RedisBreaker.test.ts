@@ -3,6 +3,8 @@ import * as fc from 'fast-check'
 import Redis from 'ioredis'
 import * as Breaker from '../src/Breaker'
 import * as RedisBreaker from '../src/RedisBreaker'
+import * as TestClock from '../src/TestClock'
+import * as fleet from './support/breaker-fleet'
 import { killChildren, startChild, type Child } from './support/fleet'
 import { describeWithRedis } from './support/redis'
 import { deepStrictEqual, strictEqual } from './util'
@@ -20,8 +22,38 @@ describe('RedisBreaker.store (no server needed)', () => {
   })
 })
 
+/**
+ * A sampling window too long for a bucket to end during the tests (the next boundary of a bucket of 2e12 ms is in
+ * 2033 and then 2096): the server's time and the memory store's then put every outcome in the same bucket.
+ */
+const TIMELESS = 1e13
+
+/** Windows whose counts do not depend on the time. */
+const windowArbitrary: fc.Arbitrary<Breaker.Window> = fc.oneof(
+  fc.constant<Breaker.Window>({ _tag: 'consecutive' }),
+  fc.record({ _tag: fc.constant('count' as const), size: fc.integer({ min: 1, max: 5 }) }),
+  fc.record({
+    _tag: fc.constant('sampling' as const),
+    duration: fc.constant(TIMELESS),
+    buckets: fc.integer({ min: 1, max: 5 })
+  })
+)
+
 /** Transitions that do not depend on the time: waits of 0 or never, leases too long to run out. */
 const transitionArbitrary: fc.Arbitrary<Breaker.Transition> = fc.oneof(
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      _tag: fc.constant('outcome' as const),
+      version: fc.integer({ min: 0, max: 3 }),
+      ok: fc.boolean(),
+      // mostly one window per run, as a fleet has, now and then another
+      window: fc.oneof(
+        { weight: 4, arbitrary: fc.constant<Breaker.Window>({ _tag: 'count', size: 3 }) },
+        windowArbitrary
+      )
+    })
+  },
   fc.record({
     _tag: fc.constant('open' as const),
     version: fc.integer({ min: 0, max: 6 }),
@@ -44,6 +76,8 @@ const transitionArbitrary: fc.Arbitrary<Breaker.Transition> = fc.oneof(
   fc.constant<Breaker.Transition>({ _tag: 'reset' })
 )
 
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
 describeWithRedis('RedisBreaker.store on a real Redis', (server) => {
   let redis: Redis
   let n = 0
@@ -57,9 +91,9 @@ describeWithRedis('RedisBreaker.store on a real Redis', (server) => {
     redis.disconnect()
   })
 
-  it('should make every transition Breaker.memoryStore makes, answering the same', async () => {
+  it('should make every transition Breaker.memoryStore makes, counting alike, answering the same', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(transitionArbitrary, { maxLength: 30 }), async (transitions) => {
+      fc.asyncProperty(fc.array(transitionArbitrary, { maxLength: 40 }), async (transitions) => {
         const memory = Breaker.memoryStore()
         const shared = RedisBreaker.store({ redis, key: key() })
         for (const t of transitions) deepStrictEqual(await shared.apply(t), memory.apply(t))
@@ -67,6 +101,63 @@ describeWithRedis('RedisBreaker.store on a real Redis', (server) => {
       }),
       { numRuns: 40 }
     )
+  })
+
+  it('should open the fleet exactly when one breaker seeing every process’s outcomes in order would (consecutive, count, sampling)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fleet.policyArbitrary(fc.constant(TIMELESS)),
+        fleet.commandsArbitrary(4, false),
+        async (policy, commands) => {
+          const store = RedisBreaker.store({ redis, key: key() })
+          await fleet.checkFleet({ policy, commands, processes: 4, store, clock: TestClock.make() })
+        }
+      ),
+      { numRuns: 25 }
+    )
+  })
+
+  it('should count a sampling window in buckets of the server’s time', async () => {
+    const DURATION = 400
+    const BUCKETS = 4
+    const width = DURATION / BUCKETS
+    const window: Breaker.Window = { _tag: 'sampling', duration: DURATION, buckets: BUCKETS }
+    const serverNow = async (): Promise<number> => {
+      const [s, us] = await redis.time()
+      return Number(s) * 1000 + Math.floor(Number(us) / 1000)
+    }
+    const bucket = (ms: number): number => Math.floor(ms / width)
+    /** Runs `f` until the server's time stays within one bucket around it; answers its result and that bucket. */
+    const inOneBucket = async <A>(f: () => Promise<A>): Promise<readonly [A, number]> => {
+      for (;;) {
+        const before = await serverNow()
+        const result = await f()
+        const after = await serverNow()
+        if (bucket(before) === bucket(after)) return [result, bucket(before)]
+      }
+    }
+    // each try on a key of its own, so that the outcomes counted are those of one bucket
+    const [store, recorded] = await inOneBucket(async () => {
+      const store = RedisBreaker.store({ redis, key: key() })
+      await store.apply({ _tag: 'outcome', version: 0, ok: false, window })
+      await store.apply({ _tag: 'outcome', version: 0, ok: false, window })
+      await store.apply({ _tag: 'outcome', version: 0, ok: true, window })
+      return store
+    })
+    let checked = 0
+    for (;;) {
+      const [state, at] = await inOneBucket(async () => store.read())
+      const counted = at - recorded < BUCKETS
+      deepStrictEqual(state, {
+        _tag: 'Closed',
+        version: 0,
+        tally: counted ? { outcomes: 3, failures: 2 } : { outcomes: 0, failures: 0 }
+      })
+      if (!counted) break
+      checked++
+      await sleep(width / 4)
+    }
+    assert.ok(checked >= BUCKETS, `checked ${checked} times before the outcomes left`)
   })
 
   it('should load its script again when the server has forgotten it (NOSCRIPT)', async () => {
@@ -107,17 +198,36 @@ describeWithRedis('RedisBreaker.store on a real Redis', (server) => {
       return line.split(' ').slice(1)
     }
     const outcome = async (p: Child, command: string): Promise<string> => (await send(p, command))[0]
-    const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
-    it('should open for the whole fleet at the threshold: the calls after it, in any process, are refused', async () => {
-      // Each process counts its own calls' outcomes (the policy is local); the state they lead to is the fleet's.
-      for (let i = 0; i < THRESHOLD; i++) strictEqual(await outcome(processes[0], 'fail'), 'left')
-      deepStrictEqual(await Promise.all(processes.map((p) => outcome(p, 'ok'))), [
+    // Issue 20: each process counted its own outcomes, so the fleet opened only once one process had seen the
+    // threshold itself (the test made every failure in one process); 4 processes could fail 4 × 4 + 1 = 17 times.
+    it('issue 20: should open for the whole fleet at the threshold counted across the four: the calls after it, in any process, are refused', async () => {
+      const answers: Array<string> = []
+      // one process after another: none of them sees more than 2 failures itself
+      for (let i = 0; i < THRESHOLD; i++) answers.push(await outcome(processes[i % 4], 'fail'))
+      deepStrictEqual(answers, ['left', 'left', 'left', 'left', 'left'])
+      deepStrictEqual(await Promise.all(processes.map((p) => outcome(p, 'fail'))), [
         'refused',
         'refused',
         'refused',
         'refused'
       ])
+    }, 20_000)
+
+    it('issue 20: four processes failing at once should open it at the threshold, and a call already let through in each of the others', async () => {
+      strictEqual(await outcome(processes[0], 'reset'), 'done')
+      const failed = [0, 0, 0, 0]
+      await Promise.all(
+        processes.map(async (p, i) => {
+          while ((await outcome(p, 'fail')) === 'left') failed[i]++
+        })
+      )
+      const total = failed.reduce((a, b) => a + b)
+      // the fleet's failures before it opened: the threshold, plus at most the calls the others had let through
+      assert.ok(
+        total >= THRESHOLD && total <= THRESHOLD + 3,
+        `${total} failures (${failed.join(', ')}) before the fleet opened`
+      )
     }, 20_000)
 
     it('should send exactly the allowed probes in all while half-open, and give up those of a killed process after the lease', async () => {

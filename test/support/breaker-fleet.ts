@@ -70,7 +70,11 @@ export class Model {
   idle(now: number): boolean {
     const { outcomes, failures } = this.tally(now)
     const p = this.policy
-    return p._tag === 'consecutive' ? failures === 0 : p._tag === 'count' ? failures === 0 && outcomes === p.size : false
+    return p._tag === 'consecutive'
+      ? failures === 0
+      : p._tag === 'count'
+      ? failures === 0 && outcomes === p.size
+      : false
   }
 
   /** Records an outcome of the closed period; answers whether it opens the circuit. */
@@ -102,16 +106,14 @@ const rates = fc.constantFrom(0.25, 0.5, 0.75, 1)
 export const policyArbitrary = (windows: fc.Arbitrary<number>): fc.Arbitrary<Policy> =>
   fc.oneof(
     fc.record({ _tag: fc.constant('consecutive' as const), threshold: fc.integer({ min: 1, max: 8 }) }),
-    fc
-      .integer({ min: 1, max: 8 })
-      .chain((size) =>
-        fc.record({
-          _tag: fc.constant('count' as const),
-          size: fc.constant(size),
-          minimumCalls: fc.integer({ min: 1, max: size }),
-          failureRate: rates
-        })
-      ),
+    fc.integer({ min: 1, max: 8 }).chain((size) =>
+      fc.record({
+        _tag: fc.constant('count' as const),
+        size: fc.constant(size),
+        minimumCalls: fc.integer({ min: 1, max: size }),
+        failureRate: rates
+      })
+    ),
     fc.record({
       _tag: fc.constant('sampling' as const),
       window: windows,
