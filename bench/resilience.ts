@@ -16,6 +16,7 @@
  * 4. A breaker and a rate limiter shared through Redis: calls per second beside local ones, and the round trips a
  *    call costs, on a throwaway redis-server. `tsx bench/resilience.ts shared` prints it (real time; not written).
  */
+import { counting, throughput as timed } from './redis-calls'
 import { RESULTS, writeSection } from './results'
 import * as E from 'fp-ts/Either'
 import { pipe } from 'fp-ts/function'
@@ -28,7 +29,6 @@ import { hedging } from '../src/Hedging'
 import * as Random from '../src/Random'
 import * as RateLimiter from '../src/RateLimiter'
 import * as RedisBreaker from '../src/RedisBreaker'
-import type { RedisClient } from '../src/RedisBudget'
 import * as RedisRateLimiter from '../src/RedisRateLimiter'
 import { retrying } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
@@ -400,34 +400,9 @@ const adaptive = (): string => {
 const SHARED_MS = 1_000
 const SHARED_CONCURRENCY = 16
 
-/** A client that counts the scripts it runs: the round trips of the library's own calls. */
-const counting = (redis: Redis): { readonly client: RedisClient; readonly trips: () => number } => {
-  let trips = 0
-  return {
-    client: {
-      evalsha: (...args) => (trips++, redis.evalsha(...args)),
-      eval: (...args) => (trips++, redis.eval(...args))
-    },
-    trips: () => trips
-  }
-}
-
 /** Calls per second of `call`, SHARED_CONCURRENCY at a time for SHARED_MS, and the round trips per call. */
-const throughput = async (call: () => Promise<unknown>, trips: () => number): Promise<readonly [number, number]> => {
-  for (let i = 0; i < 200; i++) await call() // warm: the script loaded, the code compiled
-  const tripsBefore = trips()
-  let calls = 0
-  const began = performance.now()
-  const end = began + SHARED_MS
-  const loop = async (): Promise<void> => {
-    while (performance.now() < end) {
-      await call()
-      calls++
-    }
-  }
-  await Promise.all(Array.from({ length: SHARED_CONCURRENCY }, loop))
-  return [(calls * 1000) / (performance.now() - began), (trips() - tripsBefore) / calls]
-}
+const throughput = (call: () => Promise<unknown>, trips: () => number): Promise<readonly [number, number]> =>
+  timed(call, trips, { ms: SHARED_MS, concurrency: SHARED_CONCURRENCY })
 
 /**
  * Calls per second through `Breaker.guard` of an action that succeeds at once, with the breaker's state in this

@@ -309,10 +309,12 @@ export interface StoreAnswer {
  *   through the store.
  * - A store whose closed state carries a `tally` counts the fleet's outcomes: each breaker tells it the outcomes of
  *   its calls (`outcome`), and the fleet opens when the policy says so of the outcomes of all its processes in the
- *   order the store received them. A success that cannot change the tally, as of the state its call was let
- *   through on, is not told (it is as if it came at that read): with `consecutive`, one while no failure is counted;
- *   with `count`, one while the window is full and holds no failure. A store without a `tally` is told nothing:
- *   each breaker counts its own outcomes (as every breaker also does, for when the store does not answer).
+ *   order the store received them. A success is not told when all this process learnt of the tally from its call's
+ *   entry to its end (the store's answers, its own failures told meanwhile) said it could change nothing: with
+ *   `consecutive`, no failure counted; with `count`, a full window without failure. It counts as if it had come at
+ *   that entry, so a failure of another process since, not yet learnt, may count as in a row with the next one
+ *   (within `staleness` and a call's time). A store without a `tally` is told nothing: each breaker counts its own
+ *   outcomes (as every breaker also does, for when the store does not answer).
  * - The store calls a call costs while the circuit is closed and the store answers (each one round trip to Redis):
  *
  * | outcome | `consecutive` | `count` | `sampling` |
@@ -324,7 +326,9 @@ export interface StoreAnswer {
  *   plus the `enter` when the copy is stale, and one more (`open`) for the failure that opens the circuit. With a
  *   `staleness` longer than the gap between a process's calls, the copy an outcome refreshed is still fresh at the
  *   next call: a healthy dependency costs no store call per call under `consecutive` or `count` (one `enter` per
- *   `staleness`), one under `sampling`. With `staleness: 0` add the `enter` to every call.
+ *   `staleness`), one under `sampling`. With `staleness: 0` add the `enter` to every call. A failure makes the
+ *   successes of the calls already in flight in its process count too (bench/RESULTS.md: 0.59 store calls per call
+ *   for `consecutive` with 1 call in 10 failing and 16 in flight, on a fresh copy).
  * - Every store call is bounded by `storeTimeout`. A call that fails or does not answer in time does not fail the
  *   breaker's call: the breaker goes on with its local state and its own count (as a breaker without a store), and
  *   tells `ServiceUnavailable` (`service: 'breaker store'`, `fallback: 'local'`), then `ServiceRecovered` once the
@@ -783,6 +787,12 @@ class Circuit implements Breaker {
    * count with the store (not closed, a store that does not count, or that did not answer).
    */
   private tally: Tally | undefined
+  /**
+   * Bumped whenever the fleet's count may have left a state a success cannot change (an answer that says so, a
+   * failure this process reports, a count no longer known): a success is not told only if this stayed as it was
+   * from its call's entry to its end.
+   */
+  private idleEpoch = 0
   /** Store calls in flight: while the store is unavailable, a call does not wait behind one. */
   private calling = 0
   private readonly health: Health
@@ -806,7 +816,7 @@ class Circuit implements Breaker {
     this.state = to
     this.generation++
     this.policy.counter.reset()
-    this.tally = undefined
+    this.know(undefined)
     this.probesOut = 0
     this.probeSuccesses = 0
     if (to._tag === 'Closed') this.waits = undefined
@@ -839,7 +849,7 @@ class Circuit implements Breaker {
     if (store === undefined) return undefined
     this.askedAt = clock.now()
     const failed = (error: unknown): undefined => {
-      this.tally = undefined
+      this.know(undefined)
       this.health.failed(error)
     }
     const answered = (answer: unknown): A | undefined => {
@@ -878,7 +888,12 @@ class Circuit implements Breaker {
   /** Takes what the store answered: the fleet's state, and its count while closed. */
   private take(stored: StoredState, origin: StateChange['source']): void {
     this.adopt(stored, origin)
-    this.tally = stored._tag === 'Closed' && this.state._tag === 'Closed' ? stored.tally : undefined
+    this.know(stored._tag === 'Closed' && this.state._tag === 'Closed' ? stored.tally : undefined)
+  }
+
+  private know(tally: Tally | undefined): void {
+    this.tally = tally
+    if (tally === undefined || !this.policy.idle(tally)) this.idleEpoch++
   }
 
   /** Takes the fleet's state when its version is not the one this process last took. */
@@ -942,15 +957,17 @@ class Circuit implements Breaker {
 
   /**
    * An outcome of the closed period: told to a store that counts, whose answer judges, unless it is a success that
-   * cannot change the fleet's count (`idle`, as of the state the call was let through on). This process's own count
-   * judges when the store is not told, or does not answer.
+   * cannot change the fleet's count as far as this process has learnt from its call's entry (`idleFrom`, the epoch
+   * then) to now. This process's own count judges when the store is not told, or does not answer.
    */
-  private closedOutcome(succeeded: boolean, now: number, version: number, idle: boolean): void | Promise<void> {
+  private closedOutcome(succeeded: boolean, now: number, version: number, idleFrom: number): void | Promise<void> {
     const { counter, trips, window } = this.policy
     counter.record(!succeeded, now)
     const tripsHere = !succeeded && trips(counter.tally(now))
-    if (this.tally === undefined || (succeeded && idle) || !this.reachable())
-      return tripsHere ? this.open(now, undefined) : undefined
+    const idle = succeeded && idleFrom === this.idleEpoch
+    if (this.tally === undefined || idle || !this.reachable()) return tripsHere ? this.open(now, undefined) : undefined
+    // the successes of the calls in flight are told from now on: the count is no longer idle
+    if (!succeeded) this.idleEpoch++
     const generation = this.generation
     return andThen(this.apply({ _tag: 'outcome', version, ok: succeeded, window }), (answer) => {
       if (answer !== undefined) this.take(answer.state, 'store')
@@ -967,7 +984,7 @@ class Circuit implements Breaker {
   private permit(probe?: FleetProbe): Permit {
     const generation = this.generation
     const version = this.seen
-    const idle = this.tally !== undefined && this.policy.idle(this.tally)
+    const idleFrom = this.tally !== undefined && this.policy.idle(this.tally) ? this.idleEpoch : -1
     let reported = false
     const report = (succeeded: boolean): void | Promise<void> => {
       if (reported) return
@@ -977,7 +994,7 @@ class Circuit implements Breaker {
       if (generation !== this.generation) return
       const now = this.config.clock.now()
       if (this.state._tag === 'HalfOpen') return succeeded ? this.probeSucceeded(now, probe) : this.open(now, probe)
-      return this.closedOutcome(succeeded, now, version, idle)
+      return this.closedOutcome(succeeded, now, version, idleFrom)
     }
     return { onSuccess: () => report(true), onFailure: () => report(false) }
   }

@@ -1011,6 +1011,33 @@ describe('Breaker', () => {
       })
     })
 
+    // Found by bench/breaker.ts: with 16 calls in flight, successes judged idle at their entry were not told after
+    // a failure of the same process, so its failures counted as in a row: consecutive(5) opened at 1 failure in 10.
+    it('should tell a success once its own process has told a failure since the call went through, even before the store answers it', async () => {
+      const clock = TestClock.make()
+      const memory = Breaker.memoryStore({ clock })
+      const held: Array<() => void> = []
+      const store: Breaker.Store = {
+        read: () => memory.read(),
+        apply: (t) =>
+          t._tag === 'outcome' ? new Promise((resolve) => held.push(() => resolve(memory.apply(t)))) : memory.apply(t)
+      }
+      const breaker = Breaker.consecutive({
+        threshold: 2,
+        halfOpenAfter: constant(1_000),
+        clock,
+        store,
+        staleness: 60_000
+      })
+      const [first, second] = [await breaker.enter(), await breaker.enter()] as Array<Breaker.Permit>
+      const failed = first.onFailure() // on its way to the store
+      const succeeded = second.onSuccess() // told too: the fleet's count is no longer idle
+      strictEqual(held.length, 2)
+      for (const release of held.splice(0)) release()
+      await Promise.all([failed, succeeded])
+      deepStrictEqual(memory.read(), { _tag: 'Closed', version: 0, tally: { outcomes: 0, failures: 0 } })
+    })
+
     it('a store without a tally (written before the fleet counted) should be told no outcome: each process counts its own', async () => {
       const clock = TestClock.make()
       const memory = Breaker.memoryStore({ clock })

@@ -158,6 +158,11 @@ export const commandsArbitrary = (processes: number, advance: boolean): fc.Arbit
  * checks after each step that the fleet's tally is the model's and that it is open exactly when the model is: the
  * failure that opens it is the one whose outcome brings the merged sequence to the policy's limit, and from then on
  * every process refuses.
+ *
+ * What each process tells the store follows the documented rules: a call let through before its process's breaker
+ * changed state is not reported (`Breaker.Permit`); a success is not told when everything its process learnt of the
+ * fleet's count, from the call's entry to its end, said it could change nothing (`Breaker.Store`): the count then is
+ * as if it had come at that entry.
  */
 export const checkFleet = async (options: {
   readonly policy: Policy
@@ -171,23 +176,58 @@ export const checkFleet = async (options: {
     make(policy, { halfOpenAfter: Schedule.constant(1e9), clock, store, staleness: 0 })
   )
   const model = new Model(policy)
-  const inFlight: Array<{ readonly permit: Breaker.Permit; readonly idle: boolean; readonly period: number }> = []
+  interface Call {
+    readonly permit: Breaker.Permit
+    readonly process: number
+    readonly period: number
+    /** Its success is not told: every count its process learnt since its entry said it changes nothing. */
+    idle: boolean
+    /** Its process's breaker changed state since its entry: its outcome is not reported. */
+    dropped: boolean
+  }
+  const inFlight: Array<Call> = []
+  const local: Array<'Closed' | 'Open'> = breakers.map(() => 'Closed')
+  const calls = (p: number): ReadonlyArray<Call> => inFlight.filter((call) => call.process === p)
+  /** Process `p`'s breaker changes state: its calls in flight are no longer reported. */
+  const change = (p: number, to: 'Closed' | 'Open'): void => {
+    local[p] = to
+    for (const call of calls(p)) call.dropped = true
+  }
+  /** Process `p` learns the fleet's state and count from a store answer. */
+  const learn = (p: number): void => {
+    if (local[p] !== (model.open ? 'Open' : 'Closed')) change(p, model.open ? 'Open' : 'Closed')
+    if (model.open || !model.idle(clock.now())) for (const call of calls(p)) call.idle = false
+  }
   for (const command of commands) {
     if (command._tag === 'advance') {
       await clock.advance(command.ms)
-    } else if (command._tag === 'isolate' || command._tag === 'reset') {
-      await breakers[command.process][command._tag]()
-      model.byHand(command._tag === 'isolate')
+    } else if (command._tag === 'isolate') {
+      await breakers[command.process].isolate()
+      change(command.process, 'Open')
+      model.byHand(true)
+    } else if (command._tag === 'reset') {
+      await breakers[command.process].reset()
+      if (local[command.process] !== 'Closed') change(command.process, 'Closed')
+      model.byHand(false)
+      learn(command.process)
     } else if (command._tag === 'start') {
-      const idle = model.idle(clock.now())
-      const permit = await breakers[command.process].enter()
+      const p = command.process
+      const permit = await breakers[p].enter()
+      learn(p)
       strictEqual(permit === undefined, model.open)
-      if (permit !== undefined) inFlight.push({ permit, idle, period: model.period })
+      if (permit !== undefined) {
+        inFlight.push({ permit, process: p, period: model.period, idle: model.idle(clock.now()), dropped: false })
+      }
     } else if (inFlight.length > 0) {
       const [call] = inFlight.splice(command.pick % inFlight.length, 1)
       await (command.ok ? call.permit.onSuccess() : call.permit.onFailure())
-      // an outcome of another period is not counted; a success that could change nothing at its read is not told
-      if (call.period === model.period && !(command.ok && call.idle)) model.report(!command.ok, clock.now())
+      if (!call.dropped && !(command.ok && call.idle)) {
+        // told: a failure makes the count not idle for the process's other calls at once
+        if (!command.ok) for (const other of calls(call.process)) other.idle = false
+        // an outcome of another period is not counted
+        if (call.period === model.period && !model.open) model.report(!command.ok, clock.now())
+        learn(call.process)
+      }
     }
     const stored = await store.read()
     strictEqual(stored._tag, model.open ? 'Open' : 'Closed')
