@@ -711,7 +711,9 @@ export const engine = (options: EngineOptions): Durable.Engine => {
       const concurrency = validate.positiveCount(`${where}: work`, 'options.concurrency', o.concurrency ?? 1)
       const shutdown = new AbortController()
       const run = processor(def, { ...o, onEvent: o.onEvent ?? onEvent, signal: shutdown.signal, writeRetry, timeout })
-      const worker = new (bull(where).Worker)(toBullId(def.name), (job, token, signal) => run(job, token, signal), {
+      // Two parameters: BullMQ makes an AbortController per job for a processor that takes its signal, and no one
+      // cancels the jobs of this Worker (it is the engine's own); the attempts abort with `shutdown`.
+      const worker = new (bull(where).Worker)(toBullId(def.name), (job, token) => run(job, token), {
         ...base,
         concurrency,
         lockDuration,

@@ -1,5 +1,6 @@
 import * as assert from 'assert'
 import { DelayedError, Queue, Worker } from 'bullmq'
+import { getEventListeners } from 'events'
 import * as E from 'fp-ts/Either'
 import * as TE from 'fp-ts/TaskEither'
 import * as fs from 'fs'
@@ -122,6 +123,62 @@ describe('BullMQ (no server needed)', () => {
         deepStrictEqual(delayedTo, [3_600_000])
         assert.ok((data as Durable.StoredRun).retry !== null)
       }
+    }
+  })
+
+  it("processor should abort an attempt with BullMQ's signal for its job or the worker's, and leave no listener on either", async () => {
+    const cases = [
+      { aborts: 'job', worker: false },
+      { aborts: 'job', worker: true },
+      { aborts: 'worker', worker: true },
+      { aborts: 'none', worker: true },
+      { aborts: 'none', worker: false }
+    ] as const
+    for (const { aborts, worker } of cases) {
+      const started = deferred<void>()
+      const def = Durable.define({
+        name: 'a',
+        schedule: Schedule.recurs(1),
+        payload: t.null,
+        action: (_, run) => () =>
+          new Promise<E.Either<string, string>>((resolve) => {
+            started.resolve()
+            if (aborts === 'none') resolve(E.right('ok'))
+            else run.signal.addEventListener('abort', () => resolve(E.left('aborted')), { once: true })
+          })
+      })
+      const shutdown = new AbortController()
+      const bull = new AbortController()
+      const process = BullMQ.processor(def, worker ? { signal: shutdown.signal } : {})
+      let data: unknown = { id: 'a-1', payload: null, retry: null, outcome: null }
+      const delayed: Array<number> = []
+      const job: BullMQ.JobLike = {
+        id: 'a-1',
+        get data() {
+          return data
+        },
+        updateData: async (d) => void (data = d),
+        moveToDelayed: async (at) => void delayed.push(at)
+      }
+      const delivery = process(job, 'token', bull.signal).then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error })
+      )
+      await started.promise
+      if (aborts === 'job') bull.abort()
+      if (aborts === 'worker') shutdown.abort()
+      const end = await delivery
+      const what = `${aborts} aborts, worker signal: ${worker}`
+      if (aborts === 'none') assert.ok('value' in end, what)
+      else {
+        // abandoned: due at once, as stored, no retry recorded
+        assert.ok('error' in end && end.error instanceof DelayedError, what)
+        deepStrictEqual([delayed.length, (data as Durable.StoredRun).retry], [1, null])
+      }
+      deepStrictEqual(
+        [getEventListeners(bull.signal, 'abort').length, getEventListeners(shutdown.signal, 'abort').length],
+        [0, 0]
+      )
     }
   })
 

@@ -18,7 +18,7 @@ import * as Random from '../Random'
 import { RetryStateCodec, type RetryState } from '../RetryState'
 import * as Schedule from '../Schedule'
 import type { Json } from '../Schedule'
-import { onAbort } from './abort'
+import { noop, onAbort } from './abort'
 import { JsonCodec } from './json'
 import { showValue } from './show'
 import * as validate from './validate'
@@ -81,14 +81,22 @@ export const closeDeadline = (where: string, options: { readonly deadline?: numb
  * `promise`, or after `ms` (real time: a deadline protects a process from a server that does not answer) a
  * rejection with `error()`. The timer never keeps the process alive.
  */
-export const within = <A>(promise: Promise<A>, ms: number, error: () => Error): Promise<A> => {
-  let timer: NodeJS.Timeout | undefined
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(error()), ms)
+export const within = <A>(promise: Promise<A>, ms: number, error: () => Error): Promise<A> =>
+  // One promise, not a race and its finally: each write of a run's state goes through here.
+  new Promise<A>((resolve, reject) => {
+    const timer = setTimeout(() => reject(error()), ms)
     timer.unref()
+    promise.then(
+      (value) => {
+        clearTimeout(timer)
+        resolve(value)
+      },
+      (e: unknown) => {
+        clearTimeout(timer)
+        reject(e)
+      }
+    )
   })
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer))
-}
 
 /**
  * Closes gracefully within `deadline` ms, else forces: `graceful()` is awaited until the deadline, then `force()`
@@ -167,11 +175,13 @@ export const checkWorkOptions = <O extends WorkerHooks>(where: string, value: O 
 /**
  * A signal per attempt that aborts when the worker's does (or the attempt's own `extra`, such as BullMQ's for a
  * job): one listener on the worker's signal for all the attempts in flight, so that a worker of concurrency 32
- * does not trip Node's warning of more than 10 listeners on one signal.
+ * does not trip Node's warning of more than 10 listeners on one signal. An attempt with only its own `extra` (a
+ * signal per job) takes it as it is: a controller and two links per delivery cost more than the rest of the step.
  */
 export const attemptSignals =
   (worker: AbortSignal | undefined) =>
   (extra?: AbortSignal): { readonly signal: AbortSignal; readonly release: () => void } => {
+    if (worker === undefined && extra !== undefined) return { signal: extra, release: noop }
     const controller = new AbortController()
     const abort = (): void => controller.abort()
     if (worker?.aborted === true || extra?.aborted === true) controller.abort()
@@ -220,9 +230,14 @@ export const errorLines = (errors: t.Errors): ReadonlyArray<string> => {
 /** The generator of a run when the worker gives none: seeded at random, so that its state can be stored. */
 export const defaultRandom = (): Random.Random => Random.seeded(Math.floor(Math.random() * 0x100000000))
 
-/** A stored retry state, decoded; `Left` with what did not decode. */
+/**
+ * A stored retry state, decoded; `Left` with what did not decode. Checked with `is` first: it accepts exactly what
+ * `decode` accepts (every part of the codec is the identity on what it accepts, so a state that passes decodes to
+ * itself), and allocates nothing, where `decode` builds a context per field at every delivery. Only a bad state
+ * pays for the decoder, and for its error lines.
+ */
 export const decodeState = (json: unknown): E.Either<ReadonlyArray<string>, RetryState> =>
-  pipe(RetryStateCodec.decode(json), E.mapLeft(errorLines))
+  RetryStateCodec.is(json) ? E.right(json) : pipe(RetryStateCodec.decode(json), E.mapLeft(errorLines))
 
 /**
  * The `Driver` of a stored state: `Left(ScheduleMismatch)` for a state of another schedule, `Left(lines)` for one
