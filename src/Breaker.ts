@@ -332,7 +332,8 @@ export interface StoreAnswer {
  * - Every store call is bounded by `storeTimeout`. A call that fails or does not answer in time does not fail the
  *   breaker's call: the breaker goes on with its local state and its own count (as a breaker without a store), and
  *   tells `ServiceUnavailable` (`service: 'breaker store'`, `fallback: 'local'`), then `ServiceRecovered` once the
- *   store answers again, when the fleet's state and count win.
+ *   store answers again, when the fleet's state and count win: a change the process made alone meanwhile (an
+ *   opening on its own count) gives way to the fleet's state.
  * - {@link memoryStore} is the reference: a Redis store behaves like it.
  *
  * @example
@@ -780,6 +781,8 @@ class Circuit implements Breaker {
   private probeSuccesses = 0
   /** The version of the fleet's state this process last took (a store that holds nothing is at 0). */
   private seen = 0
+  /** A change of this process's own never reached the store (it did not answer): the fleet's state wins over it. */
+  private diverged = false
   /** When the store was last asked: the local copy is fresh until `staleness` after. */
   private askedAt = -NEVER
   /**
@@ -898,7 +901,11 @@ class Circuit implements Breaker {
 
   /** Takes the fleet's state when its version is not the one this process last took. */
   private adopt(stored: StoredState, origin: StateChange['source']): void {
-    if (stored.version === this.seen) return
+    if (stored.version === this.seen && (!this.diverged || stored._tag === this.state._tag)) {
+      this.diverged = false
+      return
+    }
+    this.diverged = false
     this.seen = stored.version
     const now = this.config.clock.now()
     const state = this.state
@@ -939,12 +946,14 @@ class Circuit implements Breaker {
   /** Makes a change in the store and takes the answer; a store that fails leaves the local change alone. */
   private publish(transition: Transition): void | Promise<void> {
     return andThen(this.apply(transition), (answer) => {
-      if (answer !== undefined) this.take(answer.state, 'local')
+      if (answer === undefined) this.diverged = true
+      else this.take(answer.state, 'local')
     })
   }
 
   private probeSucceeded(now: number, probe: FleetProbe | undefined): void | Promise<void> {
     const locally = (): void => {
+      this.diverged = this.config.store !== undefined
       this.probesOut = Math.max(0, this.probesOut - 1)
       if (++this.probeSuccesses >= this.config.probes) this.change({ _tag: 'Closed', since: now }, 'local')
     }
@@ -1011,6 +1020,8 @@ class Circuit implements Breaker {
     const now = this.config.clock.now()
     if (state._tag === 'Open') {
       if (now < state.halfOpenAt) return this.refuse()
+      // without the store (it would have been asked): a change it does not know of
+      this.diverged = this.config.store !== undefined
       this.change({ _tag: 'HalfOpen', since: now }, 'local')
     } else if (this.probesOut + this.probeSuccesses >= this.config.probes) {
       return this.refuse()
@@ -1164,7 +1175,8 @@ export const consecutive = (options: ConsecutiveOptions): Breaker => {
  * **Details**
  *
  * - The window slides exactly: every outcome is kept with its time until it leaves the window (no buckets), so
- *   counts do not jump when a bucket rolls over. It holds one entry per outcome in the window.
+ *   counts do not jump when a bucket rolls over. It holds one entry per outcome in the window. With a {@link Store}
+ *   that counts the fleet's outcomes, the fleet's window is kept there in `buckets` (see {@link SamplingOptions}).
  * - It is checked when a failure is reported: `failures / outcomes >= failureRate`, with `outcomes >= minThroughput`.
  * - Closing the circuit empties the window: the failures that opened it are not held against the recovered
  *   dependency.

@@ -1095,7 +1095,69 @@ describe('Breaker', () => {
       await clock.advance(60_000)
       // the store answers again: the fleet's state wins
       strictEqual((await breaker.enter()) !== undefined, true)
-      deepStrictEqual(events.slice(2), ['ServiceRecovered@60100'])
+      deepStrictEqual(breaker.state, { _tag: 'Closed', since: 60_100 })
+      deepStrictEqual(events.slice(2), ['ServiceRecovered@60100', 'BreakerStateChanged@60100'])
+    })
+
+    it('after an outage in which it opened on its own count, should take the fleet’s state and count again once the store answers', async () => {
+      const clock = TestClock.make()
+      const memory = Breaker.memoryStore({ clock })
+      let down = true
+      const store: Breaker.Store = {
+        read: () => (down ? Promise.reject(new Error('down')) : memory.read()),
+        apply: (t) => (down ? Promise.reject(new Error('down')) : memory.apply(t))
+      }
+      const changes: Array<string> = []
+      const breaker = Breaker.consecutive({
+        threshold: 2,
+        halfOpenAfter: constant(1_000),
+        clock,
+        store,
+        onStateChange: ({ to, source }) => void changes.push(`${to._tag}/${source}`)
+      })
+      for (let i = 0; i < 2; i++) await ((await breaker.enter()) as Breaker.Permit).onFailure()
+      strictEqual(breaker.state._tag, 'Open') // its own count: the store knows nothing of it
+      down = false
+      await clock.advance(10)
+      const permit = (await breaker.enter()) as Breaker.Permit // the fleet is closed: it wins
+      deepStrictEqual(breaker.state, { _tag: 'Closed', since: 10 })
+      await permit.onFailure()
+      deepStrictEqual(memory.read(), { _tag: 'Closed', version: 0, tally: { outcomes: 1, failures: 1 } })
+      deepStrictEqual(changes, ['Open/local', 'Closed/store'])
+    })
+
+    it('should not undo its own opening on its way to the store when an answer sent before it comes in', async () => {
+      const clock = TestClock.make()
+      const memory = Breaker.memoryStore({ clock })
+      const held: Array<() => void> = []
+      const store: Breaker.Store = {
+        read: () => memory.read(),
+        apply: (t) => new Promise((resolve) => held.push(() => resolve(memory.apply(t))))
+      }
+      const release = async (): Promise<void> => {
+        held.shift()?.()
+        await settle()
+      }
+      const changes: Array<string> = []
+      const breaker = Breaker.consecutive({
+        threshold: 1,
+        halfOpenAfter: constant(1_000),
+        clock,
+        store,
+        onStateChange: ({ to, source }) => void changes.push(`${to._tag}/${source}`)
+      })
+      const first = breaker.enter()
+      await release()
+      const failed = ((await first) as Breaker.Permit).onFailure() // its outcome: held
+      const second = breaker.enter() // held behind it
+      await release() // the outcome: the fleet's first failure opens it here, and the opening goes to the store
+      strictEqual(breaker.state._tag, 'Open')
+      await release() // the second call's read, made before the opening: the fleet was still closed then
+      strictEqual(breaker.state._tag, 'Open')
+      await release() // the opening
+      await Promise.all([failed, second])
+      deepStrictEqual(memory.read(), { _tag: 'Open', version: 1, halfOpenIn: 1_000 })
+      deepStrictEqual(changes, ['Open/local'])
     })
 
     it('should take a store that answers a tally that cannot be for a store that failed', async () => {
