@@ -333,6 +333,19 @@ const FIRST: Progress = { statusAt: (): RetryStatus.RetryStatus => RetryStatus.i
 const END = -1
 
 /**
+ * What a run keeps for its observer and its guards: its number in events, the attempts it made, when the attempt
+ * in flight started (a budget is told latencies) and the previous error (a guard told of a success: a budget
+ * refunds what it cost). A run with neither shares {@link UNWATCHED}, which nothing writes.
+ */
+class Watch {
+  started = 0
+  lastError: unknown = undefined
+  constructor(readonly id: number, public attempts: number) {}
+}
+
+const UNWATCHED: Watch = Object.freeze(new Watch(0, 0))
+
+/**
  * A run past its first outcome (or one that needs its state from the start: a guard, `onDone`, `onEvent`,
  * `resume`): its driver, what it carries from one attempt to the next, and the promise it settles.
  *
@@ -344,16 +357,11 @@ const END = -1
 class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
   /** The run's driver, made at the first outcome (or restored): a first success makes none. */
   private made: Driver.Driver<In> | undefined = undefined
-  /** When the attempt in flight started (read only for a guard that reads the time: a budget, told latencies). */
-  private started = 0
   /** Retries since the loop last let the event loop turn, and when they were first timed (see `CHECK_EVERY`). */
   private sinceTurn = 0
   private since = 0
-  /** The previous attempt's error, for a guard told of a success (a budget refunds what it cost). */
-  private lastError: unknown = undefined
-  /** This run's number in its events, and the attempts it made (counted only when observed). */
-  private readonly id: number
-  private attempts = 0
+  /** What an observed or guarded run keeps besides; {@link UNWATCHED} for the others. */
+  private readonly watch: Watch
   /** The latest outcome, which the run returns when it ends; `undefined` before the first one of a resumed run. */
   private last: R | undefined = undefined
   /**
@@ -371,8 +379,10 @@ class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
     restored?: Driver.Driver<In>
   ) {
     this.made = restored
-    this.id = run.onEvent === undefined ? 0 : Event.nextRun()
-    if (restored !== undefined) this.attempts = restored.iterNumber
+    this.watch =
+      run.onEvent === undefined && run.guards.length === 0
+        ? UNWATCHED
+        : new Watch(run.onEvent === undefined ? 0 : Event.nextRun(), restored?.iterNumber ?? 0)
   }
 
   /** A run that needs its state from its first attempt on. */
@@ -417,7 +427,7 @@ class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
     let pending: Promise<R>
     try {
       if (run.onEvent !== undefined) this.attemptStarted(run.clock.now())
-      else if (run.timesAttempts) this.started = run.clock.now()
+      else if (run.timesAttempts) this.watch.started = run.clock.now()
       pending = this.attempt(this.made ?? FIRST, run.signal)
     } catch (e) {
       return this.reject(e)
@@ -487,14 +497,16 @@ class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
 
   /** Tells `onEvent` of an attempt starting (observed runs only). */
   private attemptStarted(now: number): void {
-    this.started = now
-    this.emit({ _tag: 'AttemptStarted', source: this.run.source, run: this.id, at: now, attempt: ++this.attempts })
+    const { watch } = this
+    watch.started = now
+    this.emit({ _tag: 'AttemptStarted', source: this.run.source, run: watch.id, at: now, attempt: ++watch.attempts })
   }
 
   /** Tells `onEvent` how the attempt ended (observed runs only). */
   attemptEnded(result: R, now: number): void {
     const { source } = this.run
-    const common = { source, run: this.id, at: now, attempt: this.attempts, latency: now - this.started }
+    const { id, attempts, started } = this.watch
+    const common = { source, run: id, at: now, attempt: attempts, latency: now - started }
     if (result._tag === 'Right') return this.emit({ _tag: 'AttemptSucceeded', ...common })
     const timeout = timeouts.get(result)
     this.emit(
@@ -521,7 +533,7 @@ class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
     onEvent({
       _tag: 'ServiceUnavailable',
       source,
-      run: this.id,
+      run: this.watch.id,
       at: now,
       service: guard.reason,
       fallback: 'success stands',
@@ -532,7 +544,7 @@ class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
   /** The driver's `onEvent`: what the schedule reports while deciding, as this run's event. */
   scheduleEvent(event: ScheduleEvent): void {
     const at = this.made?.now ?? this.start
-    this.emit({ ...event, source: this.run.source, run: this.id, at, attempt: this.attempts })
+    this.emit({ ...event, source: this.run.source, run: this.watch.id, at, attempt: this.watch.attempts })
   }
 
   get driver(): Driver.Driver<In> {
@@ -560,8 +572,8 @@ class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
       run.guards,
       {
         ok,
-        error: ok ? this.lastError : input,
-        latency: now - this.started,
+        error: ok ? this.watch.lastError : input,
+        latency: now - this.watch.started,
         now,
         retries: driver.iterNumber - (delay < 0 ? 0 : 1),
         retrying: delay >= 0,
@@ -570,7 +582,7 @@ class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
       // a success stays one: a guard that failed to hear of it is reported, never a reason to run it again
       ok ? (error, guard) => this.guardFailed(error, guard, now) : undefined
     )
-    if (!ok) this.lastError = input
+    if (!ok) this.watch.lastError = input
     return isPromise(refused)
       ? refused.then((reason) => this.verdict(result, input, now, delay, reason))
       : this.verdict(result, input, now, delay, refused)
@@ -587,7 +599,7 @@ class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
     if (delay < 0 || refused !== undefined) return this.stop(result, input, now, refused)
     const { onRetry, onEvent, source } = this.run
     if (onEvent !== undefined)
-      onEvent({ _tag: 'RetryScheduled', source, run: this.id, at: now, attempt: this.attempts, delay })
+      onEvent({ _tag: 'RetryScheduled', source, run: this.watch.id, at: now, attempt: this.watch.attempts, delay })
     return onRetry === undefined ? delay : this.retried(onRetry, input, delay)
   }
 
@@ -608,9 +620,9 @@ class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
       this.emit({
         _tag: 'GuardRefused',
         source: run.source,
-        run: this.id,
+        run: this.watch.id,
         at: now,
-        attempt: this.attempts,
+        attempt: this.watch.attempts,
         reason: refused
       })
       return this.end(result, driver.status, refused)
@@ -637,9 +649,9 @@ class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
       onEvent({
         _tag: 'RunStopped',
         source,
-        run: this.id,
+        run: this.watch.id,
         at,
-        attempts: this.attempts,
+        attempts: this.watch.attempts,
         elapsed: at - this.start,
         reason
       })

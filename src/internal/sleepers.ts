@@ -19,27 +19,38 @@ export interface Wakeable {
   readonly wake: () => void
 }
 
-/** A sleep waiting in a {@link Sleepers} queue; it waits on its signal itself (no closure for it). */
-class Sleeper implements Waiter {
+/** A sleep waiting in a {@link Sleepers} queue. */
+class Sleeper {
   /** Where it is in the queue's heap; -1 once out of it. */
   index = -1
+  constructor(readonly deadline: number, readonly seq: number, readonly waker: Wakeable | (() => void)) {}
+
+  wake(): void {
+    const { waker } = this
+    if (typeof waker === 'function') waker()
+    else waker.wake()
+  }
+}
+
+/** A sleep that a signal may end: it waits on the signal itself (no closure for it). */
+class SignalledSleeper extends Sleeper implements Waiter {
   constructor(
-    readonly deadline: number,
-    readonly seq: number,
-    readonly waker: Wakeable | (() => void),
+    deadline: number,
+    seq: number,
+    waker: Wakeable | (() => void),
     private readonly queue: Sleepers,
-    private readonly signal: AbortSignal | undefined
-  ) {}
+    private readonly signal: AbortSignal
+  ) {
+    super(deadline, seq, waker)
+  }
 
   aborted(): void {
     this.queue.cancel(this)
   }
 
   wake(): void {
-    if (this.signal !== undefined) unsubscribe(this.signal, this)
-    const { waker } = this
-    if (typeof waker === 'function') waker()
-    else waker.wake()
+    unsubscribe(this.signal, this)
+    super.wake()
   }
 }
 
@@ -63,17 +74,23 @@ export class Sleepers {
   constructor(private readonly unref: boolean) {}
 
   /**
-   * Wakes `waker` once `ms` (> 0, checked by the caller) have passed, or as soon as `signal` aborts (at once if it
-   * has). A waker must not throw: it would stop the others due at the same time.
+   * Wakes `waker` once `ms` have passed, or as soon as `signal` aborts. The caller has checked that `ms` > 0 and
+   * that `signal` has not aborted. A waker must not throw: it would stop the others due at the same time.
    */
   sleep(ms: number, signal: AbortSignal | undefined, waker: Wakeable | (() => void)): void {
-    const sleeper = new Sleeper(now() + ms, this.seq++, waker, this, signal)
+    const deadline = now() + ms
+    let sleeper: Sleeper
+    if (signal === undefined) sleeper = new Sleeper(deadline, this.seq++, waker)
+    else {
+      const signalled = new SignalledSleeper(deadline, this.seq++, waker, this, signal)
+      // One listener per signal, however many sleeps share it (see internal/abort).
+      subscribe(signal, signalled)
+      sleeper = signalled
+    }
     sleeper.index = this.heap.length
     this.heap.push(sleeper)
     this.up(sleeper.index)
     if (sleeper.deadline < this.armedFor) this.arm()
-    // One listener per signal, however many sleeps share it (see internal/abort).
-    if (signal !== undefined) subscribe(signal, sleeper)
   }
 
   /** Ends a sleep before its deadline (an abort); nothing if it has ended. */
