@@ -444,7 +444,7 @@ class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
       this.last = result
       const decided = this.decide(result)
       if (typeof decided === 'number') this.waited(decided)
-      else decided.then((wait) => this.waited(wait), this.reject)
+      else Promise.resolve(decided).then((wait) => this.waited(wait), this.reject)
     } catch (e) {
       this.reject(e)
     }
@@ -465,11 +465,10 @@ class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
     const { clock, sleepers, signal } = this.run
     try {
       if (ms === 0 || signal?.aborted === true) return this.wake()
-      if (sleepers === undefined) {
-        clock.sleep(ms, signal, 'backoff').then(() => this.wake(), this.reject)
-        return
-      }
-      sleepers.sleep(ms, signal, this)
+      // the live clock's queue, unless its `sleep` was replaced (a spy, a wrapper): then it is asked like any clock's
+      if (sleepers !== undefined && clock.sleep === sleepers.promised) return sleepers.sleep(ms, signal, this)
+      // `Promise.resolve`: what a clock answers is taken as an `await` would take it
+      Promise.resolve(clock.sleep(ms, signal, 'backoff')).then(() => this.wake(), this.reject)
     } catch (e) {
       this.reject(e)
     }
@@ -608,7 +607,7 @@ class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
     const { clock } = this.run
     const { driver } = this
     const pending = onRetry({ error, status: driver.status, delay, driver })
-    return isPromise(pending) ? pending.then(() => Math.max(0, driver.dueAt - clock.now())) : delay
+    return isPromise(pending) ? Promise.resolve(pending).then(() => Math.max(0, driver.dueAt - clock.now())) : delay
   }
 
   /** Ends the run with its reason (kept out of the path of a retry, which stays small enough to inline). */

@@ -17,7 +17,7 @@ export interface Waiter {
 }
 
 /**
- * The waiters of one signal, and the one listener that calls them (an `EventListener` object: no closure). The
+ * The waiters of one signal, and the one listener that calls them. The
  * first waiter is kept apart: most signals have one (a request's), and a `Set` for one weighs more than the rest.
  */
 class Entry {
@@ -25,7 +25,15 @@ class Entry {
   first: Waiter | undefined = undefined
   more: Set<Waiter> | undefined = undefined
 
-  constructor(readonly signal: AbortSignal) {}
+  /**
+   * What the signal calls: the entry itself where the signal is an `EventTarget` (an `EventListener` object, no
+   * closure), a function for the signals of polyfills built on an `EventEmitter`, which take nothing else.
+   */
+  readonly listener: Parameters<AbortSignal['addEventListener']>[1]
+
+  constructor(readonly signal: AbortSignal) {
+    this.listener = signal instanceof EventTarget ? this : () => this.handleEvent()
+  }
 
   add(waiter: Waiter): void {
     if (this.first === undefined && (this.more === undefined || this.more.size === 0)) this.first = waiter
@@ -81,7 +89,7 @@ export const subscribe = (signal: AbortSignal, waiter: Waiter): void => {
   if (entry === undefined) {
     entry = new Entry(signal)
     entries.set(signal, entry)
-    signal.addEventListener('abort', entry, { once: true })
+    signal.addEventListener('abort', entry.listener, { once: true })
   }
   entry.add(waiter)
 }
@@ -92,7 +100,7 @@ export const unsubscribe = (signal: AbortSignal, waiter: Waiter): void => {
   // The last one left: take the listener off (a signal that has fired has no entry: its listener is gone).
   if (entry !== undefined && entry.delete(waiter)) {
     entries.delete(signal)
-    signal.removeEventListener('abort', entry)
+    signal.removeEventListener('abort', entry.listener)
   }
 }
 

@@ -27,8 +27,10 @@ class Sleeper {
 
   wake(): void {
     const { waker } = this
+    // A promise's resolve lets its continuation run as a job; a run is woken in a job of its own too, so that the
+    // sleeps due in one timer turn go on in deadline order, whichever kind they are.
     if (typeof waker === 'function') waker()
-    else waker.wake()
+    else queueMicrotask(() => waker.wake())
   }
 }
 
@@ -54,7 +56,8 @@ class SignalledSleeper extends Sleeper implements Waiter {
   }
 }
 
-const before = (a: Sleeper, b: Sleeper): boolean => a.deadline < b.deadline || (a.deadline === b.deadline && a.seq < b.seq)
+const before = (a: Sleeper, b: Sleeper): boolean =>
+  a.deadline < b.deadline || (a.deadline === b.deadline && a.seq < b.seq)
 
 /**
  * The pending sleeps of one clock, earliest deadline first (a binary heap), behind one timer.
