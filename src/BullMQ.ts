@@ -468,7 +468,11 @@ export const submit = async <P, E, A>(
  * - a failure the schedule retries: the new state is stored in the job's data (`updateData`), the job is delayed
  *   until the new `dueAt`, and `onRetry` is called (BullMQ's failure path delays the job once the processor has
  *   thrown: after `onRetry`): state first, so that a crash between the two writes leaves a job that is delivered
- *   early and delayed again, never retried early;
+ *   early and delayed again, never retried early. A retry already due once its state is stored (a delay of 0, or
+ *   shorter than the write took) is not delayed: it is made at once, in the same delivery, as stored (a crash
+ *   during it delivers the job again with that state), sparing the two round trips that delay the job and fetch
+ *   it again. **Gotcha**: so a run whose retries are all due at once (a schedule of zero delays) keeps its worker's
+ *   slot until it ends, where BullMQ would send each retry behind the jobs waiting;
  * - done: the outcome is stored (when `onDone` is set), `onDone` is called, and the job completes with the stored
  *   outcome as its return value. A worker killed after `onDone` and before completing calls it again, with the
  *   stored outcome.
@@ -535,31 +539,53 @@ export const processor = <P, E, A>(
     const write = (run: Durable.StoredRun): Promise<void> =>
       within(job.updateData(run), timeout, () => new Error(`${where}: updateData took longer than ${timeout} ms`))
     try {
-      // One number for the delivery's events, told by deliver and by the step.
-      const run = onEvent === undefined ? 0 : Event.nextRun()
-      const context = { now: clock.now, signal: attempt.signal, options: o, run }
-      const delivery = await Durable.deliver(def, id, job.data, context)
-      const end = await step(
-        delivery,
-        {
-          saveRetry: write,
-          saveOutcome: write,
-          // BullMQ's failure path delays the job once the processor throws, below; a job added otherwise is moved.
-          later: (dueAt) => (viaFailure ? undefined : job.moveToDelayed(Math.ceil(dueAt), token)),
-          // Returning completes the job.
-          finish: () => Promise.resolve()
-        },
-        { id, clock, signal: attempt.signal, writeRetry, onError, onEvent, run }
-      )
-      switch (end._tag) {
-        case 'Later':
-          throw viaFailure ? dueLater(end.dueAt) : new DelayedError()
-        case 'Abandoned':
-          // The worker is closing, and BullMQ records no failure then: leave the job due at once, explicitly.
-          await job.moveToDelayed(clock.now(), token)
-          throw new DelayedError()
-        case 'Done':
-          return delivery._tag === 'Done' ? delivery.outcome : null
+      let stored: unknown = job.data
+      for (;;) {
+        // One number for the delivery's events, told by deliver and by the step.
+        const run = onEvent === undefined ? 0 : Event.nextRun()
+        const context = { now: clock.now, signal: attempt.signal, options: o, run }
+        const delivery = await Durable.deliver(def, id, stored, context)
+        let again = false
+        const end = await step(
+          delivery,
+          {
+            saveRetry: write,
+            saveOutcome: write,
+            later: (dueAt) => {
+              // A retry due by the time its state is stored (a delay shorter than the write, or none) is made at
+              // once, below: delaying the job (BullMQ moves a job due now to the wait list without fetching the
+              // next one) and fetching it again would be two round trips more.
+              if (delivery._tag === 'Retry' && dueAt <= clock.now()) {
+                again = true
+                return undefined
+              }
+              // BullMQ's failure path delays the job once the processor throws, below; a job added otherwise is
+              // moved.
+              return viaFailure ? undefined : job.moveToDelayed(Math.ceil(dueAt), token)
+            },
+            // Returning completes the job.
+            finish: () => Promise.resolve()
+          },
+          { id, clock, signal: attempt.signal, writeRetry, onError, onEvent, run }
+        )
+        switch (end._tag) {
+          case 'Later':
+            if (!again) throw viaFailure ? dueLater(end.dueAt) : new DelayedError()
+            // the run as stored: the retry's state, written above
+            if (delivery._tag === 'Retry' && !attempt.signal.aborted) {
+              stored = delivery.run
+              continue
+            }
+            // the worker closes: no attempt now, the retry left due at once, as an abandoned one is
+            await job.moveToDelayed(clock.now(), token)
+            throw new DelayedError()
+          case 'Abandoned':
+            // The worker is closing, and BullMQ records no failure then: leave the job due at once, explicitly.
+            await job.moveToDelayed(clock.now(), token)
+            throw new DelayedError()
+          case 'Done':
+            return delivery._tag === 'Done' ? delivery.outcome : null
+        }
       }
     } finally {
       attempt.release()

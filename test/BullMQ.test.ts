@@ -2,6 +2,7 @@ import * as assert from 'assert'
 import { DelayedError, Queue, Worker } from 'bullmq'
 import { getEventListeners } from 'events'
 import * as E from 'fp-ts/Either'
+import { pipe } from 'fp-ts/function'
 import * as TE from 'fp-ts/TaskEither'
 import * as fs from 'fs'
 import * as t from 'io-ts'
@@ -123,6 +124,81 @@ describe('BullMQ (no server needed)', () => {
         deepStrictEqual(delayedTo, [3_600_000])
         assert.ok((data as Durable.StoredRun).retry !== null)
       }
+    }
+  })
+
+  it('processor should make a retry due once its state is stored at once, after that state; delay it when not due or when the worker closes', async () => {
+    // the delay, how long each write takes, and whether the worker closes as the first retry is decided: due at
+    // once (no delay), due by the time the write ends, not due yet, due at once but the worker closes
+    const cases = [
+      { delay: 0, write: 0, closes: false, atOnce: true },
+      { delay: 10, write: 25, closes: false, atOnce: true },
+      { delay: 10, write: 5, closes: false, atOnce: false },
+      { delay: 0, write: 0, closes: true, atOnce: false }
+    ]
+    for (const { delay, write, closes, atOnce } of cases) {
+      const clock = TestClock.make(1_000)
+      // each attempt: when it started, and the retry state stored when it started (null before the first failure)
+      const attempts: Array<[number, number | null]> = []
+      let data: unknown = { id: 'n-1', payload: null, retry: null, outcome: null }
+      const storedIterNumber = (): number | null => {
+        const retry = (data as Durable.StoredRun).retry as { readonly iterNumber: number } | null
+        return retry === null ? null : retry.iterNumber
+      }
+      const def = Durable.define({
+        name: 'n',
+        schedule: pipe(Schedule.constant(delay), Schedule.intersect(Schedule.recurs(2))),
+        payload: t.null,
+        action: () => () => {
+          attempts.push([clock.now(), storedIterNumber()])
+          return Promise.resolve(attempts.length < 3 ? E.left('503') : E.right('200'))
+        }
+      })
+      const retried: Array<number> = []
+      const shutdown = new AbortController()
+      const process = BullMQ.processor(def, {
+        clock,
+        signal: shutdown.signal,
+        onRetry: ({ delay: d }) => {
+          retried.push(d)
+          if (closes) shutdown.abort()
+        }
+      })
+      const delayed: Array<number> = []
+      const job: BullMQ.JobLike = {
+        id: 'n-1',
+        get data() {
+          return data
+        },
+        updateData: async (d) => {
+          if (write > 0) await clock.sleep(write)
+          data = d
+        },
+        moveToDelayed: async (at) => void delayed.push(at)
+      }
+      const end = await drive(
+        clock,
+        process(job, 'token').then(
+          (value) => ({ value }),
+          (error: unknown) => ({ error })
+        )
+      )
+      if (atOnce) {
+        // one delivery: each retry after its state was stored and once due, none delayed
+        assert.ok('value' in end)
+        deepStrictEqual(attempts, [
+          [1_000, null],
+          [1_000 + write, 1],
+          [1_000 + 2 * write, 2]
+        ])
+        deepStrictEqual(retried, [delay, delay])
+      } else {
+        // not due yet, or the worker closes: delayed (here through moveToDelayed: the job names no backoff) until
+        // the retry is due, no second attempt
+        assert.ok('error' in end && end.error instanceof DelayedError)
+        deepStrictEqual([attempts, delayed], [[[1_000, null]], [1_000 + delay]])
+      }
+      deepStrictEqual(delayed.length, atOnce ? 0 : 1)
     }
   })
 
