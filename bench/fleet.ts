@@ -1,33 +1,37 @@
 /**
  * `npm run bench:fleet`: jobs per second through a retry cycle on a real Redis, with the fp-ts-retry adapter
- * (`BullMQ.processor`, what `BullMQ.engine` runs) against BullMQ's own exponential backoff, at 1, 2 and 4 worker
- * processes; and the lateness of the retries (the start of the retry minus the time it was due). Prints the tables
+ * (`BullMQ.processor`, what `BullMQ.engine` runs) against BullMQ's own exponential backoff, and against the floor
+ * (BullMQ's backoff plus the write of a run's state, see fleet-worker.ts), at 1, 2 and 4 worker processes; and the
+ * lateness of the retries (the start of the retry minus the time it was due). Prints the tables
  * and writes them into bench/RESULTS.md between the `fleet` markers (the file's other sections are left as they
  * are).
  *
  * Method: a throwaway redis-server (no persistence) per `hz` setting; every job fails its first attempt and
  * succeeds on its retry 10 ms later; each measurement is a fresh queue, and its worker processes are started and
- * connected before they are told to go.
+ * connected before they are told to go. The library is measured compiled (fleet-definition.ts says why).
  *
  * - Throughput (at the default hz 10): `--jobs` jobs queued at once; the time runs from "go" to the last job
- *   completed (polled every 5 ms). The two adapters alternate in each round, the first changing from round to
- *   round; the ratio is taken within a round, and the median is reported.
+ *   completed (polled every 5 ms). The three sides run in each round, in an order reversed from round to round;
+ *   each ratio to BullMQ is taken within a round, and the median is reported, with the CPU per job (the workers'
+ *   and the server's) and the Redis calls per job the workers sent.
  * - Lateness (at hz 10 and hz 100): `LATE_JOBS` jobs added one every `LATE_EVERY` ms, a load light enough that the
  *   workers wait for each retry (idle, blocked on Redis), so that the figure is the queue's lateness, not a
  *   backlog's. The start is the `active` event of the retry (its stream id is the server's clock); the due time is
  *   the `delayed` event's for BullMQ, and the stored state's `dueAt` for ours (a retry whose due time passed while
- *   its state was written is queued at once, with no `delayed` event). One machine, one clock.
+ *   its state was written is made at once, in the same delivery, with no `active` event of its own: its start is
+ *   then taken as the job's completion, an upper bound). One machine, one clock.
  *
- * Usage: `npm run bench:fleet [-- --jobs 2000 --rounds 3 --concurrency 32 --no-write]`
+ * Usage: `npm run bench:fleet [-- --jobs 2000 --rounds 5 --concurrency 32 --no-write]`
  */
 import { spawn, type ChildProcess } from 'child_process'
 import { Queue, QueueEvents } from 'bullmq'
 import * as os from 'os'
 import * as path from 'path'
 import * as readline from 'readline'
-import * as BullMQ from '../src/BullMQ'
+import type * as BullMQ from '../src/BullMQ'
+import { compiledSources } from '../test/support/child'
 import { startRedis, type RedisServer } from '../test/support/redis'
-import { definition } from './fleet-definition'
+import { definition, library } from './fleet-definition'
 import { RESULTS, writeSection } from './results'
 
 const arg = (name: string, fallback: number): number => {
@@ -40,7 +44,7 @@ const arg = (name: string, fallback: number): number => {
   return value
 }
 const JOBS = arg('jobs', 2000)
-const ROUNDS = arg('rounds', 3)
+const ROUNDS = arg('rounds', 5)
 const CONCURRENCY = arg('concurrency', 32)
 const WRITE = !process.argv.includes('--no-write')
 const LATE_JOBS = 60
@@ -53,12 +57,16 @@ type Load = 'burst' | 'steady'
 
 const TSX = require.resolve('tsx/cjs')
 
+/** The library, compiled (see fleet-definition.ts): made once here, loaded by every worker. */
+const COMPILED = compiledSources()
+const lib = library(COMPILED)
+
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
 
 interface WorkerProcess {
   readonly child: ChildProcess
-  /** The CPU time it used from "go" to its close, in µs, once it has printed it. */
-  readonly cpu: Promise<number>
+  /** The CPU time it used from "go" to its close, in µs, and the Redis calls it sent, once it has printed them. */
+  readonly used: Promise<{ readonly cpu: number; readonly calls: number }>
 }
 
 const startWorker = (port: number, prefix: string, mode: Mode): Promise<WorkerProcess> =>
@@ -66,18 +74,21 @@ const startWorker = (port: number, prefix: string, mode: Mode): Promise<WorkerPr
     const script = path.join(__dirname, 'fleet-worker.ts')
     const child = spawn(
       process.execPath,
-      ['--require', TSX, script, String(port), prefix, 'cycle', mode, String(CONCURRENCY)],
+      ['--require', TSX, script, String(port), prefix, 'cycle', mode, String(CONCURRENCY), COMPILED],
       {
         stdio: ['pipe', 'pipe', 'inherit']
       }
     )
     child.on('error', reject)
     child.on('exit', (code) => code !== 0 && code !== null && reject(new Error(`a worker exited with ${code}`)))
-    let cpu: (us: number) => void = () => undefined
-    const used = new Promise<number>((r) => (cpu = r))
+    let report: (used: { readonly cpu: number; readonly calls: number }) => void = () => undefined
+    const used = new Promise<{ readonly cpu: number; readonly calls: number }>((r) => (report = r))
     readline.createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
-      if (line === 'loaded') resolve({ child, cpu: used })
-      else if (line.startsWith('cpu ')) cpu(Number(line.slice(4)))
+      if (line === 'loaded') resolve({ child, used })
+      else if (line.startsWith('cpu ')) {
+        const [cpu, calls] = line.slice(4).split(' ').map(Number)
+        report({ cpu, calls })
+      }
     })
   })
 
@@ -87,10 +98,10 @@ const jobsOf = async (
   count: number
 ): Promise<ReadonlyArray<{ name: string; data: unknown; opts: object }>> => {
   const jobs: Array<{ name: string; data: unknown; opts: object }> = []
-  const def = definition('cycle')
+  const def = definition(lib, 'cycle')
   const collector: BullMQ.QueueLike = { add: async (name, data, opts) => void jobs.push({ name, data, opts }) }
   for (let i = 0; i < count; i++) {
-    if (mode === 'ours') await BullMQ.submit(collector, def, `job-${i}`, i)
+    if (mode === 'ours') await lib.BullMQ.submit(collector, def, `job-${i}`, i)
     else {
       const opts = {
         jobId: `job-${i}`,
@@ -98,13 +109,23 @@ const jobsOf = async (
         backoff: { type: 'exponential', delay: 10 },
         removeOnComplete: { age: 86_400 }
       }
-      jobs.push({ name: 'cycle', data: i, opts })
+      // the floor's jobs hold what ours hold, for the same bytes
+      const data = mode === 'floor' ? { id: `job-${i}`, payload: i, retry: null, outcome: null } : i
+      jobs.push({ name: 'cycle', data, opts })
     }
   }
   return jobs
 }
 
 let runs = 0
+
+/** The CPU time the server has used, in µs (`INFO cpu`: its main thread and the others, user and system). */
+const serverCpu = async (queue: Queue): Promise<number> => {
+  const client = (await queue.backend.client) as unknown as { readonly info: (section: string) => Promise<string> }
+  const info = await client.info('cpu')
+  const field = (name: string): number => Number(new RegExp(`^${name}:([0-9.]+)`, 'm').exec(info)?.[1] ?? NaN)
+  return (field('used_cpu_user') + field('used_cpu_sys')) * 1e6
+}
 
 /** One measurement: jobs per second, and the lateness of each retry whose due time was seen. */
 const measure = async (
@@ -115,6 +136,8 @@ const measure = async (
 ): Promise<{
   readonly jobsPerSecond: number
   readonly cpuPerJob: number
+  readonly serverCpuPerJob: number
+  readonly callsPerJob: number
   readonly lateness: ReadonlyArray<number>
 }> => {
   const count = load === 'burst' ? JOBS : LATE_JOBS
@@ -124,10 +147,14 @@ const measure = async (
   const events = new QueueEvents('cycle', { connection, prefix, autorun: false })
   const due = new Map<string, number>()
   const started = new Map<string, number>()
+  const activations = new Map<string, number>()
   if (load === 'steady') {
     events.on('delayed', ({ jobId, delay }) => void due.set(jobId, Number(delay)))
     // the last activation of a job is its retry
-    events.on('active', ({ jobId }, id) => void started.set(jobId, Number(id.split('-')[0])))
+    events.on('active', ({ jobId }, id) => {
+      started.set(jobId, Number(id.split('-')[0]))
+      activations.set(jobId, (activations.get(jobId) ?? 0) + 1)
+    })
     void events.run()
     await events.waitUntilReady()
   }
@@ -135,6 +162,7 @@ const measure = async (
   const children = processes.map((p) => p.child)
   const jobs = await jobsOf(mode, count)
   if (load === 'burst') await queue.addBulk(jobs.map((j) => ({ ...j })))
+  const server0 = await serverCpu(queue)
   const t0 = performance.now()
   for (const child of children) child.stdin?.write('go\n')
   if (load === 'steady') {
@@ -150,16 +178,23 @@ const measure = async (
     await sleep(5)
   }
   const seconds = (performance.now() - t0) / 1000
+  const server1 = await serverCpu(queue)
   if (mode === 'ours') {
     for (const job of await queue.getJobs(['completed'])) {
       const retry = (job.data as { retry?: { dueAt?: unknown } } | null)?.retry
-      if (job.id !== undefined && typeof retry?.dueAt === 'number') due.set(job.id, retry.dueAt)
+      if (job.id === undefined || typeof retry?.dueAt !== 'number') continue
+      due.set(job.id, retry.dueAt)
+      // a retry made in the delivery that stored its state (due by then) has no activation of its own: its start
+      // is at most the job's completion
+      if (activations.get(job.id) === 1 && job.finishedOn !== undefined) started.set(job.id, job.finishedOn)
     }
   }
   // the last events may still be on their way
   for (let tries = 0; load === 'steady' && due.size < count && tries < 400; tries++) await sleep(5)
   for (const child of children) child.stdin?.end()
-  const cpu = (await Promise.all(processes.map((p) => p.cpu))).reduce((a, b) => a + b, 0)
+  const used = await Promise.all(processes.map((p) => p.used))
+  const cpu = used.reduce((sum, u) => sum + u.cpu, 0)
+  const calls = used.reduce((sum, u) => sum + u.calls, 0)
   await Promise.all(
     children.map((c) => new Promise((resolve) => (c.exitCode !== null ? resolve(undefined) : c.once('exit', resolve))))
   )
@@ -169,7 +204,13 @@ const measure = async (
   const lateness = [...due].map(([jobId, t]) => (started.get(jobId) ?? NaN) - t)
   if (load === 'steady' && lateness.filter((x) => !Number.isNaN(x)).length < count)
     throw new Error(`only ${lateness.length} of ${count} retries were seen (${mode})`)
-  return { jobsPerSecond: count / seconds, cpuPerJob: cpu / count, lateness }
+  return {
+    jobsPerSecond: count / seconds,
+    cpuPerJob: cpu / count,
+    serverCpuPerJob: (server1 - server0) / count,
+    callsPerJob: calls / count,
+    lateness
+  }
 }
 
 const quantile = (xs: ReadonlyArray<number>, q: number): number => {
@@ -192,9 +233,12 @@ const main = async (): Promise<void> => {
   out(
     'Every job fails its first attempt and succeeds on its retry 10 ms later. **ours**: `BullMQ.processor` of a ' +
       '`Durable` definition (`exponential(10)`, 3 retries), jobs added by `BullMQ.submit`, as `BullMQ.engine` does: ' +
-      "the state stored in the job's data (`updateData`), then the job delayed through BullMQ's failure path. " +
-      "**BullMQ**: a processor that throws, jobs with BullMQ's own `backoff: { type: 'exponential', delay: 10 }`. " +
-      `${CONCURRENCY} concurrent jobs per worker process. Machine: ${cpu.length} × ${
+      "the run's state stored in the job's data (`updateData`), then the job delayed through BullMQ's failure path " +
+      '(a retry already due once its state is stored is made at once, in the same delivery). **BullMQ**: a ' +
+      "processor that throws, jobs with BullMQ's own `backoff: { type: 'exponential', delay: 10 }`. **floor**: " +
+      "BullMQ's, plus the write ours makes per retry (jobs holding what ours hold, and the same `RetryState`, the " +
+      'same bytes, stored by `updateData` before each throw), deciding nothing. The library compiled, as its users ' +
+      `run it (not through tsx). ${CONCURRENCY} concurrent jobs per worker process. Machine: ${cpu.length} × ${
         cpu[0]?.model ?? 'unknown CPU'
       }, ` +
       `Node ${process.version}, redis-server with no persistence on loopback; the machine's load average (1 min) ` +
@@ -206,39 +250,51 @@ const main = async (): Promise<void> => {
   try {
     out(`### Throughput: ${fmt(JOBS)} jobs queued at once (redis-server at its default hz 10)`)
     out()
-    out(`Median over ${ROUNDS} rounds, the two sides alternating; the ratio ours / BullMQ is taken within each round.`)
+    out(
+      `Median over ${ROUNDS} rounds, the three sides in an order reversed from round to round; each ratio to ` +
+        "BullMQ is taken within a round. CPU per job: the worker processes' (from go to their close) plus " +
+        "redis-server's (`INFO cpu`, from go to the last job completed, this process's polling included). Redis " +
+        'calls per job: what the workers sent, each a round trip (a script counts once).'
+    )
     out()
     out(
       '| worker processes | ours jobs/s | BullMQ jobs/s | ratio: median (min–max) | target ≥ 0.85× | ' +
-        'floor: BullMQ + 1 write per retry, ratio | worker CPU per job, ours / BullMQ / floor |'
+        'floor: BullMQ + 1 write per retry, ratio | CPU per job, workers + redis-server (µs): ours / BullMQ / floor | ' +
+        'Redis calls per job: ours / BullMQ / floor |'
     )
-    out('| ---: | ---: | ---: | ---: | --- | ---: | ---: |')
+    out('| ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |')
     verdicts = []
     for (const workers of WORKERS) {
       const rates: Record<Mode, Array<number>> = { ours: [], bullmq: [], floor: [] }
       const cpus: Record<Mode, Array<number>> = { ours: [], bullmq: [], floor: [] }
+      const serverCpus: Record<Mode, Array<number>> = { ours: [], bullmq: [], floor: [] }
+      const calls: Record<Mode, Array<number>> = { ours: [], bullmq: [], floor: [] }
       const ratios: Array<number> = []
       const floors: Array<number> = []
       for (let round = 0; round < ROUNDS; round++) {
         const order = round % 2 === 0 ? MODES : [...MODES].reverse()
         const inRound: Partial<Record<Mode, number>> = {}
         for (const mode of order) {
-          const { jobsPerSecond, cpuPerJob } = await measure(server10, mode, workers, 'burst')
-          inRound[mode] = jobsPerSecond
-          rates[mode].push(jobsPerSecond)
-          cpus[mode].push(cpuPerJob)
+          const measured = await measure(server10, mode, workers, 'burst')
+          inRound[mode] = measured.jobsPerSecond
+          rates[mode].push(measured.jobsPerSecond)
+          cpus[mode].push(measured.cpuPerJob)
+          serverCpus[mode].push(measured.serverCpuPerJob)
+          calls[mode].push(measured.callsPerJob)
         }
         ratios.push((inRound.ours ?? NaN) / (inRound.bullmq ?? NaN))
         floors.push((inRound.floor ?? NaN) / (inRound.bullmq ?? NaN))
       }
       const ratio = median(ratios)
       verdicts.push(ratio >= TARGET)
+      const each = (xs: Record<Mode, ReadonlyArray<number>>, digits = 0): string =>
+        `${fmt(median(xs.ours), digits)} / ${fmt(median(xs.bullmq), digits)} / ${fmt(median(xs.floor), digits)}`
       out(
         `| ${workers} | ${fmt(median(rates.ours))} | ${fmt(median(rates.bullmq))} | ` +
           `${fmt(ratio, 2)}× (${fmt(Math.min(...ratios), 2)}–${fmt(Math.max(...ratios), 2)}) | ${
             ratio >= TARGET ? 'met' : 'not met'
           } | ${fmt(median(floors), 2)}× (${fmt(Math.min(...floors), 2)}–${fmt(Math.max(...floors), 2)}) | ` +
-          `${fmt(median(cpus.ours))} / ${fmt(median(cpus.bullmq))} / ${fmt(median(cpus.floor))} µs |`
+          `${each(cpus)} + ${each(serverCpus)} | ${each(calls, 2)} |`
       )
     }
     out()
@@ -271,18 +327,17 @@ const main = async (): Promise<void> => {
   out()
   out(
     `Throughput target (≥ ${TARGET}× BullMQ's own backoff): met at ${verdicts.filter((v) => v).length} of ` +
-      `${verdicts.length} worker counts. What the adapter does more, per job: one more Redis write per retry (the ` +
-      "run's state, stored before the job is delayed, which BullMQ's own backoff has no state to store), a " +
-      '`RetryState` decoded and a `Driver` restored at each delivery, and job data a few hundred bytes larger. When ' +
-      'Redis, the workers and this process share few cores, the throughput is bound by CPU, and these costs show ' +
-      'in full; the worker CPU column measures the part spent in the worker processes (as measured for issue 20: the ' +
-      "floor's CPU per job is BullMQ's, ours is 250–600 µs more: the gap is the processor's CPU per delivery more " +
-      'than the write). The floor column runs ' +
-      "BullMQ's own backoff with that one write added (an `updateData` before each throw): what any design that " +
-      'stores the state in a write of its own, before the delay, can reach. Storing the state in the one call that ' +
-      "delays the job (BullMQ's failure path writes only `failedReason`) would save that write, but a delay that " +
-      'then fails (Redis down) loses the decision, and the job, stalled, would run its attempt again before its ' +
-      'due time: what the durable step forbids.'
+      `${verdicts.length} worker counts. What a durable retry must do beyond BullMQ's backoff: store the run's ` +
+      'state before the job is delayed, one write (the floor: that write, with the same bytes, and nothing ' +
+      'decided), and at each delivery check the stored state, restore the `Driver` and step the schedule (ours ' +
+      'less the floor). The state cannot ride in the call that delays the job: BullMQ writes only `failedReason` ' +
+      'and the stack there, and a call of our own that wrote and delayed at once would lose the next job that ' +
+      "BullMQ's failure path fetches in the same round trip, spending the round trip it saves (and a script of our " +
+      "own would restate BullMQ's keys and bookkeeping, for one version). Ours makes fewer calls than the floor: " +
+      'a retry due by the time its state is stored (under load the write takes longer than the 10 ms delay) is made ' +
+      'at once in the same delivery, where BullMQ would move the job to the wait list and fetch it again. When Redis, ' +
+      'the workers and this process share few cores, the throughput is bound by CPU; at 1 worker process, by the ' +
+      "worker's: there the ratio follows the CPU per job."
   )
   if (WRITE) {
     writeSection(RESULTS, 'fleet', lines.join('\n'))
