@@ -39,6 +39,31 @@ const deferred = <A>(): { promise: Promise<A>; resolve: (a: A) => void } => {
 }
 
 /**
+ * A job in memory, as `BullMQ.processor` sees one: a fresh run of `id` (payload `null`); `stored()` is its data as
+ * `updateData` last wrote it (after `beforeWrite`, which may wait or throw), `delayed` the times given to
+ * `moveToDelayed`.
+ */
+const memoryJob = (
+  id: string,
+  beforeWrite: () => Promise<void> = () => Promise.resolve()
+): { readonly job: BullMQ.JobLike; readonly stored: () => Durable.StoredRun; readonly delayed: Array<number> } => {
+  let data: Durable.StoredRun = { id, payload: null, retry: null, outcome: null }
+  const delayed: Array<number> = []
+  const job: BullMQ.JobLike = {
+    id,
+    get data() {
+      return data
+    },
+    updateData: async (d) => {
+      await beforeWrite()
+      data = d
+    },
+    moveToDelayed: async (at) => void delayed.push(at)
+  }
+  return { job, stored: () => data, delayed }
+}
+
+/**
  * The engines' `onError` in these tests: the test servers run without persistence (the house rule for a test's
  * server), so every engine warns of it once (`RedisSettingsWarning`, tested on its own below); any other error is
  * rethrown, and so reported as a process warning that a passing run must not print.
@@ -92,19 +117,9 @@ describe('BullMQ (no server needed)', () => {
         onDone: ({ result }) => void done.push(JSON.stringify(result))
       })
       let writes = 0
-      let data: unknown = { id: 'w-1', payload: null, retry: null, outcome: null }
-      const delayedTo: Array<number> = []
-      const job: BullMQ.JobLike = {
-        id: 'w-1',
-        get data() {
-          return data
-        },
-        updateData: async (d) => {
-          if (++writes <= 2) throw new Error(`Connection is closed (${writes})`)
-          data = d
-        },
-        moveToDelayed: async (at) => void delayedTo.push(at)
-      }
+      const { job, stored, delayed } = memoryJob('w-1', async () => {
+        if (++writes <= 2) throw new Error(`Connection is closed (${writes})`)
+      })
       const delivered = drive(
         clock,
         process(job, 'token').then(
@@ -118,11 +133,11 @@ describe('BullMQ (no server needed)', () => {
       deepStrictEqual(clock.sleeps, [250, 250])
       if (succeed) {
         deepStrictEqual(done, ['{"_tag":"Right","right":"ok"}'])
-        assert.ok('value' in end && (data as Durable.StoredRun).outcome === end.value)
+        assert.ok('value' in end && stored().outcome === end.value)
       } else {
         assert.ok('error' in end && end.error instanceof DelayedError)
-        deepStrictEqual(delayedTo, [3_600_000])
-        assert.ok((data as Durable.StoredRun).retry !== null)
+        deepStrictEqual(delayed, [3_600_000])
+        assert.ok(stored().retry !== null)
       }
     }
   })
@@ -140,9 +155,11 @@ describe('BullMQ (no server needed)', () => {
       const clock = TestClock.make(1_000)
       // each attempt: when it started, and the retry state stored when it started (null before the first failure)
       const attempts: Array<[number, number | null]> = []
-      let data: unknown = { id: 'n-1', payload: null, retry: null, outcome: null }
+      const { job, stored, delayed } = memoryJob('n-1', async () => {
+        if (write > 0) await clock.sleep(write)
+      })
       const storedIterNumber = (): number | null => {
-        const retry = (data as Durable.StoredRun).retry as { readonly iterNumber: number } | null
+        const retry = stored().retry as { readonly iterNumber: number } | null
         return retry === null ? null : retry.iterNumber
       }
       const def = Durable.define({
@@ -164,18 +181,6 @@ describe('BullMQ (no server needed)', () => {
           if (closes) shutdown.abort()
         }
       })
-      const delayed: Array<number> = []
-      const job: BullMQ.JobLike = {
-        id: 'n-1',
-        get data() {
-          return data
-        },
-        updateData: async (d) => {
-          if (write > 0) await clock.sleep(write)
-          data = d
-        },
-        moveToDelayed: async (at) => void delayed.push(at)
-      }
       const end = await drive(
         clock,
         process(job, 'token').then(
@@ -226,16 +231,7 @@ describe('BullMQ (no server needed)', () => {
       const shutdown = new AbortController()
       const bull = new AbortController()
       const process = BullMQ.processor(def, worker ? { signal: shutdown.signal } : {})
-      let data: unknown = { id: 'a-1', payload: null, retry: null, outcome: null }
-      const delayed: Array<number> = []
-      const job: BullMQ.JobLike = {
-        id: 'a-1',
-        get data() {
-          return data
-        },
-        updateData: async (d) => void (data = d),
-        moveToDelayed: async (at) => void delayed.push(at)
-      }
+      const { job, stored, delayed } = memoryJob('a-1')
       const delivery = process(job, 'token', bull.signal).then(
         (value) => ({ value }),
         (error: unknown) => ({ error })
@@ -249,7 +245,7 @@ describe('BullMQ (no server needed)', () => {
       else {
         // abandoned: due at once, as stored, no retry recorded
         assert.ok('error' in end && end.error instanceof DelayedError, what)
-        deepStrictEqual([delayed.length, (data as Durable.StoredRun).retry], [1, null])
+        deepStrictEqual([delayed.length, stored().retry], [1, null])
       }
       deepStrictEqual(
         [getEventListeners(bull.signal, 'abort').length, getEventListeners(shutdown.signal, 'abort').length],
