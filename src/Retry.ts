@@ -364,18 +364,14 @@ class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
   private readonly watch: Watch
   /** The latest outcome, which the run returns when it ends; `undefined` before the first one of a resumed run. */
   private last: R | undefined = undefined
-  /**
-   * `settled`, bound once a retry comes at once: a run that retries without a pause makes no closure per attempt,
-   * and a run that sleeps between attempts holds none while it waits.
-   */
-  private hot: ((result: R) => void) | undefined = undefined
+  /** How the run's promise is settled, once the run has waited (see {@link detach}). */
+  private resolve: (result: R) => void = noop
+  private reject: (error: unknown) => void = noop
 
-  private constructor(
+  constructor(
     readonly run: Run<In>,
     private readonly attempt: Attempt<R>,
     private readonly start: number,
-    private readonly resolve: (result: R) => void,
-    private readonly reject: (error: unknown) => void,
     restored?: Driver.Driver<In>
   ) {
     this.made = restored
@@ -385,19 +381,18 @@ class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
         : new Watch(run.onEvent === undefined ? 0 : Event.nextRun(), restored?.iterNumber ?? 0)
   }
 
-  /** A run that needs its state from its first attempt on. */
-  static from<In, R extends Either<unknown, unknown>>(run: Run<In>, attempt: Attempt<R>, start: number): Promise<R> {
-    return new Promise<R>((resolve, reject) => new Going(run, attempt, start, resolve, reject).next())
-  }
-
-  /** A run whose first attempt, made without one, asks for another. */
-  static after<In, R extends Either<unknown, unknown>>(
-    run: Run<In>,
-    attempt: Attempt<R>,
-    start: number,
-    first: R
-  ): Promise<R> {
-    return new Promise<R>((resolve, reject) => new Going(run, attempt, start, resolve, reject).settled(first))
+  /**
+   * The run's promise, once it must wait (a sleep, an asynchronous decision, a turn of the event loop): from here the
+   * run goes on as a state machine, and no frame waits with it. Until then it runs in {@link loop}'s frame.
+   */
+  detach(decided: number | Promise<number>, turn: boolean): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.resolve = resolve
+      this.reject = reject
+      if (turn) setImmediate(() => this.awake())
+      else if (typeof decided === 'number') this.waited(decided)
+      else Promise.resolve(decided).then((wait) => this.waited(wait), reject)
+    })
   }
 
   /** Goes on with a stored run: restores its driver and waits until the attempt that was due is due. */
@@ -415,36 +410,52 @@ class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
     )
     if (restored._tag === 'Left') return Promise.reject(restored.left)
     const driver = restored.right
-    return new Promise<R>((resolve, reject) => {
-      going = new Going(run, attempt, driver.start, resolve, reject, driver)
-      going.sleep(Math.max(0, driver.dueAt - run.clock.now()))
-    })
+    going = new Going(run, attempt, driver.start, driver)
+    return going.detach(Math.max(0, driver.dueAt - run.clock.now()), false)
   }
 
-  /** Makes an attempt; its outcome goes to {@link settled}. */
-  private next(): void {
+  /** Whether the event loop is due a turn: retries since it last turned have kept it long (see `CHECK_EVERY`). */
+  mustTurn(): boolean {
+    return ++this.sinceTurn % CHECK_EVERY === 0 && this.longStreak()
+  }
+
+  /** Where the next attempt reads its status: the driver once there is one. */
+  get progress(): Progress {
+    return this.made ?? FIRST
+  }
+
+  /** Tells an observer that an attempt starts, or notes when for the guards. */
+  begin(): void {
     const { run } = this
-    let pending: Promise<R>
-    try {
-      if (run.onEvent !== undefined) this.attemptStarted(run.clock.now())
-      else if (run.timesAttempts) this.watch.started = run.clock.now()
-      pending = this.attempt(this.made ?? FIRST, run.signal)
-    } catch (e) {
-      return this.reject(e)
-    }
-    // `Promise.resolve` returns a promise as it is, and lets an action that answers a thenable or a plain value
-    // work as an `await` would
-    Promise.resolve(pending).then(this.hot ?? ((result: R) => this.settled(result)), this.reject)
+    if (run.onEvent !== undefined) this.attemptStarted(run.clock.now())
+    else if (run.timesAttempts) this.watch.started = run.clock.now()
   }
 
-  /** An attempt's outcome: the run decides, then ends, goes on at once or sleeps. */
-  private settled(result: R): void {
+  /** An attempt's outcome: told to an observer, kept, decided. */
+  step(result: R): number | Promise<number> {
+    if (this.run.onEvent !== undefined) this.attemptEnded(result, this.run.clock.now())
+    this.last = result
+    return this.decide(result)
+  }
+
+  /**
+   * Once the run has waited: makes attempts for as long as it goes on at once, as {@link loop} does before, and
+   * settles the run's promise. It never rejects: an error ends the run.
+   */
+  private async next(): Promise<void> {
+    const { signal } = this.run
     try {
-      if (this.run.onEvent !== undefined) this.attemptEnded(result, this.run.clock.now())
-      this.last = result
-      const decided = this.decide(result)
-      if (typeof decided === 'number') this.waited(decided)
-      else Promise.resolve(decided).then((wait) => this.waited(wait), this.reject)
+      for (;;) {
+        this.begin()
+        const decided = this.step(await this.attempt(this.progress, signal))
+        if (typeof decided !== 'number') {
+          Promise.resolve(decided).then((wait) => this.waited(wait), this.reject)
+          return
+        }
+        if (decided !== 0) return this.waited(decided)
+        if (this.mustTurn()) return void setImmediate(() => this.awake())
+        if (signal?.aborted === true) return this.awake()
+      }
     } catch (e) {
       this.reject(e)
     }
@@ -454,10 +465,7 @@ class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
   private waited(wait: number): void {
     if (wait < 0) this.resolve(this.last as R)
     else if (wait > 0) this.sleep(wait)
-    else {
-      this.hot ??= (result: R) => this.settled(result)
-      this.wake()
-    }
+    else this.wake()
   }
 
   /** Sleeps `ms` on the run's clock, then wakes; the live clocks wake this run with no promise of their own. */
@@ -474,7 +482,7 @@ class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
     }
   }
 
-  /** After a sleep (or a zero delay): lets the event loop turn when retries have kept it long, then goes on. */
+  /** After a sleep (or a zero wait): goes on, unless retries since the event loop last turned have kept it long. */
   wake(): void {
     if (++this.sinceTurn % CHECK_EVERY === 0 && this.longStreak()) setImmediate(() => this.awake())
     else this.awake()
@@ -482,7 +490,7 @@ class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
 
   private awake(): void {
     const { signal } = this.run
-    if (signal?.aborted !== true) return this.next()
+    if (signal?.aborted !== true) return void this.next()
     const last = this.last
     // A resumed run has no error in hand to return (it was seen before the restart): it rejects, as before a start.
     if (last === undefined) return this.reject(signal.reason)
@@ -662,23 +670,35 @@ class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
 
 /**
  * The one loop behind every runner: attempt, let the run decide (driver, breaker, budget, `onRetry`), pause,
- * attempt again. A first success of a run without a guard, `onDone` or `onEvent` allocates nothing of ours beyond
- * the callback that looks at it.
+ * attempt again. A first success of a run without a guard, `onDone` or `onEvent` allocates nothing of ours. The
+ * attempts that follow each other at once run in this frame; once the run must wait, it goes on as a state machine
+ * ({@link Going.detach}) and this frame ends, so that a run waiting out its backoff holds no frame.
  */
-const loop = <In, R extends Either<unknown, unknown>>(run: Run<In>, attempt: Attempt<R>): Promise<R> => {
-  try {
-    const { signal } = run
-    if (signal?.aborted) return Promise.reject(signal.reason)
-    if (run.resume !== undefined) return Going.resumed(run, attempt, run.resume)
-    const start = run.readsClock ? run.clock.now() : 0
-    // a first success needs nothing more when there is no guard to tell, no `onDone` to call and no event
-    if (run.guards.length > 0 || run.onDone !== undefined || run.onEvent !== undefined)
-      return Going.from(run, attempt, start)
-    return Promise.resolve(attempt(FIRST, signal)).then((result) =>
-      result._tag === run.continueOn ? Going.after(run, attempt, start, result) : result
-    )
-  } catch (e) {
-    return Promise.reject(e)
+const loop = async <In, R extends Either<unknown, unknown>>(run: Run<In>, attempt: Attempt<R>): Promise<R> => {
+  const { signal } = run
+  if (signal?.aborted) throw signal.reason
+  if (run.resume !== undefined) return Going.resumed(run, attempt, run.resume)
+  const start = run.readsClock ? run.clock.now() : 0
+  // a first success needs nothing more when there is no guard to tell, no `onDone` to call and no event
+  let going =
+    run.guards.length === 0 && run.onDone === undefined && run.onEvent === undefined
+      ? undefined
+      : new Going<In, R>(run, attempt, start)
+  for (;;) {
+    going?.begin()
+    const result = await attempt(going?.progress ?? FIRST, signal)
+    if (going === undefined) {
+      if (result._tag !== run.continueOn) return result
+      going = new Going(run, attempt, start)
+    }
+    const decided = going.step(result)
+    if (typeof decided !== 'number' || decided > 0) return going.detach(decided, false)
+    if (decided < 0) return result
+    if (going.mustTurn()) return going.detach(0, true)
+    if (signal?.aborted) {
+      going.end(result, going.driver.status, 'aborted')
+      return result
+    }
   }
 }
 
