@@ -29,9 +29,9 @@ export const zeroDelay = (peers: Peers, options: ScenarioOptions): Promise<Scena
         'goes through its scheduler between attempts.' +
         (met
           ? ''
-          : ` **Missed: ${fmtRatio(ours.ratio)} against ${TARGET}×**: what remains per retry is the driver's step, ` +
-            "the loop's checks and a `then` (which makes a promise that the bare loop's `await` does not), and per " +
-            'run the driver and the promise of a run past its first failure; bench/README.md lists what was tried.')
+          : ` **Missed: ${fmtRatio(ours.ratio)} against ${TARGET}×**: what remains per retry is the driver's step ` +
+            "and the loop's checks, on top of the await the bare loop also pays; bench/README.md lists what was " +
+            'tried.')
     },
     peers,
     options
