@@ -82,6 +82,10 @@ export interface ClockOptions {
 // constructors
 // -------------------------------------------------------------------------------------
 
+/** The queues of the live clocks' sleeps: one each, so that `unref` applies to its own timer. */
+const liveSleepers = new Sleepers(false)
+const unrefdSleepers = new Sleepers(true)
+
 /**
  * Real time: a monotonic clock anchored to the epoch (`performance.timeOrigin + performance.now()`), and timers.
  *
@@ -110,10 +114,8 @@ export interface ClockOptions {
  * @category constructors
  * @since 0.1.0
  */
-const liveSleepers = new Sleepers(false)
 export const live: Clock = clockOn({ now, sleep: liveSleepers.promised }, liveSleepers)
 
-const unrefdSleepers = new Sleepers(true)
 const unrefd: Clock = clockOn({ now, sleep: unrefdSleepers.promised }, unrefdSleepers)
 
 /**
