@@ -13,7 +13,7 @@ import { repeating, retrying, retryingWithContext, retryingWithStatus } from '..
 import type { RetryState } from '../src/RetryState'
 import * as Schedule from '../src/Schedule'
 import * as TestClock from '../src/TestClock'
-import { deepStrictEqual, ok, rejectsWith, settle, strictEqual, trackTimers } from './util'
+import { failing, flaky, deepStrictEqual, ok, rejectsWith, settle, strictEqual, trackTimers } from './util'
 
 afterEach(() => {
   jest.restoreAllMocks()
@@ -22,20 +22,6 @@ afterEach(() => {
 // -------------------------------------------------------------------------------------
 // helpers
 // -------------------------------------------------------------------------------------
-
-/** An action that fails `failures` times (`error 1`, ...) and then succeeds with `ok <attempt>`. */
-const flaky = (failures: number): { readonly action: TE.TaskEither<string, string>; readonly calls: () => number } => {
-  let calls = 0
-  return {
-    action: () => {
-      calls++
-      return Promise.resolve(calls <= failures ? E.left(`error ${calls}`) : E.right(`ok ${calls}`))
-    },
-    calls: () => calls
-  }
-}
-
-const failing = (): ReturnType<typeof flaky> => flaky(Infinity)
 
 /** Keeps the CPU busy for `ms`: the timers that come due meanwhile fire in one turn of the event loop. */
 const busyFor = (ms: number): void => {

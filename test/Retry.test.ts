@@ -20,6 +20,8 @@ import * as TestClock from '../src/TestClock'
 import * as v8 from 'v8'
 import * as vm from 'vm'
 import {
+  failing,
+  flaky,
   caught,
   deepStrictEqual,
   itThrowsRangeErrors,
@@ -39,20 +41,6 @@ import {
 // -------------------------------------------------------------------------------------
 // helpers
 // -------------------------------------------------------------------------------------
-
-/** An action that fails `failures` times (`error 1`, `error 2`, ...) and then succeeds with `ok <attempt>`. */
-const flaky = (failures: number): { readonly action: TE.TaskEither<string, string>; readonly calls: () => number } => {
-  let calls = 0
-  return {
-    action: () => {
-      calls++
-      return Promise.resolve(calls <= failures ? E.left(`error ${calls}`) : E.right(`ok ${calls}`))
-    },
-    calls: () => calls
-  }
-}
-
-const failing = (): ReturnType<typeof flaky> => flaky(Infinity)
 
 interface RetryCall<In> {
   readonly input: In

@@ -6,6 +6,8 @@
 import * as assert from 'assert'
 import * as fc from 'fast-check'
 import type { Either } from 'fp-ts/Either'
+import { left, right } from 'fp-ts/Either'
+import type { TaskEither } from 'fp-ts/TaskEither'
 
 // -------------------------------------------------------------------------------------
 // assertions
@@ -152,3 +154,20 @@ export const trackTimers = (): { readonly armed: () => number; readonly live: ()
 export const timersOf = (clock: {
   readonly timers: ReadonlyArray<{ readonly kind: string; readonly ms: number }>
 }): ReadonlyArray<string> => clock.timers.map(({ kind, ms }) => `${kind} ${ms}`)
+
+/** An action that fails `failures` times (`error 1`, `error 2`, ...) and then succeeds with `ok <attempt>`. */
+export const flaky = (
+  failures: number
+): { readonly action: TaskEither<string, string>; readonly calls: () => number } => {
+  let calls = 0
+  return {
+    action: () => {
+      calls++
+      return Promise.resolve(calls <= failures ? left(`error ${calls}`) : right(`ok ${calls}`))
+    },
+    calls: () => calls
+  }
+}
+
+/** An action that always fails (`error 1`, `error 2`, ...). */
+export const failing = (): ReturnType<typeof flaky> => flaky(Infinity)
