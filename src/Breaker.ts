@@ -55,6 +55,8 @@ import type { Schedule } from './Schedule'
 import { isPromise } from './internal/promise'
 import { noop, onAbort } from './internal/abort'
 import { health, within, type Health } from './internal/service'
+import { counterOf, inARow, lastCalls, lastMs, sameWindow, type Counter } from './internal/counters'
+import type * as model from './internal/model'
 import type * as Event from './Event'
 
 // -------------------------------------------------------------------------------------
@@ -174,10 +176,7 @@ export interface Permit {
  * @category model
  * @since 0.2.0
  */
-export interface Tally {
-  readonly outcomes: number
-  readonly failures: number
-}
+export type Tally = model.Tally
 
 /**
  * Which outcomes of a closed period a fleet's {@link Store} keeps for a breaker's policy: plain data, sent with each
@@ -201,10 +200,7 @@ export interface Tally {
  * @category model
  * @since 0.2.0
  */
-export type Window =
-  | { readonly _tag: 'consecutive' }
-  | { readonly _tag: 'count'; readonly size: number }
-  | { readonly _tag: 'sampling'; readonly duration: number; readonly buckets: number }
+export type Window = model.Window
 
 /**
  * The breaker's state as a fleet's {@link Store} holds it: plain JSON, its times relative to the store's own clock
@@ -540,134 +536,6 @@ export interface GuardOptions<E> {
 // -------------------------------------------------------------------------------------
 // implementation
 // -------------------------------------------------------------------------------------
-
-/** Counts the outcomes of one closed period, as a window keeps them: a breaker's own, and {@link memoryStore}'s. */
-interface Counter {
-  readonly record: (failed: boolean, now: number) => void
-  readonly tally: (now: number) => Tally
-  readonly reset: () => void
-}
-
-/** The failures in a row. */
-const inARow = (): Counter => {
-  let failures = 0
-  return {
-    record: (failed) => void (failures = failed ? failures + 1 : 0),
-    tally: () => ({ outcomes: failures, failures }),
-    reset: () => void (failures = 0)
-  }
-}
-
-/** The last `size` outcomes, in a ring (1 a failure), the oldest at `next` once it is full. */
-const lastCalls = (size: number): Counter => {
-  const ring = new Uint8Array(size)
-  let next = 0
-  let calls = 0
-  let failures = 0
-  return {
-    record: (failed) => {
-      const bit = failed ? 1 : 0
-      if (calls === size) failures -= ring[next]
-      else calls++
-      ring[next] = bit
-      failures += bit
-      next = next + 1 === size ? 0 : next + 1
-    },
-    tally: () => ({ outcomes: calls, failures }),
-    reset: () => {
-      ring.fill(0)
-      next = calls = failures = 0
-    }
-  }
-}
-
-/** The outcomes of the last `window` ms exactly: each kept with its time until it leaves the window. */
-const lastMs = (window: number): Counter => {
-  // The outcomes in the window, oldest first, from `head` on.
-  let times: Array<number> = []
-  let failed: Array<boolean> = []
-  let head = 0
-  let failures = 0
-  const expire = (now: number): void => {
-    const cutoff = now - window
-    while (head < times.length && times[head] <= cutoff) {
-      if (failed[head]) failures--
-      head++
-    }
-    // Compact now and then, so that the arrays hold about the window's outcomes and no more.
-    if (head > 1024 && head * 2 > times.length) {
-      times = times.slice(head)
-      failed = failed.slice(head)
-      head = 0
-    }
-  }
-  return {
-    record: (isFailure, now) => {
-      expire(now)
-      times.push(now)
-      failed.push(isFailure)
-      if (isFailure) failures++
-    },
-    tally: (now) => {
-      expire(now)
-      return { outcomes: times.length - head, failures }
-    },
-    reset: () => {
-      times = []
-      failed = []
-      head = 0
-      failures = 0
-    }
-  }
-}
-
-/** The outcomes of the last `duration` ms in `count` buckets, as a store keeps the fleet's (see {@link Window}). */
-const inBuckets = (duration: number, count: number): Counter => {
-  // the same arithmetic as RedisBreaker's script, so that both put an outcome in the same bucket
-  const width = duration / count
-  /** Bucket number -> [outcomes, failures]. */
-  const buckets = new Map<number, [number, number]>()
-  return {
-    record: (failed, now) => {
-      const i = Math.floor(now / width)
-      const bucket = buckets.get(i) ?? [0, 0]
-      bucket[0]++
-      if (failed) bucket[1]++
-      buckets.set(i, bucket)
-    },
-    tally: (now) => {
-      const gone = Math.floor(now / width) - count
-      let outcomes = 0
-      let failures = 0
-      for (const [i, [o, f]] of buckets) {
-        if (i <= gone) {
-          buckets.delete(i)
-        } else {
-          outcomes += o
-          failures += f
-        }
-      }
-      return { outcomes, failures }
-    },
-    reset: () => buckets.clear()
-  }
-}
-
-/** How a store counts the outcomes of `window`. */
-const counterOf = (window: Window): Counter =>
-  window._tag === 'consecutive'
-    ? inARow()
-    : window._tag === 'count'
-    ? lastCalls(window.size)
-    : inBuckets(window.duration, window.buckets)
-
-/** Two windows that count alike. */
-const sameWindow = (a: Window, b: Window): boolean =>
-  a._tag === 'consecutive'
-    ? b._tag === 'consecutive'
-    : a._tag === 'count'
-    ? b._tag === 'count' && a.size === b.size
-    : b._tag === 'sampling' && a.duration === b.duration && a.buckets === b.buckets
 
 /** When to open, as a policy sees the outcomes of one closed period: its own, or the fleet's in a {@link Store}. */
 interface Policy {

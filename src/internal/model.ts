@@ -112,3 +112,15 @@ export interface WorkerError {
   readonly id?: string | undefined
   readonly queue?: string | undefined
 }
+
+/** A closed period's outcomes, as a breaker's window counts them (`Breaker.Tally`). */
+export interface Tally {
+  readonly outcomes: number
+  readonly failures: number
+}
+
+/** Which outcomes a breaker's window keeps (`Breaker.Window`). */
+export type Window =
+  | { readonly _tag: 'consecutive' }
+  | { readonly _tag: 'count'; readonly size: number }
+  | { readonly _tag: 'sampling'; readonly duration: number; readonly buckets: number }
