@@ -484,7 +484,7 @@ class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
 
   /** After a sleep (or a zero wait): goes on, unless retries since the event loop last turned have kept it long. */
   wake(): void {
-    if (++this.sinceTurn % CHECK_EVERY === 0 && this.longStreak()) setImmediate(() => this.awake())
+    if (this.mustTurn()) setImmediate(() => this.awake())
     else this.awake()
   }
 
