@@ -650,6 +650,7 @@ const StopReasonCodec = t.keyof({
   failed: null,
   schedule: null,
   aborted: null,
+  defect: null,
   budget: null,
   breaker: null,
   rateLimit: null,

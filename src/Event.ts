@@ -59,6 +59,7 @@ export interface AttemptStarted {
   readonly at: number
   readonly attempt: number
   readonly id?: string | undefined
+  readonly definition?: string | undefined
 }
 
 /**
@@ -82,6 +83,7 @@ export type AttemptEnded =
       readonly attempt: number
       readonly latency: number
       readonly id?: string | undefined
+      readonly definition?: string | undefined
     }
   | {
       readonly _tag: 'AttemptFailed'
@@ -92,6 +94,7 @@ export type AttemptEnded =
       readonly latency: number
       readonly error: unknown
       readonly id?: string | undefined
+      readonly definition?: string | undefined
     }
   | {
       readonly _tag: 'AttemptTimedOut'
@@ -103,10 +106,12 @@ export type AttemptEnded =
       readonly timeout: number
       readonly error: unknown
       readonly id?: string | undefined
+      readonly definition?: string | undefined
     }
 
 /**
  * The schedule (and every guard) agreed to another attempt after `delay` ms: `attempt` is the one that failed.
+ * `hint`: the delay a `Schedule.withHint` hint asked for, when it set this delay.
  *
  * @example
  * import type { RetryScheduled } from 'fp-ts-retry/Event'
@@ -123,12 +128,15 @@ export interface RetryScheduled {
   readonly at: number
   readonly attempt: number
   readonly delay: number
+  readonly hint?: number | undefined
   readonly id?: string | undefined
+  readonly definition?: string | undefined
 }
 
 /**
  * A hint of `Schedule.withHint` (a `Retry-After`) that was not a usable delay and was ignored: the decision is
- * the schedule's own.
+ * the schedule's own. `hint` is what was seen, as plain JSON: a finite number as itself, anything else (`NaN`,
+ * `Infinity`, a string, an object) as its description, so that `JSON.stringify` keeps it.
  *
  * @example
  * import type { HintIgnored } from 'fp-ts-retry/Event'
@@ -146,6 +154,7 @@ export interface HintIgnored {
   readonly attempt: number
   readonly hint: unknown
   readonly id?: string | undefined
+  readonly definition?: string | undefined
 }
 
 /**
@@ -167,6 +176,7 @@ export interface GuardRefused {
   readonly attempt: number
   readonly reason: string
   readonly id?: string | undefined
+  readonly definition?: string | undefined
 }
 
 /**
@@ -190,6 +200,7 @@ export interface RunStopped {
   readonly elapsed: number
   readonly reason: string
   readonly id?: string | undefined
+  readonly definition?: string | undefined
 }
 
 /**
@@ -255,6 +266,7 @@ export type DurableEvent =
       readonly run: number
       readonly at: number
       readonly id: string
+      readonly definition?: string | undefined
     }
   | {
       readonly _tag: 'RunRetried'
@@ -262,6 +274,7 @@ export type DurableEvent =
       readonly run: number
       readonly at: number
       readonly id: string
+      readonly definition?: string | undefined
       readonly dueAt: number
     }
   | {
@@ -270,6 +283,7 @@ export type DurableEvent =
       readonly run: number
       readonly at: number
       readonly id: string
+      readonly definition?: string | undefined
       readonly reason: string
     }
   | {
@@ -278,6 +292,7 @@ export type DurableEvent =
       readonly run: number
       readonly at: number
       readonly id: string
+      readonly definition?: string | undefined
       readonly error: unknown
     }
 

@@ -8,13 +8,14 @@
  *
  * @since 0.1.0
  */
-import type { Either } from 'fp-ts/Either'
+import type { Either, Left, Right } from 'fp-ts/Either'
 import type { ReaderTaskEither } from 'fp-ts/ReaderTaskEither'
 import type { TaskEither } from 'fp-ts/TaskEither'
 import type { Breaker } from './Breaker'
 import type { RetryBudget } from './Budget'
 import type { Clock } from './Clock'
 import * as LiveClock from './Clock'
+import * as Decision from './Decision'
 import * as Driver from './Driver'
 import * as Event from './Event'
 import * as Guard from './Guard'
@@ -25,7 +26,7 @@ import type { Random } from './Random'
 import type { RetryState } from './RetryState'
 import * as RetryStatus from './RetryStatus'
 import * as Timeout from './Timeout'
-import type { Schedule, ScheduleEvent } from './Schedule'
+import type { Schedule } from './Schedule'
 import { isPromise } from './internal/promise'
 import { sleepersOf, type Sleepers, type Wakeable } from './internal/sleepers'
 
@@ -329,39 +330,27 @@ type SignalledAttempt<R> = (progress: Progress, signal: AbortSignal) => Promise<
 /** What the first attempt of a fresh run sees: no driver is made for a run that needs none (a first success). */
 const FIRST: Progress = { statusAt: (): RetryStatus.RetryStatus => RetryStatus.initial }
 
-/** What `Going.decide` answers when the run ends (after `onDone`); any other answer is the time to wait, in ms. */
+/** What `Going.step` answers when the run ends (after `onDone`); any other answer is the time to wait, in ms. */
 const END = -1
 
-/**
- * What a run keeps for its observer and its guards: its number in events, the attempts it made, when the attempt
- * in flight started (a budget is told latencies) and the previous error (a guard told of a success: a budget
- * refunds what it cost). A run with neither shares {@link UNWATCHED}, which nothing writes.
- */
-class Watch {
-  started = 0
-  lastError: unknown = undefined
-  constructor(readonly id: number, public attempts: number) {}
-}
-
-const UNWATCHED: Watch = Object.freeze(new Watch(0, 0))
+/** The verdicts for which `onDone` is told the status at the decision (the others: the status of the last retry). */
+const atDecision = (reason: StopReason): boolean => reason === 'succeeded' || reason === 'failed' || reason === 'aborted'
 
 /**
  * A run past its first outcome (or one that needs its state from the start: a guard, `onDone`, `onEvent`,
- * `resume`): its driver, what it carries from one attempt to the next, and the promise it settles.
+ * `resume`): its {@link Decision.Decision} (the driver, the guards, the events), what it carries from one attempt to
+ * the next, and the promise it settles. What follows an attempt is decided by the `Decision` it extends; this class
+ * keeps only what is the runner's own: the hooks, the sleeps and the turns of the event loop.
  *
  * It is the loop itself, as a small state machine rather than an async function: a run waiting out its backoff
  * holds this object, its driver, one promise and a sleep, and no suspended frame. An async function's suspended
  * frame, its promise and the promise it awaits cost more than all the rest of a pending run (see the "pending runs"
  * benchmark: a service in an outage holds one run per request in flight).
  */
-class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
-  /** The run's driver, made at the first outcome (or restored): a first success makes none. */
-  private made: Driver.Driver<In> | undefined = undefined
+class Going<In, R extends Either<unknown, unknown>> extends Decision.Decision<In> implements Wakeable {
   /** Retries since the loop last let the event loop turn, and when they were first timed (see `CHECK_EVERY`). */
   private sinceTurn = 0
   private since = 0
-  /** What an observed or guarded run keeps besides; {@link UNWATCHED} for the others. */
-  private readonly watch: Watch
   /** The latest outcome, which the run returns when it ends; `undefined` before the first one of a resumed run. */
   private last: R | undefined = undefined
   /** How the run's promise is settled, once the run has waited (see {@link detach}). */
@@ -371,14 +360,10 @@ class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
   constructor(
     readonly run: Run<In>,
     private readonly attempt: Attempt<R>,
-    private readonly start: number,
+    start: number,
     restored?: Driver.Driver<In>
   ) {
-    this.made = restored
-    this.watch =
-      run.onEvent === undefined && run.guards.length === 0
-        ? UNWATCHED
-        : new Watch(run.onEvent === undefined ? 0 : Event.nextRun(), restored?.iterNumber ?? 0)
+    super(run, start, restored)
   }
 
   /**
@@ -391,7 +376,7 @@ class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
       this.reject = reject
       if (turn) setImmediate(() => this.awake())
       else if (typeof decided === 'number') this.waited(decided)
-      else Promise.resolve(decided).then((wait) => this.waited(wait), reject)
+      else Promise.resolve(decided).then((wait) => this.waited(wait), this.fail)
     })
   }
 
@@ -424,18 +409,67 @@ class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
     return this.made ?? FIRST
   }
 
-  /** Tells an observer that an attempt starts, or notes when for the guards. */
-  begin(): void {
-    const { run } = this
-    if (run.onEvent !== undefined) this.attemptStarted(run.clock.now())
-    else if (run.timesAttempts) this.watch.started = run.clock.now()
+  /** The run's time, when anything reads it. */
+  private now(): number {
+    return this.run.readsClock ? this.run.clock.now() : this.start
   }
 
-  /** An attempt's outcome: told to an observer, kept, decided. */
+  /** An attempt starts: its time is read for an observer, or for guards told latencies. */
+  starting(): void {
+    const { run } = this
+    this.begin(run.onEvent !== undefined || run.timesAttempts ? run.clock.now() : this.start)
+  }
+
+  /** An attempt's outcome, decided: the wait before the next attempt, or `END` once the run has ended. */
   step(result: R): number | Promise<number> {
-    if (this.run.onEvent !== undefined) this.attemptEnded(result, this.run.clock.now())
     this.last = result
-    return this.decide(result)
+    const { run } = this
+    const verdict = this.decide(result, this.now(), run.signal?.aborted === true)
+    return typeof verdict === 'object' ? verdict.then((v) => this.settled(v)) : this.settled(verdict)
+  }
+
+  /** A verdict, acted on: `onRetry` before a retry, `onDone` at the end. */
+  private settled(verdict: Decision.Verdict): number | Promise<number> {
+    if (typeof verdict !== 'number') return this.finish(verdict, atDecision(verdict))
+    const { onRetry, schedule } = this.run
+    if (onRetry !== undefined) return this.retried(onRetry, verdict)
+    // a retry's time limit is checked when time may have passed since the decision
+    return schedule.timeLimits.length === 0 ? verdict : this.dueNow(verdict)
+  }
+
+  /** `onRetry`, and the wait after it: until the decided time, not a full delay after the hook's work. */
+  private retried(onRetry: NonNullable<Run<In>['onRetry']>, delay: number): number | Promise<number> {
+    const { driver } = this
+    const error = (this.last as R)._tag === 'Left' ? (this.last as Left<unknown>).left : (this.last as Right<unknown>).right
+    const pending = onRetry({ error: error as In, status: driver.status, delay, driver })
+    if (isPromise(pending)) return Promise.resolve(pending).then(() => this.dueNow(delay))
+    return this.run.schedule.timeLimits.length === 0 ? delay : this.dueNow(delay)
+  }
+
+  /** The wait left before the retry decided, or the end of a run whose time limit has passed meanwhile. */
+  private dueNow(delay: number): number {
+    const due = this.due(this.run.clock.now(), delay)
+    return typeof due === 'number' ? due : this.finish(due, false)
+  }
+
+  /**
+   * Ends the run (told once) and calls `onDone`, with the status at this decision (`decided`) or at the last retry's
+   * (an abort during a sleep, a time limit passed during `onRetry`).
+   */
+  finish(reason: Decision.StopReason, decided: boolean): typeof END {
+    const { onDone, onEvent, clock } = this.run
+    this.end(reason, onEvent === undefined ? this.start : clock.now())
+    if (onDone !== undefined) {
+      const { driver } = this
+      onDone({ result: this.last as R, status: decided ? driver.statusAt(this.now()) : driver.status, reason })
+    }
+    return END
+  }
+
+  /** Ends the run with a defect (the action rejected, a hook or a guard threw): told, then the run rejects. */
+  readonly fail = (error: unknown): void => {
+    this.end('defect', this.now())
+    this.reject(error)
   }
 
   /**
@@ -446,10 +480,10 @@ class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
     const { signal } = this.run
     try {
       for (;;) {
-        this.begin()
+        this.starting()
         const decided = this.step(await this.attempt(this.progress, signal))
         if (typeof decided !== 'number') {
-          Promise.resolve(decided).then((wait) => this.waited(wait), this.reject)
+          Promise.resolve(decided).then((wait) => this.waited(wait), this.fail)
           return
         }
         if (decided !== 0) return this.waited(decided)
@@ -457,11 +491,11 @@ class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
         if (signal?.aborted === true) return this.awake()
       }
     } catch (e) {
-      this.reject(e)
+      this.fail(e)
     }
   }
 
-  /** What `decide` answered: the end of the run, or the wait before the next attempt. */
+  /** What `step` answered: the end of the run, or the wait before the next attempt. */
   private waited(wait: number): void {
     if (wait < 0) this.resolve(this.last as R)
     else if (wait > 0) this.sleep(wait)
@@ -476,9 +510,9 @@ class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
       // the live clock's queue, unless its `sleep` was replaced (a spy, a wrapper): then it is asked like any clock's
       if (sleepers !== undefined && clock.sleep === sleepers.promised) return sleepers.sleep(ms, signal, this)
       // `Promise.resolve`: what a clock answers is taken as an `await` would take it
-      Promise.resolve(clock.sleep(ms, signal, 'backoff')).then(() => this.wake(), this.reject)
+      Promise.resolve(clock.sleep(ms, signal, 'backoff')).then(() => this.wake(), this.fail)
     } catch (e) {
-      this.reject(e)
+      this.fail(e)
     }
   }
 
@@ -491,152 +525,14 @@ class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
   private awake(): void {
     const { signal } = this.run
     if (signal?.aborted !== true) return void this.next()
-    const last = this.last
     // A resumed run has no error in hand to return (it was seen before the restart): it rejects, as before a start.
-    if (last === undefined) return this.reject(signal.reason)
+    if (this.last === undefined) return this.fail(signal.reason)
     try {
-      this.end(last, this.driver.status, 'aborted')
-      this.resolve(last)
+      this.finish('aborted', false)
     } catch (e) {
-      this.reject(e)
+      return this.fail(e)
     }
-  }
-
-  /** Tells `onEvent` of an attempt starting (observed runs only). */
-  private attemptStarted(now: number): void {
-    const { watch } = this
-    watch.started = now
-    this.emit({ _tag: 'AttemptStarted', source: this.run.source, run: watch.id, at: now, attempt: ++watch.attempts })
-  }
-
-  /** Tells `onEvent` how the attempt ended (observed runs only). */
-  attemptEnded(result: R, now: number): void {
-    const { source } = this.run
-    const { id, attempts, started } = this.watch
-    const common = { source, run: id, at: now, attempt: attempts, latency: now - started }
-    if (result._tag === 'Right') return this.emit({ _tag: 'AttemptSucceeded', ...common })
-    const timeout = timeouts.get(result)
-    this.emit(
-      timeout === undefined
-        ? { _tag: 'AttemptFailed', ...common, error: result.left }
-        : { _tag: 'AttemptTimedOut', ...common, timeout, error: result.left }
-    )
-  }
-
-  emit(event: Event.Event): void {
-    this.run.onEvent?.(event)
-  }
-
-  /** A guard that threw when told of a success: told as an event (a process warning when nobody observes). */
-  private guardFailed(error: unknown, guard: Guard.Guard, now: number): void {
-    const { onEvent, source, where } = this.run
-    if (onEvent === undefined) {
-      process.emitWarning(`${where}: a ${guard.reason} guard failed when told of a success: ${String(error)}`, {
-        type: 'GuardWarning',
-        detail: error instanceof Error ? error.stack : undefined
-      })
-      return
-    }
-    onEvent({
-      _tag: 'ServiceUnavailable',
-      source,
-      run: this.watch.id,
-      at: now,
-      service: guard.reason,
-      fallback: 'success stands',
-      error
-    })
-  }
-
-  /** The driver's `onEvent`: what the schedule reports while deciding, as this run's event. */
-  scheduleEvent(event: ScheduleEvent): void {
-    const at = this.made?.now ?? this.start
-    this.emit({ ...event, source: this.run.source, run: this.watch.id, at, attempt: this.watch.attempts })
-  }
-
-  get driver(): Driver.Driver<In> {
-    const { run } = this
-    return (this.made ??= Driver.make(run.schedule, {
-      start: this.start,
-      random: run.random,
-      onEvent: run.onEvent === undefined ? undefined : (event) => this.scheduleEvent(event)
-    }))
-  }
-
-  /** Decides after an attempt: tells the driver, then the guards (`Guard.decide`), then `onRetry`. */
-  decide(result: R): number | Promise<number> {
-    const { run } = this
-    const goOn = result._tag === run.continueOn
-    const now = run.readsClock ? run.clock.now() : this.start
-    const driver = this.driver
-    // An abort that came while the attempt ran: no decision, no hook, no sleep (the guards are still told).
-    const aborted = goOn && run.signal?.aborted === true
-    const input = (result._tag === 'Left' ? result.left : result.right) as In
-    const delay = goOn && !aborted ? driver.advance(input, now) : END
-    if (run.guards.length === 0) return this.verdict(result, input, now, delay, undefined)
-    const ok = result._tag === 'Right'
-    const refused = Guard.decide(
-      run.guards,
-      {
-        ok,
-        error: ok ? this.watch.lastError : input,
-        latency: now - this.watch.started,
-        now,
-        retries: driver.iterNumber - (delay < 0 ? 0 : 1),
-        retrying: delay >= 0,
-        delay
-      },
-      // a success stays one: a guard that failed to hear of it is reported, never a reason to run it again
-      ok ? (error, guard) => this.guardFailed(error, guard, now) : undefined
-    )
-    if (!ok) this.watch.lastError = input
-    return isPromise(refused)
-      ? refused.then((reason) => this.verdict(result, input, now, delay, reason))
-      : this.verdict(result, input, now, delay, refused)
-  }
-
-  /** The wait before the next attempt (once `onRetry` has seen it), or the end of the run. */
-  private verdict(
-    result: R,
-    input: In,
-    now: number,
-    delay: number,
-    refused: Guard.GuardReason | undefined
-  ): number | Promise<number> {
-    if (delay < 0 || refused !== undefined) return this.stop(result, input, now, refused)
-    const { onRetry, onEvent, source } = this.run
-    if (onEvent !== undefined)
-      onEvent({ _tag: 'RetryScheduled', source, run: this.watch.id, at: now, attempt: this.watch.attempts, delay })
-    return onRetry === undefined ? delay : this.retried(onRetry, input, delay)
-  }
-
-  /** `onRetry`, and the wait after it: until the decided time, not a full delay after the hook's work. */
-  private retried(onRetry: NonNullable<Run<In>['onRetry']>, error: In, delay: number): number | Promise<number> {
-    const { clock } = this.run
-    const { driver } = this
-    const pending = onRetry({ error, status: driver.status, delay, driver })
-    return isPromise(pending) ? Promise.resolve(pending).then(() => Math.max(0, driver.dueAt - clock.now())) : delay
-  }
-
-  /** Ends the run with its reason (kept out of the path of a retry, which stays small enough to inline). */
-  private stop(result: R, input: In, now: number, refused: Guard.GuardReason | undefined): typeof END {
-    const { driver, run } = this
-    if (result._tag !== run.continueOn)
-      return this.end(result, driver.statusAt(now), result._tag === 'Right' ? 'succeeded' : 'failed')
-    if (refused !== undefined) {
-      this.emit({
-        _tag: 'GuardRefused',
-        source: run.source,
-        run: this.watch.id,
-        at: now,
-        attempt: this.watch.attempts,
-        reason: refused
-      })
-      return this.end(result, driver.status, refused)
-    }
-    if (!driver.done) return this.end(result, driver.statusAt(now), 'aborted')
-    // The schedule stopped on a failure that a guard made (a breaker's refusal, before any I/O): the guard's reason.
-    return this.end(result, driver.status, Guard.refusedBy(run.guards, input) ?? 'schedule')
+    this.resolve(this.last)
   }
 
   /** Whether the retries since the event loop last turned have run long enough that it must turn now. */
@@ -646,25 +542,6 @@ class Going<In, R extends Either<unknown, unknown>> implements Wakeable {
     if (now - this.since < YIELD_AFTER_MS) return false
     this.sinceTurn = 0
     return true
-  }
-
-  /** Ends the run: `onDone` and `onEvent` are told why. */
-  end(result: R, status: RetryStatus.RetryStatus, reason: StopReason): typeof END {
-    const { onDone, onEvent, source, clock } = this.run
-    if (onEvent !== undefined) {
-      const at = clock.now()
-      onEvent({
-        _tag: 'RunStopped',
-        source,
-        run: this.watch.id,
-        at,
-        attempts: this.watch.attempts,
-        elapsed: at - this.start,
-        reason
-      })
-    }
-    onDone?.({ result, status, reason })
-    return END
   }
 }
 
@@ -684,26 +561,29 @@ const loop = async <In, R extends Either<unknown, unknown>>(run: Run<In>, attemp
     run.guards.length === 0 && run.onDone === undefined && run.onEvent === undefined
       ? undefined
       : new Going<In, R>(run, attempt, start)
-  for (;;) {
-    going?.begin()
-    const result = await attempt(going?.progress ?? FIRST, signal)
-    if (going === undefined) {
-      if (result._tag !== run.continueOn) return result
-      going = new Going(run, attempt, start)
+  try {
+    for (;;) {
+      going?.starting()
+      const result = await attempt(going?.progress ?? FIRST, signal)
+      if (going === undefined) {
+        if (result._tag !== run.continueOn) return result
+        going = new Going(run, attempt, start)
+      }
+      const decided = going.step(result)
+      if (typeof decided !== 'number' || decided > 0) return going.detach(decided, false)
+      if (decided < 0) return result
+      if (going.mustTurn()) return going.detach(0, true)
+      if (signal?.aborted) {
+        going.finish('aborted', false)
+        return result
+      }
     }
-    const decided = going.step(result)
-    if (typeof decided !== 'number' || decided > 0) return going.detach(decided, false)
-    if (decided < 0) return result
-    if (going.mustTurn()) return going.detach(0, true)
-    if (signal?.aborted) {
-      going.end(result, going.driver.status, 'aborted')
-      return result
-    }
+  } catch (e) {
+    // a defect ends the run, told once (a run that had ended already stays as it ended)
+    going?.end('defect', run.readsClock ? run.clock.now() : start)
+    throw e
   }
 }
-
-/** The results a timeout made, and after how long: what an observed run reports as `AttemptTimedOut`. */
-const timeouts = new WeakMap<object, number>()
 
 /**
  * An attempt under a timeout, on the run's clock: the attempt's own signal aborts when the run's does or when the
@@ -729,8 +609,7 @@ const withTimeout =
     const result = (await Timeout.timeoutSignalled(ms, () => ((timedOut = true), timeout.onTimeout()), {
       clock: run.clock
     })((own: AbortSignal) => () => attempt(driver, own))(signal)()) as R
-    if (timedOut) timeouts.set(result, ms)
-    return result
+    return timedOut ? Decision.timedOut(result, ms) : result
   }
 
 /**

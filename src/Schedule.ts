@@ -142,13 +142,15 @@ export type StepContext<In> = model.StepContext<In>
 export type TimeLimit = model.TimeLimit
 
 /**
- * Something a schedule tells its interpreter while deciding, without changing the decision: for now, a hint of
- * {@link withHint} that was not a usable delay (negative, NaN, infinite or not a number) and was ignored.
+ * Something a schedule tells its interpreter while deciding, without changing the decision: a hint of
+ * {@link withHint} that was not a usable delay (negative, NaN, infinite or not a number) and was ignored
+ * (`HintIgnored`), or one that set the delay (`HintUsed`, the delay it asked for, after the clamp).
  *
  * **Details**
  *
  * A schedule stays pure: it hands the event to its `Cursor`'s `report`, and the interpreter decides what to do
- * with it. The runners pass it to the `onScheduleEvent` hook; `Schedule.delays` drops it.
+ * with it. The runners tell a run's observer (`onEvent`): an ignored hint as a `HintIgnored` event, a used one as
+ * the `hint` of the `RetryScheduled` it set; `Schedule.delays` drops them.
  *
  * @example
  * import type { ScheduleEvent } from 'fp-ts-retry/Schedule'
@@ -1316,7 +1318,11 @@ export const withHint = <I>(
         return delay
       }
       const asked = hint > max ? max : hint
-      return asked > delay ? asked : delay
+      if (asked > delay) {
+        cursor.report({ _tag: 'HintUsed', hint: asked })
+        return asked
+      }
+      return delay
     }
   return <In>(self: Schedule<In>): Schedule<In & I> => {
     validate.schedule('Schedule.withHint', 'self', self)

@@ -8,6 +8,7 @@ import * as Budget from './Budget'
 import * as Bulkhead from './Bulkhead'
 import * as Clock from './Clock'
 import * as Contention from './Contention'
+import * as Decision from './Decision'
 import * as Driver from './Driver'
 import * as Event from './Event'
 import * as Durable from './Durable'
@@ -63,6 +64,13 @@ export {
    * @since 0.1.0
    */
   Contention,
+  /**
+   * What follows an attempt, decided once: the schedule, then the guards, then the events; every run ends once.
+   *
+   * @category interpreters
+   * @since 1.0.0
+   */
+  Decision,
   /**
    * The one interpreter of a schedule: feed it inputs and times, get decisions; snapshot and restore a run.
    *

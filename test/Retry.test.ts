@@ -1882,7 +1882,7 @@ describe('onEvent', () => {
     deepStrictEqual(clock.sleeps, [100, 100, 250])
     deepStrictEqual(strip(events.filter((e) => e._tag === 'HintIgnored')), [
       { _tag: 'HintIgnored', at: 0, attempt: 1, hint: -5 },
-      { _tag: 'HintIgnored', at: 100, attempt: 2, hint: Number.NaN }
+      { _tag: 'HintIgnored', at: 100, attempt: 2, hint: 'NaN' }
     ])
   })
 

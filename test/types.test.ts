@@ -246,7 +246,7 @@ describe('types', () => {
     expectTypeOf<RetryState.RetryState>().toEqualTypeOf<model.RetryState>()
     expectTypeOf<RetryStatus>().toEqualTypeOf<model.RetryStatus>()
     expectTypeOf<model.StopReason>().toEqualTypeOf<
-      'succeeded' | 'failed' | 'schedule' | 'aborted' | 'budget' | 'breaker' | 'rateLimit' | 'bulkhead'
+      'succeeded' | 'failed' | 'schedule' | 'aborted' | 'defect' | 'budget' | 'breaker' | 'rateLimit' | 'bulkhead'
     >()
     expectTypeOf<StopReason>().toEqualTypeOf<model.StopReason>()
   })

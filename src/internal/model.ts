@@ -53,7 +53,9 @@ export type TimeLimit =
   | { readonly _tag: 'Unknown' }
 
 /** `Schedule.ScheduleEvent`. */
-export type ScheduleEvent = { readonly _tag: 'HintIgnored'; readonly hint: unknown }
+export type ScheduleEvent =
+  | { readonly _tag: 'HintIgnored'; readonly hint: unknown }
+  | { readonly _tag: 'HintUsed'; readonly hint: number }
 
 /** `Schedule.Cursor`. */
 export interface Cursor<In> {
@@ -102,9 +104,10 @@ export type GuardReason = 'budget' | 'breaker' | 'rateLimit' | 'bulkhead'
 
 /**
  * Why a run stopped: its action succeeded, failed in a way not to retry, its schedule stopped, a guard (the
- * budget, the breaker, ...) refused the retry, or it was aborted.
+ * budget, the breaker, ...) refused the retry, it was aborted, or a defect ended it (the action rejected or threw,
+ * a hook or a guard threw).
  */
-export type StopReason = 'succeeded' | 'failed' | 'schedule' | 'aborted' | GuardReason
+export type StopReason = 'succeeded' | 'failed' | 'schedule' | 'aborted' | 'defect' | GuardReason
 
 /** What a durable worker's `onError` is told (`Durable.WorkerError`): the error, and the run or queue it concerns. */
 export interface WorkerError {

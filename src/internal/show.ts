@@ -33,3 +33,13 @@ export const showValue = (value: unknown, max = 80): string => {
   }
   return text.length > max ? `${text.slice(0, max - 3)}...` : text
 }
+
+/**
+ * A value as plain JSON keeps it: itself when `JSON.stringify` would give it back, else its description (`NaN`,
+ * `Infinity`, `-0`, `undefined`, a BigInt, a function): an event stays a log line that says what was seen.
+ */
+export const jsonValue = (value: unknown): unknown => {
+  if (typeof value === 'number') return Number.isFinite(value) && !Object.is(value, -0) ? value : showValue(value)
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return value
+  return showValue(value)
+}
