@@ -566,7 +566,7 @@ export const processor = <P, E, A>(
             // Returning completes the job.
             finish: () => Promise.resolve()
           },
-          { id, clock, signal: attempt.signal, writeRetry, onError, onEvent, run }
+          { id, clock, signal: attempt.signal, writeRetry, onError, onEvent, run, definition: def.name }
         )
         switch (end._tag) {
           case 'Later':
@@ -713,7 +713,14 @@ export const engine = (options: EngineOptions): Durable.Engine => {
       checkId(`${where}: submit`, id)
       const added = submit(queueOf(def.name) as unknown as QueueLike, def, id, payload, { keepDone })
       await within(added, timeout, late(`submit of ${JSON.stringify(id)}`))
-      tell(onEvent, onError, { _tag: 'RunSubmitted', source: 'durable', run: 0, at: Date.now(), id })
+      tell(onEvent, onError, {
+        _tag: 'RunSubmitted',
+        source: 'durable',
+        run: 0,
+        at: Date.now(),
+        id,
+        definition: def.name
+      })
     },
     pending: async (def) => {
       checkOpen('pending')

@@ -248,7 +248,8 @@ export class Decision<In> {
     const driver = this.driver
     this.hint = undefined
     const delay = goOn && !aborted ? driver.advance(input, now) : -1
-    if (policy.guards === undefined || policy.guards.length === 0) return this.verdict(result, input, now, delay, undefined)
+    if (policy.guards === undefined || policy.guards.length === 0)
+      return this.verdict(result, input, now, delay, undefined)
     const refused = this.judge(result, now, now - this.started, delay)
     return isPromise(refused)
       ? refused.then((reason) => this.verdict(result, input, now, delay, reason))
@@ -438,4 +439,3 @@ export const make = <In>(
   restored?: Driver.Driver<In>,
   lastError?: unknown
 ): Decision<In> => new Decision(policy, start, restored, lastError)
-

@@ -51,6 +51,7 @@ import * as O from 'fp-ts/Option'
 import type { TaskEither } from 'fp-ts/TaskEither'
 import * as t from 'io-ts'
 import type { RetryBudget } from './Budget'
+import * as Decision from './Decision'
 import * as Driver from './Driver'
 import * as Event from './Event'
 import * as Guard from './Guard'
@@ -65,6 +66,7 @@ import {
 } from './internal/durable'
 import { isPromise } from './internal/promise'
 import { showValue } from './internal/show'
+import { JsonCodec } from './internal/json'
 import * as validate from './internal/validate'
 import type * as Random from './Random'
 import type * as model from './internal/model'
@@ -501,6 +503,9 @@ export type RunError = PayloadInvalid | Driver.ScheduleMismatch | CorruptState |
  * - `retry`: the `RetryState` of the retry that is due (`RetryState.RetryStateCodec`), `null` before the first
  *   failure.
  * - `outcome`: the outcome stored before `onDone` is called, `null` until then.
+ * - `error` (optional): the error of the retried failure, encoded by the definition's `errorCodec`, kept while the
+ *   run has guards: a success after it tells them of it, as the runner does, so that a budget refunds what that
+ *   retry cost. Absent or `null` otherwise (a record stored before it existed reads as `null`).
  *
  * @example
  * import type { StoredRun } from 'fp-ts-retry/Durable'
@@ -515,6 +520,7 @@ export interface StoredRun {
   readonly payload: Json
   readonly retry: Json | null
   readonly outcome: Json | null
+  readonly error?: Json | null | undefined
 }
 
 /**
@@ -867,7 +873,8 @@ const readRun = (stored: unknown): StoredRun | undefined => {
     id: typeof o.id === 'string' ? o.id : '',
     payload: o.payload as Json,
     retry: (o.retry ?? null) as Json | null,
-    outcome: (o.outcome ?? null) as Json | null
+    outcome: (o.outcome ?? null) as Json | null,
+    error: (o.error ?? null) as Json | null
   }
 }
 
@@ -944,60 +951,88 @@ export const deliver = async <P, E, A>(
   const { options, signal } = context
   const run = readRun(stored)
   const { onDone, onEvent } = options
-  // Events are built only when observed: a worker with no observer pays nothing for them.
-  const number = onEvent === undefined ? 0 : context.run ?? Event.nextRun()
-  const base = (): { readonly source: 'durable'; readonly run: number; readonly at: number; readonly id: string } => ({
+  // One decision per delivery, from the stored run: the runner's (the driver, the guards, the events).
+  let driver: Driver.Driver<E> | undefined
+  const policy: Decision.Policy<E> = {
+    schedule: def.schedule,
+    guards: Guard.of('Durable.deliver', options),
+    // read only when a fresh driver is made, at a run's first failure
+    get random() {
+      return (options.random ?? defaultRandom)(id)
+    },
+    // an observer that throws is reported, never thrown into the run
+    onEvent: onEvent === undefined ? undefined : (event) => tell(onEvent, options.onError, event),
     source: 'durable',
-    run: number,
-    at: context.now(),
-    id
-  })
-  /** `attempts`: how many attempts the run has made, this one included. */
-  const settle = (run: StoredRun, outcome: Outcome<E, A>, attempts: number, repeat = false): Delivery => {
-    if (onEvent !== undefined && !repeat) {
-      const { status, reason, result } = outcome
-      if (E.isLeft(result) && result.left instanceof CorruptState)
-        tell(onEvent, options.onError, { _tag: 'RunCorrupt', ...base(), error: result.left })
-      tell(onEvent, options.onError, { _tag: 'RunStopped', ...base(), attempts, elapsed: status.elapsed, reason })
+    id,
+    definition: def.name,
+    run: onEvent === undefined ? 0 : context.run ?? Event.nextRun(),
+    onGuardError: (e) => reportError(options.onError, e, { id })
+  }
+  let decision: Decision.Decision<E> | undefined
+  /** The decision of a delivery that ends before its attempt: `attempts` made before, the run's start. */
+  const before = (attempts: number, start: number): Decision.Decision<E> => {
+    const d = new Decision.Decision(policy, start)
+    d.attempts = attempts
+    return d
+  }
+  /** Ends the run with `outcome` (told once, unless repeated), and what to store. */
+  const settle = (run: StoredRun, outcome: Outcome<E, A>, ended: Decision.Decision<E> | undefined): Delivery => {
+    if (ended !== undefined) {
+      if (E.isLeft(outcome.result) && outcome.result.left instanceof CorruptState)
+        ended.emit({ _tag: 'RunCorrupt', ...ended.base(context.now()), id, error: outcome.result.left })
+      ended.end(outcome.reason, context.now())
     }
     if (onDone === undefined) return { _tag: 'Done', run: null, outcome: null, reason: outcome.reason, notify: noop }
-    const encoded = repeat ? null : encodeOutcome(def, outcome)
+    const encoded = ended === undefined ? null : encodeOutcome(def, outcome)
     return {
       _tag: 'Done',
-      run: encoded === null ? null : { ...run, outcome: encoded },
+      run: encoded === null ? null : { ...run, outcome: encoded, error: null },
       outcome: encoded ?? run.outcome,
       reason: outcome.reason,
       notify: async () => onDone({ id, result: outcome.result, status: outcome.status, reason: outcome.reason })
     }
   }
-  const fail = (run: StoredRun, error: RunError, status: RetryStatus.RetryStatus, attempts: number): Delivery =>
-    settle(run, { result: E.left(error), status, reason: 'failed' }, attempts)
+  const fail = (
+    run: StoredRun,
+    error: RunError,
+    status: RetryStatus.RetryStatus,
+    ended: Decision.Decision<E>
+  ): Delivery =>
+    settle(run, { result: E.left(error), status, reason: error instanceof Defect ? 'defect' : 'failed' }, ended)
 
-  if (onEvent !== undefined) tell(onEvent, options.onError, { _tag: 'RunDelivered', ...base() })
+  if (onEvent !== undefined)
+    tell(onEvent, options.onError, {
+      _tag: 'RunDelivered',
+      source: 'durable',
+      run: policy.run ?? 0,
+      at: context.now(),
+      id,
+      definition: def.name
+    })
 
   if (run === undefined) {
     const record: StoredRun = { id, payload: null, retry: null, outcome: null }
-    return fail(record, new CorruptState(id, 'not a run', [`(root): ${showValue(stored, 60)}`]), RetryStatus.initial, 0)
+    const error = new CorruptState(id, 'not a run', [`(root): ${showValue(stored, 60)}`])
+    return fail(record, error, RetryStatus.initial, before(0, context.now()))
   }
   // 1. a repeated onDone
-  if (run.outcome !== null) {
-    const outcome = decodeOutcome(def, id, run.outcome)
-    return settle(run, outcome, outcome.status.iterNumber + 1, true)
-  }
+  if (run.outcome !== null) return settle(run, decodeOutcome(def, id, run.outcome), undefined)
   // 2. the stored state
   let state: RetryState | undefined
   if (run.retry !== null) {
     const decoded = decodeState(run.retry)
-    if (E.isLeft(decoded))
-      return fail(run, new CorruptState(id, 'not a RetryState', decoded.left), RetryStatus.initial, 0)
+    if (E.isLeft(decoded)) {
+      const error = new CorruptState(id, 'not a RetryState', decoded.left)
+      return fail(run, error, RetryStatus.initial, before(0, context.now()))
+    }
     state = decoded.right
     // 3. delivered early
     if (state.dueAt > context.now()) return { _tag: 'NotDue', dueAt: state.dueAt }
   }
   // 4. the schedule and the payload
-  let driver: Driver.Driver<E> | undefined
   if (state !== undefined) {
-    const restored = restoreState(def.schedule, state)
+    // the restored driver tells the schedule's events (an ignored hint) as the run's, as the runner's does
+    const restored = restoreState(def.schedule, state, (event) => decision?.scheduleEvent(event))
     if (E.isLeft(restored)) {
       const error = restored.left
       const status = statusOfState(state, context.now())
@@ -1005,7 +1040,7 @@ export const deliver = async <P, E, A>(
         run,
         error instanceof Driver.ScheduleMismatch ? error : new CorruptState(id, 'not a RetryState', error),
         status,
-        state.iterNumber
+        before(state.iterNumber, state.startedAt)
       )
     }
     driver = restored.right
@@ -1013,88 +1048,80 @@ export const deliver = async <P, E, A>(
   const payload = def.payload.decode(run.payload)
   if (E.isLeft(payload)) {
     const status = state === undefined ? RetryStatus.initial : statusOfState(state, context.now())
-    return fail(run, new PayloadInvalid(id, errorLines(payload.left)), status, status.iterNumber)
+    const error = new PayloadInvalid(id, errorLines(payload.left))
+    return fail(run, error, status, before(status.iterNumber, state?.startedAt ?? context.now()))
   }
   // 5. the attempt
   const started = context.now()
+  const d = new Decision.Decision(policy, driver?.start ?? started, driver, lastErrorOf(def, run))
+  decision = d
   const status = driver === undefined ? RetryStatus.initial : driver.statusAt(started)
-  const attempt = status.iterNumber + 1
-  if (onEvent !== undefined) tell(onEvent, options.onError, { _tag: 'AttemptStarted', ...base(), attempt })
+  d.begin(started)
   let result: E.Either<E, A>
   try {
     result = await def.action(payload.right, { id, status, signal })()
   } catch (e) {
-    if (onEvent !== undefined) {
-      const latency = context.now() - started
-      tell(onEvent, options.onError, { _tag: 'AttemptFailed', ...base(), attempt, latency, error: e })
-    }
-    if (signal.aborted) return { _tag: 'Abandoned' }
-    return fail(run, new Defect(id, e), status, attempt)
+    if (signal.aborted) return abandoned(d, { _tag: 'Left', left: e }, started, context.now())
+    return fail(run, new Defect(id, e), status, d)
   }
   const ended = context.now()
-  if (onEvent !== undefined) {
-    const latency = ended - started
-    tell(
-      onEvent,
-      options.onError,
-      E.isRight(result)
-        ? { _tag: 'AttemptSucceeded', ...base(), attempt, latency }
-        : { _tag: 'AttemptFailed', ...base(), attempt, latency, error: result.left }
-    )
-  }
-  if (signal.aborted && E.isLeft(result)) return { _tag: 'Abandoned' }
-  const guards = Guard.of('Durable.deliver', options)
-  const latency = ended - started
-  if (E.isRight(result)) {
-    if (guards.length > 0) {
-      // The success stands (its work is done; running it again could repeat it): a guard's error is reported.
-      const retries = driver?.iterNumber ?? 0
-      const outcome = { ok: true, error: undefined, latency, now: ended, retries, retrying: false, delay: -1 }
-      const told = Guard.decide(guards, outcome, (e) => reportError(options.onError, e, { id }))
-      if (isPromise(told)) await told
-    }
-    const end =
-      driver !== undefined
-        ? driver.statusAt(ended)
-        : ended === started
-        ? RetryStatus.initial
-        : { iterNumber: 0, elapsed: latency, cumulativeDelay: 0, previousDelay: O.none }
-    return settle(run, { result, status: end, reason: 'succeeded' }, attempt)
-  }
-  const error = result.left
-  let delay: number
+  // the worker closed mid-attempt: the run is delivered again as stored, its attempt told
+  if (signal.aborted && E.isLeft(result)) return abandoned(d, result, started, ended)
+  let verdict: Decision.Verdict
   try {
-    driver ??= Driver.make(def.schedule, { start: started, random: (options.random ?? defaultRandom)(id) })
-    delay = driver.advance(error, ended)
+    const decided = d.decide(result, ended)
+    verdict = isPromise(decided) ? await decided : decided
   } catch (e) {
-    return fail(run, new Defect(id, e), status, attempt)
+    // Not a fresh attempt a second later (an early retry, forever while the budget is down): a defect.
+    return fail(run, new Defect(id, e), driver?.status ?? status, d)
   }
-  let refused: Guard.GuardReason | undefined = undefined
-  if (guards.length > 0) {
-    const retries = driver.iterNumber - (delay < 0 ? 0 : 1)
-    try {
-      const told = Guard.decide(guards, { ok: false, error, latency, now: ended, retries, retrying: delay >= 0, delay })
-      refused = isPromise(told) ? await told : told
-    } catch (e) {
-      // Not a fresh attempt a second later (an early retry, forever while the budget is down): a defect.
-      return fail(run, new Defect(id, e), driver.status, attempt)
-    }
+  if (typeof verdict === 'string') {
+    const end = verdict === 'succeeded' ? (driver ?? d.driver).statusAt(ended) : d.driver.status
+    return settle(run, { result, status: end, reason: verdict }, d)
   }
-  if (delay < 0) return settle(run, { result, status: driver.status, reason: 'schedule' }, attempt)
-  if (refused !== undefined) {
-    if (onEvent !== undefined)
-      tell(onEvent, options.onError, { _tag: 'GuardRefused', ...base(), attempt, reason: refused })
-    return settle(run, { result, status: driver.status, reason: refused }, attempt)
-  }
-  const next = driver.snapshot()
-  const decided = driver.status
+  const error = (result as E.Left<E>).left
+  const next = d.driver.snapshot()
+  const decided = d.driver.status
   const { onRetry } = options
   return {
     _tag: 'Retry',
-    run: { ...run, retry: RetryStateCodec.encode(next) as unknown as Json },
+    run: { ...run, retry: RetryStateCodec.encode(next) as unknown as Json, error: errorToStore(def, policy, error) },
     state: next,
     dueAt: next.dueAt,
-    delay,
-    notify: onRetry === undefined ? noop : async () => onRetry({ id, error, status: decided, delay })
+    delay: verdict,
+    notify: onRetry === undefined ? noop : async () => onRetry({ id, error, status: decided, delay: verdict })
   }
+}
+
+/** A delivery the worker's close cut short: its attempt is told, the run is delivered again as stored. */
+const abandoned = <E>(
+  d: Decision.Decision<E>,
+  result: E.Either<unknown, unknown>,
+  started: number,
+  ended: number
+): Delivery => {
+  d.attemptEnded(result, d.attempts, ended - started, ended)
+  return { _tag: 'Abandoned' }
+}
+
+/**
+ * The error of a retried failure as the run stores it, for the guards to be told with the success after it (a
+ * budget refunds what that retry cost): only when the run has guards, and only as plain JSON through the
+ * definition's error codec.
+ */
+const errorToStore = <P, E, A>(def: Definition<P, E, A>, policy: Decision.Policy<E>, error: E): Json | null => {
+  if (policy.guards === undefined || policy.guards.length === 0) return null
+  try {
+    const encoded = def.errorCodec.encode(error)
+    return JsonCodec.is(encoded) ? encoded : null
+  } catch {
+    return null
+  }
+}
+
+/** The error of the stored run's last failure, decoded; `undefined` when none was stored or it does not decode. */
+const lastErrorOf = <P, E, A>(def: Definition<P, E, A>, run: StoredRun): E | undefined => {
+  if (run.error === undefined || run.error === null) return undefined
+  const decoded = def.errorCodec.decode(run.error)
+  return E.isRight(decoded) ? decoded.right : undefined
 }

@@ -126,6 +126,8 @@ export interface Options {
 const RUN_FILE = 'run.json'
 const STATE_FILE = 'state.json'
 const OUTCOME_FILE = 'outcome.json'
+/** The error of a guarded run's retried failure (`StoredRun.error`): the guards are told of it with the success. */
+const ERROR_FILE = 'error.json'
 const STAGING = '.staging-'
 const PRUNE_EVERY = 60_000
 
@@ -293,7 +295,8 @@ const startFileWorker = <P, E, A>(
       ? {
           ...r,
           retry: await readJson(path.join(dir, STATE_FILE)),
-          outcome: await readJson(path.join(dir, OUTCOME_FILE))
+          outcome: await readJson(path.join(dir, OUTCOME_FILE)),
+          error: (await readJson(path.join(dir, ERROR_FILE))) ?? null
         }
       : record
     const attempt = signals()
@@ -303,11 +306,16 @@ const startFileWorker = <P, E, A>(
       attempt.release
     )
     const { onError, onEvent } = options
-    const context = { id, clock, signal: controller.signal, writeRetry, onError, onEvent, run }
+    const context = { id, clock, signal: controller.signal, writeRetry, onError, onEvent, run, definition: def.name }
     await step(
       delivery,
       {
-        saveRetry: (_, state) => FileStore.make(path.join(dir, STATE_FILE)).save(state),
+        saveRetry: async (retried, state) => {
+          // the error first: a crash between the two repeats the attempt, and never pairs a retry with another's error
+          if (retried.error !== undefined && retried.error !== null)
+            await writeWhole(path.join(dir, ERROR_FILE), JSON.stringify(retried.error))
+          await FileStore.make(path.join(dir, STATE_FILE)).save(state)
+        },
         saveOutcome: (_, outcome) => writeWhole(path.join(dir, OUTCOME_FILE), JSON.stringify(outcome)),
         later: (dueAt) => schedule(key, dueAt),
         finish: async () => {
@@ -465,7 +473,14 @@ export const make = (options: Options): Engine => {
       await syncDirectory(folder.pending)
       return true
     })
-    tell(onEvent, undefined, { _tag: 'RunSubmitted', source: 'durable', run: 0, at: clock.now(), id })
+    tell(onEvent, undefined, {
+      _tag: 'RunSubmitted',
+      source: 'durable',
+      run: 0,
+      at: clock.now(),
+      id,
+      definition: def.name
+    })
     if (added) folder.worker?.schedule(key, clock.now())
   }
 

@@ -334,7 +334,8 @@ const FIRST: Progress = { statusAt: (): RetryStatus.RetryStatus => RetryStatus.i
 const END = -1
 
 /** The verdicts for which `onDone` is told the status at the decision (the others: the status of the last retry). */
-const atDecision = (reason: StopReason): boolean => reason === 'succeeded' || reason === 'failed' || reason === 'aborted'
+const atDecision = (reason: StopReason): boolean =>
+  reason === 'succeeded' || reason === 'failed' || reason === 'aborted'
 
 /**
  * A run past its first outcome (or one that needs its state from the start: a guard, `onDone`, `onEvent`,
@@ -440,7 +441,8 @@ class Going<In, R extends Either<unknown, unknown>> extends Decision.Decision<In
   /** `onRetry`, and the wait after it: until the decided time, not a full delay after the hook's work. */
   private retried(onRetry: NonNullable<Run<In>['onRetry']>, delay: number): number | Promise<number> {
     const { driver } = this
-    const error = (this.last as R)._tag === 'Left' ? (this.last as Left<unknown>).left : (this.last as Right<unknown>).right
+    const error =
+      (this.last as R)._tag === 'Left' ? (this.last as Left<unknown>).left : (this.last as Right<unknown>).right
     const pending = onRetry({ error: error as In, status: driver.status, delay, driver })
     if (isPromise(pending)) return Promise.resolve(pending).then(() => this.dueNow(delay))
     return this.run.schedule.timeLimits.length === 0 ? delay : this.dueNow(delay)

@@ -646,6 +646,7 @@ describeWithRedis(
         'RunDelivered',
         'AttemptStarted',
         'AttemptFailed',
+        'RetryScheduled',
         'RunRetried',
         'RunDelivered',
         'AttemptStarted',

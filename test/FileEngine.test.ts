@@ -267,7 +267,7 @@ describe('Durable.deliver', () => {
       )
       assert.ok(d._tag === 'Done')
       await d.notify()
-      deepStrictEqual(outcomes, [[E.left(new Durable.Defect('job-1', down)), 'failed']])
+      deepStrictEqual(outcomes, [[E.left(new Durable.Defect('job-1', down)), 'defect']])
     }
   })
 
@@ -948,6 +948,7 @@ describe('FileEngine.make: events, reconciling, closing', () => {
         'RunDelivered at 0 run A job-1',
         'AttemptStarted at 0 run A job-1 attempt=1',
         'AttemptFailed at 0 run A job-1 attempt=1 latency=0 error=down',
+        'RetryScheduled at 0 run A job-1 attempt=1',
         'WriteFailed at 0 run A job-1 error=EIO',
         'RunRetried at 250 run A job-1 dueAt=1000',
         'RunDelivered at 1000 run B job-1',

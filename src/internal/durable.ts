@@ -245,11 +245,12 @@ export const decodeState = (json: unknown): E.Either<ReadonlyArray<string>, Retr
  */
 export const restoreState = <In>(
   schedule: Schedule.Schedule<In>,
-  state: RetryState
+  state: RetryState,
+  onEvent?: (event: Schedule.ScheduleEvent) => void
 ): E.Either<Driver.ScheduleMismatch | ReadonlyArray<string>, Driver.Driver<In>> => {
   let restored: E.Either<unknown, Driver.Driver<In>>
   try {
-    restored = Driver.restore(schedule, state)
+    restored = Driver.restore(schedule, state, undefined, onEvent)
   } catch (e) {
     return E.left([`scheduleState: ${describeError(e)}`])
   }
@@ -317,6 +318,8 @@ export interface Store<R> {
 /** What the step needs of the worker. */
 export interface StepContext {
   readonly id: string
+  /** The definition's name, told with every event (two definitions may run the same id). */
+  readonly definition?: string | undefined
   readonly clock: Clock
   /** The worker's: a write retried while it closes is given up. */
   readonly signal: AbortSignal
@@ -336,7 +339,13 @@ const tellRun = (
     | { readonly _tag: 'WriteFailed'; readonly error: unknown }
 ): void => {
   if (context.onEvent === undefined) return
-  const base = { source: 'durable' as const, run: context.run ?? 0, at: context.clock.now(), id: context.id }
+  const base = {
+    source: 'durable' as const,
+    run: context.run ?? 0,
+    at: context.clock.now(),
+    id: context.id,
+    definition: context.definition
+  }
   tell(context.onEvent, context.onError, { ...base, ...event })
 }
 
