@@ -35,10 +35,8 @@
  * @since 0.2.0
  */
 import type * as Bull from 'bullmq'
-import * as E from 'fp-ts/Either'
 import type { Clock } from './Clock'
 import * as LiveClock from './Clock'
-import * as Driver from './Driver'
 import * as Durable from './Durable'
 import * as Event from './Event'
 import {
@@ -47,8 +45,6 @@ import {
   HOOK_RETRY_DELAY,
   checkDefinition,
   checkId,
-  decodeState,
-  defaultRandom,
   durationAtLeast,
   attemptSignals,
   checkWorkOptions,
@@ -57,7 +53,6 @@ import {
   encodePayload,
   optionsObject,
   reportError,
-  restoreState,
   step,
   tell,
   within
@@ -65,8 +60,6 @@ import {
 import { fromBullId, toBullId } from './internal/ids'
 import { showValue } from './internal/show'
 import * as validate from './internal/validate'
-import type * as Random from './Random'
-import { RetryStateCodec } from './RetryState'
 import type { Json, Schedule } from './Schedule'
 
 // -------------------------------------------------------------------------------------
@@ -284,24 +277,6 @@ export interface ProcessorOptions<E, A> extends Omit<Durable.WorkOptions<E, A>, 
   readonly writeRetry?: Schedule<unknown> | undefined
   readonly clock?: Clock | undefined
   readonly timeout?: number | undefined
-}
-
-/**
- * What {@link backoffStrategy} needs of a job: a BullMQ `Job` (or `MinimalJob`) is one.
- *
- * @example
- * import type { BackoffJob } from 'fp-ts-retry/BullMQ'
- *
- * const fake: BackoffJob = { id: 'a', data: {}, processedOn: 0, updateData: async () => undefined }
- *
- * @category model
- * @since 0.2.0
- */
-export interface BackoffJob {
-  readonly id?: string | undefined
-  readonly data: unknown
-  readonly processedOn?: number | undefined
-  updateData(data: never): Promise<void>
 }
 
 // -------------------------------------------------------------------------------------
@@ -789,106 +764,5 @@ export const engine = (options: EngineOptions): Durable.Engine => {
       ])
       queues.clear()
     }
-  }
-}
-
-/**
- * Where {@link backoffStrategy} keeps a run's `RetryState` in the job's data.
- *
- * @example
- * import * as BullMQ from 'fp-ts-retry/BullMQ'
- * import * as assert from 'assert'
- *
- * assert.strictEqual(BullMQ.STATE_KEY, 'fpTsRetryState')
- *
- * @category utils
- * @since 0.2.0
- */
-export const STATE_KEY = 'fpTsRetryState'
-
-/**
- * A BullMQ custom backoff strategy, for teams on BullMQ's own retry path: `settings: { backoffStrategy:
- * BullMQ.backoffStrategy({ payments: schedule }) }` on the `Worker`, and `{ attempts: Number.MAX_SAFE_INTEGER,
- * backoff: { type: 'payments' } }` on the jobs, so that the schedule, not `attempts`, decides when to give up.
- *
- * **Details**
- *
- * - The schedule of the job's `backoff.type` is fed the job's error; its delay is BullMQ's wait, rounded up to a
- *   whole ms; when it stops, the strategy answers `-1` and BullMQ fails the job.
- * - The run's `RetryState` is stored in the job's data (an object) under {@link STATE_KEY} before BullMQ delays
- *   the job, so the jitter and the schedule's state carry over from worker to worker. The run starts when its
- *   first attempt was processed (`processedOn`). A stored state that does not decode, or one of another schedule,
- *   fails the job (`-1`).
- * - `random(jobId)`: called at a job's first failure (default: `Random.seeded` with a random seed).
- * - This path has BullMQ's limits: a job promoted early (`promote()`, a stalled job) runs early, as the processor
- *   is yours. {@link engine} and {@link processor} check the due time on every delivery.
- * - A `type` with no schedule is a `RangeError` naming it.
- *
- * @example
- * import * as BullMQ from 'fp-ts-retry/BullMQ'
- * import * as Schedule from 'fp-ts-retry/Schedule'
- * import * as Random from 'fp-ts-retry/Random'
- * import * as assert from 'assert'
- *
- * async function main() {
- *   const strategy = BullMQ.backoffStrategy({ payments: Schedule.fromDelays([100, 200]) }, { random: () => Random.seeded(1) })
- *   let data: Record<string, unknown> = { amount: 10 }
- *   const job = { id: 'p-1', processedOn: Date.now(), get data() { return data }, updateData: async (d: Record<string, unknown>) => void (data = d) }
- *   assert.strictEqual(await strategy(1, 'payments', new Error('503'), job), 100)
- *   assert.strictEqual(await strategy(2, 'payments', new Error('503'), job), 200)
- *   assert.strictEqual(await strategy(3, 'payments', new Error('503'), job), -1) // the schedule stops: BullMQ fails the job
- *   assert.strictEqual(data.amount, 10)
- * }
- * main()
- *
- * @category constructors
- * @since 0.2.0
- */
-export const backoffStrategy = (
-  schedules: Readonly<Record<string, Schedule<Error>>>,
-  options: { readonly random?: ((jobId: string) => Random.Random) | undefined } = {}
-): ((attemptsMade: number, type?: string, err?: Error, job?: BackoffJob) => Promise<number>) => {
-  const where = 'BullMQ.backoffStrategy'
-  if (schedules === null || typeof schedules !== 'object') {
-    throw new TypeError(
-      `${where}: schedules must be an object of schedules by backoff type, received ${String(schedules)}`
-    )
-  }
-  for (const [type, schedule] of Object.entries(schedules)) {
-    validate.schedule(where, `schedules.${type}`, schedule)
-  }
-  const o = optionsObject(where, 'options', options)
-  const random = o.random ?? defaultRandom
-  return async (_attemptsMade, type, err, job) => {
-    const schedule =
-      type !== undefined && Object.prototype.hasOwnProperty.call(schedules, type) ? schedules[type] : undefined
-    if (schedule === undefined) {
-      throw new RangeError(
-        `${where}: no schedule for the backoff type ${showValue(type)}; known: ${Object.keys(schedules).join(', ')}`
-      )
-    }
-    const data = job?.data
-    if (job === undefined || data === null || typeof data !== 'object' || Array.isArray(data)) {
-      throw new TypeError(
-        `${where}: the job's data must be an object, to hold the retry state, received ${showValue(data)}`
-      )
-    }
-    const now = Date.now()
-    const stored = (data as Record<string, unknown>)[STATE_KEY]
-    let driver: Driver.Driver<Error>
-    if (stored === undefined || stored === null) {
-      driver = Driver.make(schedule, { start: job.processedOn ?? now, random: random(job.id ?? '') })
-    } else {
-      // as Durable.deliver reads a stored state: one that does not decode or is not its schedule's fails the job
-      const state = decodeState(stored)
-      if (E.isLeft(state)) return -1
-      const restored = restoreState(schedule, state.right)
-      if (E.isLeft(restored)) return -1
-      driver = restored.right
-    }
-    const delay = driver.advance(err ?? new Error('unknown'), now)
-    if (delay < 0) return -1
-    await job.updateData({ ...data, [STATE_KEY]: RetryStateCodec.encode(driver.snapshot()) } as never)
-    return Math.ceil(delay)
   }
 }

@@ -968,7 +968,7 @@ export const deliver = async <P, E, A>(
     run: onEvent === undefined ? 0 : context.run ?? Event.nextRun(),
     onGuardError: (e) => reportError(options.onError, e, { id })
   }
-  let decision: Decision.Decision<E> | undefined
+  let decision: Decision.Decision<E> | undefined = undefined
   /** The decision of a delivery that ends before its attempt: `attempts` made before, the run's start. */
   const before = (attempts: number, start: number): Decision.Decision<E> => {
     const d = new Decision.Decision(policy, start)

@@ -36,6 +36,7 @@
  *
  * @since 0.2.0
  */
+import type * as model from './internal/model'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -174,7 +175,7 @@ export interface GuardRefused {
   readonly run: number
   readonly at: number
   readonly attempt: number
-  readonly reason: string
+  readonly reason: model.GuardReason
   readonly id?: string | undefined
   readonly definition?: string | undefined
 }
@@ -198,7 +199,7 @@ export interface RunStopped {
   readonly at: number
   readonly attempts: number
   readonly elapsed: number
-  readonly reason: string
+  readonly reason: model.StopReason
   readonly id?: string | undefined
   readonly definition?: string | undefined
 }
@@ -284,7 +285,7 @@ export type DurableEvent =
       readonly at: number
       readonly id: string
       readonly definition?: string | undefined
-      readonly reason: string
+      readonly reason: model.StopReason
     }
   | {
       readonly _tag: 'RunCorrupt' | 'WriteFailed'

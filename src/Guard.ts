@@ -173,7 +173,8 @@ export const breaker = (
  *
  * - `options.counts(error)`: which failures say something of the dependency's health (default: every one). A
  *   failure that does not count is not told, and is admitted: gRPC's retry throttling counts only the transient
- *   ones, so a 400 does not drain the budget.
+ *   ones, so a 400 does not drain the budget. Its retry was charged nothing, so the success after it refunds
+ *   nothing either: the budget is told it as a success that needed no retry (`retries: 0`, no error).
  * - `allows(now)` is the budget's own, when it has one.
  *
  * @example
@@ -206,7 +207,12 @@ export const budget = (
     readsTime: true,
     admit: (o) => {
       if (o.ok) {
-        const told = budget.onSuccess(o.latency, o.now, { retries: o.retries, error: o.error, retrying: false })
+        // A retry after an uncounted failure was charged nothing: its success refunds nothing, as a first success.
+        const charged = counts === undefined || o.retries === 0 || counts(o.error)
+        const attempt = charged
+          ? { retries: o.retries, error: o.error, retrying: false }
+          : { retries: 0, error: undefined, retrying: false }
+        const told = budget.onSuccess(o.latency, o.now, attempt)
         return isPromise(told) ? told.then(() => true) : true
       }
       if (counts !== undefined && !counts(o.error)) return true

@@ -37,7 +37,7 @@ import type { TaskEither } from 'fp-ts/TaskEither'
 import type { RetryBudget } from './Budget'
 import type { Clock } from './Clock'
 import * as LiveClock from './Clock'
-import * as Driver from './Driver'
+import * as Decision from './Decision'
 import * as Event from './Event'
 import * as Guard from './Guard'
 import { noop, onAbort } from './internal/abort'
@@ -69,19 +69,21 @@ import { isPromise } from './internal/promise'
 export type Attempt<E, A> = (signal: AbortSignal, index: number) => TaskEither<E, A>
 
 /**
- * Why a hedged call ended: an attempt succeeded; every attempt the schedule allowed failed; a fatal failure
- * ended it; a guard (the budget) refused a hedge and the attempts already out failed, with that guard's reason; or
- * the caller's signal aborted.
+ * Why a hedged call ended, in the one vocabulary of every run (`Decision.StopReason`): an attempt succeeded
+ * (`'succeeded'`); a fatal failure ended it (`'failed'`); every attempt the schedule allowed failed
+ * (`'schedule'`); a guard (the budget) refused a hedge and the attempts already out failed (that guard's reason);
+ * the caller's signal aborted (`'aborted'`); or a defect (`'defect'`: an attempt rejected, the schedule or a guard
+ * threw).
  *
  * @example
  * import type { StopReason } from 'fp-ts-retry/Hedging'
  *
- * const reason: StopReason = 'fatal'
+ * const reason: StopReason = 'schedule'
  *
  * @category model
  * @since 0.2.0
  */
-export type StopReason = 'succeeded' | 'failed' | 'fatal' | 'aborted' | Guard.GuardReason
+export type StopReason = Decision.StopReason
 
 /**
  * What the `onDone` hook is told of a hedged call: when each attempt was launched (ms on the clock, in order),
@@ -176,12 +178,6 @@ class Call<E, A> {
   /** The controller of each attempt in flight, by index; `undefined` once it has settled. */
   private readonly controllers: Array<AbortController | undefined> = []
   private readonly lefts: Array<E> = []
-  /**
-   * Hedges a failure prompted, each after the guards admitted it (and a quota charged it): what the guards are told
-   * as the run's retries. A hedge its timer launched was asked of `allows`, which charges nothing, so a success
-   * after it is not refunded as a retry's.
-   */
-  private paid = 0
   private inFlight = 0
   /** Decisions waiting on a guard's promised answer: the call cannot end while one may launch. */
   private waiting = 0
@@ -191,9 +187,12 @@ class Call<E, A> {
   private finished = false
   private timer: AbortController | undefined
   private unsubscribe: () => void = noop
-  private readonly driver: Driver.Driver<unknown>
-  /** This call's number in its events (0 when nobody observes it). */
-  private readonly id: number
+  /**
+   * The call's decisions: its events, the one `Guard.Outcome`, its end told once. Its `retries` are the hedges a
+   * failure prompted, each after the guards admitted it (and a quota charged it); a hedge its timer launched was
+   * asked of `allows`, which charges nothing, so a success after it is not refunded as a retry's.
+   */
+  private readonly decision: Decision.Decision<unknown>
 
   constructor(
     private readonly c: Config<E, A>,
@@ -202,8 +201,10 @@ class Call<E, A> {
     private readonly reject: (error: unknown) => void
   ) {
     const now = c.clock.now()
-    this.id = c.onEvent === undefined ? 0 : Event.nextRun()
-    this.driver = Driver.make(c.schedule, { start: now, random: c.random })
+    this.decision = new Decision.Decision(
+      { schedule: c.schedule, guards: c.guards, random: c.random, onEvent: c.onEvent, source: 'hedging' },
+      now
+    )
     if (c.signal !== undefined) this.unsubscribe = onAbort(c.signal, () => this.abortedByCaller())
     this.guarded(() => this.launch(now))
   }
@@ -214,12 +215,11 @@ class Call<E, A> {
     const controller = new AbortController()
     this.controllers[index] = controller
     this.inFlight++
-    if (this.c.onEvent !== undefined) {
-      this.emit({ _tag: 'HedgeLaunched', source: 'hedging', run: this.id, at: now, index })
-      this.emit({ _tag: 'AttemptStarted', source: 'hedging', run: this.id, at: now, attempt: index + 1 })
-    }
+    const { decision } = this
+    if (this.c.onEvent !== undefined) decision.emit({ _tag: 'HedgeLaunched', ...decision.base(now), index })
+    decision.begin(now)
     // The schedule's delay is the time from this launch to the next.
-    const delay = this.driver.advance(undefined, now)
+    const delay = decision.driver.advance(undefined, now)
     if (delay < 0) {
       this.scheduleDone = true
       this.cancelTimer()
@@ -283,51 +283,25 @@ class Call<E, A> {
     if (this.finished) return this.release(result)
     this.inFlight--
     const { guards, clock, signal } = this.c
-    const now = clock.now()
+    const { decision } = this
+    const now = decision.time(clock.now())
     const latency = now - this.launches[index]
-    if (this.c.onEvent !== undefined) {
-      const common = { source: 'hedging', run: this.id, at: now, attempt: index + 1, latency } as const
-      this.emit(
-        result._tag === 'Right'
-          ? { _tag: 'AttemptSucceeded', ...common }
-          : { _tag: 'AttemptFailed', ...common, error: result.left }
-      )
-    }
+    if (this.c.onEvent !== undefined) decision.attemptEnded(result, index + 1, latency, now)
     // Outcomes of attempts the caller aborted say nothing of the dependency: the guards are not told.
     const counted = guards.length > 0 && signal?.aborted !== true
     if (result._tag === 'Right') {
-      const told = counted
-        ? Guard.decide(guards, {
-            ok: true,
-            error: this.lefts.at(-1),
-            latency,
-            now,
-            retries: this.paid,
-            retrying: false,
-            delay: -1
-          })
-        : undefined
+      const told = counted ? decision.judge(result, now, latency, -1) : undefined
       return this.finish(result, 'succeeded', index, this.lefts, told)
     }
     this.lefts.push(result.left)
     if (signal?.aborted) return this.checkDone()
     if (this.c.isFatal?.(result.left) === true) {
-      this.stop('fatal')
-      return this.giveUp('fatal')
+      this.stop('failed')
+      return this.giveUp('failed')
     }
     // gRFC A6: a non-fatal failure sends the next hedge at once, if the guards allow it.
     const wanted = this.stopped === undefined && !this.scheduleDone
-    const refused = counted
-      ? Guard.decide(guards, {
-          ok: false,
-          error: result.left,
-          latency,
-          now,
-          retries: this.paid,
-          retrying: wanted,
-          delay: 0
-        })
-      : undefined
+    const refused = counted ? decision.judge(result, now, latency, wanted ? 0 : -1) : undefined
     const free = (): boolean =>
       !this.finished && this.stopped === undefined && !this.scheduleDone && this.inFlight < this.c.maxConcurrent
     // The hedge this failure prompts replaces the timer's: while the guards answer, the timer must not launch one.
@@ -344,19 +318,13 @@ class Call<E, A> {
     const then = (refused: Guard.GuardReason | undefined): void => {
       if (this.finished) return
       if (may()) {
+        const { decision } = this
         if (refused === undefined) {
-          if (prompted) this.paid++
-          return this.launch(this.c.clock.now())
+          if (prompted) decision.retries++
+          return this.launch(decision.time(this.c.clock.now()))
         }
-        const at = this.c.clock.now()
-        this.emit({
-          _tag: 'GuardRefused',
-          source: 'hedging',
-          run: this.id,
-          at,
-          attempt: this.launches.length,
-          reason: refused
-        })
+        const at = decision.time(this.c.clock.now())
+        decision.emit({ _tag: 'GuardRefused', ...decision.base(at), attempt: this.launches.length, reason: refused })
         this.stop(refused)
       }
       this.checkDone()
@@ -383,7 +351,7 @@ class Call<E, A> {
 
   private checkDone(): void {
     if (this.finished || this.inFlight > 0 || this.waiting > 0) return
-    if (this.stopped !== undefined || this.scheduleDone) this.giveUp(this.stopped ?? 'failed')
+    if (this.stopped !== undefined || this.scheduleDone) this.giveUp(this.stopped ?? 'schedule')
   }
 
   /** Ends the call with its `Left`(s). */
@@ -401,22 +369,11 @@ class Call<E, A> {
     told?: unknown
   ): void {
     const { clock, onEvent } = this.c
+    const { decision } = this
     if (onEvent !== undefined && winner !== undefined)
-      this.emit({ _tag: 'HedgeWon', source: 'hedging', run: this.id, at: clock.now(), index: winner })
+      decision.emit({ _tag: 'HedgeWon', ...decision.base(decision.time(clock.now())), index: winner })
     this.end(new DOMException('Hedging: the call has ended', 'AbortError'))
-    if (onEvent !== undefined) {
-      const at = clock.now()
-      const attempts = this.launches.length
-      this.emit({
-        _tag: 'RunStopped',
-        source: 'hedging',
-        run: this.id,
-        at,
-        attempts,
-        elapsed: at - this.launches[0],
-        reason
-      })
-    }
+    decision.end(reason, onEvent === undefined ? 0 : clock.now())
     for (const left of unused) this.release({ _tag: 'Left', left })
     const deliver = (): void => {
       try {
@@ -434,21 +391,20 @@ class Call<E, A> {
     this.finished = true
     this.cancelTimer()
     this.unsubscribe()
+    const { decision } = this
     this.controllers.forEach((controller, index) => {
       if (controller === undefined) return
       controller.abort(reason)
-      this.emit({ _tag: 'HedgeAborted', source: 'hedging', run: this.id, at: this.c.clock.now(), index })
+      if (this.c.onEvent !== undefined)
+        decision.emit({ _tag: 'HedgeAborted', ...decision.base(decision.time(this.c.clock.now())), index })
     })
-  }
-
-  private emit(event: Event.Event): void {
-    this.c.onEvent?.(event)
   }
 
   /** A defect (the action rejected or threw, a budget or the schedule threw): the call rejects with it. */
   private fail(error: unknown): void {
     if (this.finished) return // a loser's rejection, after the call ended
     this.end(error)
+    this.decision.end('defect', this.c.onEvent === undefined ? 0 : this.c.clock.now())
     this.reject(error)
   }
 

@@ -13,7 +13,6 @@ import * as BullMQ from '../src/BullMQ'
 import * as Durable from '../src/Durable'
 import * as FileEngine from '../src/FileEngine'
 import * as Driver from '../src/Driver'
-import * as Random from '../src/Random'
 import * as RetryState from '../src/RetryState'
 import * as Schedule from '../src/Schedule'
 import * as TestClock from '../src/TestClock'
@@ -254,17 +253,6 @@ describe('BullMQ (no server needed)', () => {
     }
   })
 
-  it('backoffStrategy should refuse an unknown type and a job whose data is not an object', async () => {
-    const strategy = BullMQ.backoffStrategy({ a: Schedule.recurs(1) })
-    await assert.rejects(
-      strategy(1, 'b', new Error('x'), { data: {}, updateData: async () => undefined }),
-      /BullMQ\.backoffStrategy: no schedule for the backoff type "b"; known: a/
-    )
-    await assert.rejects(
-      strategy(1, 'a', new Error('x'), { data: 3, updateData: async () => undefined }),
-      /the job's data must be an object/
-    )
-  })
 })
 
 describeWithRedis('BullMQ on a real Redis', (server) => {
@@ -524,42 +512,6 @@ describeWithRedis('BullMQ on a real Redis', (server) => {
       (record.attempts.get('o') ?? []).map((a) => a.previousDelay),
       [...S.expected('o', 2).previousDelays]
     )
-  })
-
-  it("backoffStrategy should make BullMQ's own retries wait the schedule's delays, the state in the job's data", async () => {
-    const p = prefix()
-    const connection = { host: server().host, port: server().port }
-    const schedule = Schedule.equalJitter(Schedule.fromDelays([40, 80, 120]))
-    const expectedDelays = Schedule.delays(schedule, { random: Random.seeded(9) })
-    const q = queue(p, 'native')
-    const starts: Array<number> = []
-    const failed = deferred<void>()
-    const worker = new Worker(
-      'native',
-      async () => {
-        starts.push(Date.now())
-        throw new Error('503')
-      },
-      {
-        connection,
-        prefix: p,
-        settings: { backoffStrategy: BullMQ.backoffStrategy({ fleet: schedule }, { random: () => Random.seeded(9) }) }
-      }
-    )
-    closers.push(() => worker.close())
-    worker.on('failed', (job) => {
-      if (job !== undefined && job.finishedOn !== undefined) failed.resolve()
-    })
-    await q.add('native', { order: 1 }, { jobId: 'n', attempts: Number.MAX_SAFE_INTEGER, backoff: { type: 'fleet' } })
-    await failed.promise
-    deepStrictEqual(starts.length, 4)
-    for (let i = 1; i < starts.length; i++)
-      assert.ok(starts[i] - starts[i - 1] >= Math.floor(expectedDelays[i - 1]), `retry ${i} early`)
-    const job = await q.getJob('n')
-    const state = RetryState.RetryStateCodec.decode((job?.data as Record<string, unknown>)[BullMQ.STATE_KEY])
-    assert.ok(E.isRight(state))
-    deepStrictEqual([state.right.iterNumber, state.right.previousDelay], [3, expectedDelays[2]])
-    deepStrictEqual((job?.data as { order: number }).order, 1)
   })
 
   it('should abort the attempts in flight when a worker closes, and leave their jobs due', async () => {

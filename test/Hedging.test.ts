@@ -77,7 +77,7 @@ const isFatal = (e: string): boolean => e.startsWith('fatal')
 interface Expected {
   readonly launches: ReadonlyArray<number>
   readonly winner: number | undefined
-  readonly reason: 'succeeded' | 'failed' | 'fatal'
+  readonly reason: 'succeeded' | 'failed' | 'schedule'
   readonly lefts: ReadonlyArray<string>
   readonly aborted: ReadonlyArray<number>
 }
@@ -125,9 +125,9 @@ const simulate = (
     const aborted = [...done.keys()]
     if (outcome === 'ok') return { launches, winner: index, reason: 'succeeded', lefts, aborted }
     lefts.push(`${outcome} ${index}`)
-    if (outcome === 'fatal') return { launches, winner: undefined, reason: 'fatal', lefts, aborted }
+    if (outcome === 'fatal') return { launches, winner: undefined, reason: 'failed', lefts, aborted }
     if (!scheduleDone && done.size < maxConcurrent) launch(at)
-    else if (done.size === 0) return { launches, winner: undefined, reason: 'failed', lefts, aborted: [] }
+    else if (done.size === 0) return { launches, winner: undefined, reason: 'schedule', lefts, aborted: [] }
   }
 }
 
@@ -185,7 +185,7 @@ describe('Hedging', () => {
         pipe(s.attempt, hedging(every(100, 5), { clock, isFatal, ...o }))
       )
       deepStrictEqual(result, E.left('fatal 1'))
-      deepStrictEqual(summary, { launches: [0, 100], winner: undefined, reason: 'fatal' })
+      deepStrictEqual(summary, { launches: [0, 100], winner: undefined, reason: 'failed' })
       deepStrictEqual(s.aborted, [0])
       strictEqual(clock.pending, 0) // no timer left behind
     })
@@ -211,7 +211,7 @@ describe('Hedging', () => {
       // 1 fails at 150 and 2 is launched then, failing at 270; 0 at 300
       deepStrictEqual(last, {
         result: E.left('fail 0'),
-        summary: { launches: [0, 100, 150], winner: undefined, reason: 'failed' }
+        summary: { launches: [0, 100, 150], winner: undefined, reason: 'schedule' }
       })
       const clock2 = TestClock.make()
       const all = await run(clock2, (o) =>

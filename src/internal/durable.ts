@@ -13,7 +13,7 @@ import type { Clock } from '../Clock'
 import * as Driver from '../Driver'
 import type * as Event from '../Event'
 import * as Guard from '../Guard'
-import type { WorkerError } from './model'
+import type { StopReason, WorkerError } from './model'
 import * as Random from '../Random'
 import { RetryStateCodec, type RetryState } from '../RetryState'
 import * as Schedule from '../Schedule'
@@ -298,7 +298,7 @@ export type Answer<R> =
       readonly _tag: 'Done'
       readonly run: R | null
       readonly outcome: Json | null
-      readonly reason: string
+      readonly reason: StopReason
       readonly notify: () => Promise<void>
     }
   | { readonly _tag: 'Abandoned' }
@@ -335,7 +335,7 @@ const tellRun = (
   context: StepContext,
   event:
     | { readonly _tag: 'RunRetried'; readonly dueAt: number }
-    | { readonly _tag: 'RunCompleted'; readonly reason: string }
+    | { readonly _tag: 'RunCompleted'; readonly reason: StopReason }
     | { readonly _tag: 'WriteFailed'; readonly error: unknown }
 ): void => {
   if (context.onEvent === undefined) return
