@@ -187,6 +187,11 @@ export class Decision<In> {
   /** When the attempt in flight started, and the latest time seen (the run's time never goes back). */
   private started: number
   private latest: number
+  /**
+   * How far the clock read behind the run's time at the last decision (a clock that stepped back): a module that
+   * sleeps a delay sleeps this much longer, so that a retry never starts before its due time on the run's time.
+   */
+  lag = 0
   /** The error of the last failure: a success tells the guards of it. */
   lastError: unknown
   /** The hint the schedule used for the retry being decided, if any. */
@@ -240,7 +245,9 @@ export class Decision<In> {
    * `('defect')`.
    */
   decide(result: Either<unknown, unknown>, now: number, aborted = false): Verdict | Promise<Verdict> {
+    const read = now
     now = this.time(now)
+    this.lag = now - read
     const { policy } = this
     if (policy.onEvent !== undefined) this.attemptEnded(result, this.attempts, now - this.started, now)
     const goOn = result._tag === (policy.continueOn ?? 'Left')
@@ -321,15 +328,17 @@ export class Decision<In> {
    */
   due(now: number, delay: number): Verdict {
     const decidedAt = this.latest
+    const read = now
     now = this.time(now)
     // no time has passed: the decision stands as made (the schedule kept its own limits)
-    if (now === decidedAt) return delay
+    if (now === decidedAt) return delay + this.lag
     const dueAt = this.driver.dueAt
     const at = dueAt > now ? dueAt : now
     for (const limit of this.policy.schedule.timeLimits) {
       if (limit._tag === 'Elapsed' && at - this.start > limit.ms) return this.end('schedule', now)
     }
-    return at - now
+    this.lag = now - read
+    return at - now + this.lag
   }
 
   /** Ends the run for `reason` at `now`, telling `RunStopped` (once: a run already ended stays as it ended). */

@@ -434,8 +434,9 @@ class Going<In, R extends Either<unknown, unknown>> extends Decision.Decision<In
     if (typeof verdict !== 'number') return this.finish(verdict, atDecision(verdict))
     const { onRetry, schedule } = this.run
     if (onRetry !== undefined) return this.retried(onRetry, verdict)
-    // a retry's time limit is checked when time may have passed since the decision
-    return schedule.timeLimits.length === 0 ? verdict : this.dueNow(verdict)
+    // a retry's time limit is checked when time may have passed since the decision; a clock that stepped back is
+    // waited out, so that the retry does not start before its due time
+    return schedule.timeLimits.length === 0 ? verdict + this.lag : this.dueNow(verdict)
   }
 
   /** `onRetry`, and the wait after it: until the decided time, not a full delay after the hook's work. */
@@ -445,7 +446,7 @@ class Going<In, R extends Either<unknown, unknown>> extends Decision.Decision<In
       (this.last as R)._tag === 'Left' ? (this.last as Left<unknown>).left : (this.last as Right<unknown>).right
     const pending = onRetry({ error: error as In, status: driver.status, delay, driver })
     if (isPromise(pending)) return Promise.resolve(pending).then(() => this.dueNow(delay))
-    return this.run.schedule.timeLimits.length === 0 ? delay : this.dueNow(delay)
+    return this.run.schedule.timeLimits.length === 0 ? delay + this.lag : this.dueNow(delay)
   }
 
   /** The wait left before the retry decided, or the end of a run whose time limit has passed meanwhile. */
