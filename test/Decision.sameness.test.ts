@@ -147,16 +147,8 @@ const comparable = (events: ReadonlyArray<Event.Event>): ReadonlyArray<unknown> 
   events
     .filter((e) => !['RunDelivered', 'RunRetried', 'RunCompleted', 'HedgeLaunched', 'HedgeWon'].includes(e._tag))
     .map((e) => {
-      const {
-        run: _run,
-        source: _source,
-        id: _id,
-        definition: _definition,
-        ...rest
-      } = e as Event.Event & {
-        readonly id?: string
-        readonly definition?: string
-      }
+      const rest: Record<string, unknown> = { ...e }
+      for (const key of ['run', 'source', 'id', 'definition']) delete rest[key]
       return rest
     })
 
