@@ -102,8 +102,10 @@ export interface Ended<E, A> {
  * - `onEvent(event)` is told of every attempt, retry and stop as an `Event.Event` (`source: 'retry'`), and of what
  *   the schedule reports while deciding, such as a `Schedule.withHint` hint that was ignored (`HintIgnored`):
  *   plain records for logs and `fp-ts-retry/OpenTelemetry`.
- * - The hooks see the action's error and value types: give the action first (`retrying(action, schedule,
- *   options)`) and they are inferred from it; in a `pipe`, annotate the record or give the type arguments.
+ * - The hooks see the action's error and value types, inferred from the action in both forms: in a `pipe`
+ *   (`pipe(action, retrying(schedule, { onRetry }))`, as `TaskEither.map` is typed by what it is applied to) and
+ *   given the action first (`retrying(action, schedule, options)`). A runner made apart from any action with a
+ *   typed hook (`const run = retrying(schedule, { onDone })`) is typed by its hooks: annotate them there.
  * - A hook that throws (or whose promise rejects) makes the run reject with that error. An action that rejects
  *   is a defect, not a failure: the run rejects with it and `onDone` is not called.
  *
@@ -178,6 +180,23 @@ export interface RetryOptions<In, E = In, A = unknown> extends Hooks<In, E, A> {
   readonly onTimeout?: (() => E) | undefined
 }
 
+/**
+ * Options that hold a hook typed by the action (`onRetry` or `onDone`): given data-last, in a `pipe`, the runner
+ * takes the action's error and value types from where it is applied (as `TaskEither.map` does), so that the hooks
+ * see them; a runner given options without such a hook stays generic in the action it wraps.
+ *
+ * @example
+ * import type { TypedHooks } from 'fp-ts-retry/Retry'
+ *
+ * const hooks: TypedHooks<Error, Error, number> = { onDone: ({ result }) => void result }
+ *
+ * @category model
+ * @since 1.0.0
+ */
+export type TypedHooks<In, E, A> =
+  | { readonly onRetry: (retried: Retried<E, In>) => unknown }
+  | { readonly onDone: (ended: Ended<E, A>) => void }
+
 /** `attemptTimeout` and `onTimeout`, checked together. */
 interface AttemptTimeout<E> {
   readonly after: number | ((status: RetryStatus.RetryStatus) => number)
@@ -239,7 +258,7 @@ export interface Repeated<In> {
  * @category model
  * @since 0.2.0
  */
-export interface RepeatOptions<In> extends Omit<RetryOptions<In>, 'onRetry'> {
+export interface RepeatOptions<In, E = unknown, A = unknown> extends Omit<RetryOptions<In, E, A>, 'onRetry'> {
   readonly onRepeat?: ((repeated: Repeated<In>) => unknown) | undefined
 }
 
@@ -764,12 +783,15 @@ const dual =
  * @since 0.1.0
  */
 export const retrying: {
-  <In, E extends In = In, A = unknown>(schedule: Schedule<In>, options?: RetryOptions<In, E, A>): <
-    E2 extends E,
-    A2 extends A
-  >(
-    action: TaskEither<E2, A2>
-  ) => TaskEither<E2, A2>
+  <In, E extends In, A>(schedule: Schedule<In>, options: RetryOptions<In, E, A> & TypedHooks<In, E, A>): (
+    action: TaskEither<E, A>
+  ) => TaskEither<E, A>
+  <In>(schedule: Schedule<In>, options?: RetryOptions<In>): <E extends In, A>(
+    action: TaskEither<E, A>
+  ) => TaskEither<E, A>
+  <In, E extends In, A>(schedule: Schedule<In>, options: RetryOptions<In, E, A>): (
+    action: TaskEither<E, A>
+  ) => TaskEither<E, A>
   <E extends In, A, In>(action: TaskEither<E, A>, schedule: Schedule<In>, options?: RetryOptions<In, E, A>): TaskEither<
     E,
     A
@@ -810,12 +832,15 @@ export const retrying: {
  * @since 0.1.0
  */
 export const retryingWithStatus: {
-  <In, E extends In = In, A = unknown>(schedule: Schedule<In>, options?: RetryOptions<In, E, A>): <
-    E2 extends E,
-    A2 extends A
-  >(
-    action: (status: RetryStatus.RetryStatus) => TaskEither<E2, A2>
-  ) => TaskEither<E2, A2>
+  <In, E extends In, A>(schedule: Schedule<In>, options: RetryOptions<In, E, A> & TypedHooks<In, E, A>): (
+    action: (status: RetryStatus.RetryStatus) => TaskEither<E, A>
+  ) => TaskEither<E, A>
+  <In>(schedule: Schedule<In>, options?: RetryOptions<In>): <E extends In, A>(
+    action: (status: RetryStatus.RetryStatus) => TaskEither<E, A>
+  ) => TaskEither<E, A>
+  <In, E extends In, A>(schedule: Schedule<In>, options: RetryOptions<In, E, A>): (
+    action: (status: RetryStatus.RetryStatus) => TaskEither<E, A>
+  ) => TaskEither<E, A>
   <E extends In, A, In>(
     action: (status: RetryStatus.RetryStatus) => TaskEither<E, A>,
     schedule: Schedule<In>,
@@ -901,12 +926,15 @@ export interface AttemptContext {
  * @since 0.2.0
  */
 export const retryingWithContext: {
-  <In, E extends In = In, A = unknown>(schedule: Schedule<In>, options?: RetryOptions<In, E, A>): <
-    E2 extends E,
-    A2 extends A
-  >(
-    action: (context: AttemptContext) => TaskEither<E2, A2>
-  ) => TaskEither<E2, A2>
+  <In, E extends In, A>(schedule: Schedule<In>, options: RetryOptions<In, E, A> & TypedHooks<In, E, A>): (
+    action: (context: AttemptContext) => TaskEither<E, A>
+  ) => TaskEither<E, A>
+  <In>(schedule: Schedule<In>, options?: RetryOptions<In>): <E extends In, A>(
+    action: (context: AttemptContext) => TaskEither<E, A>
+  ) => TaskEither<E, A>
+  <In, E extends In, A>(schedule: Schedule<In>, options: RetryOptions<In, E, A>): (
+    action: (context: AttemptContext) => TaskEither<E, A>
+  ) => TaskEither<E, A>
   <E extends In, A, In>(
     action: (context: AttemptContext) => TaskEither<E, A>,
     schedule: Schedule<In>,
@@ -956,10 +984,20 @@ export const retryingWithContext: {
  * @category interpreters
  * @since 0.1.0
  */
-export const retryingReaderTaskEither = <In, E extends In = In, A = unknown>(
+export const retryingReaderTaskEither: {
+  <In, E extends In, A>(schedule: Schedule<In>, options: Hooks<In, E, A> & TypedHooks<In, E, A>): <R>(
+    action: ReaderTaskEither<R, E, A>
+  ) => ReaderTaskEither<R & RetryEnv, E, A>
+  <In>(schedule: Schedule<In>, options?: Hooks<In>): <R, E extends In, A>(
+    action: ReaderTaskEither<R, E, A>
+  ) => ReaderTaskEither<R & RetryEnv, E, A>
+  <In, E extends In, A>(schedule: Schedule<In>, options: Hooks<In, E, A>): <R>(
+    action: ReaderTaskEither<R, E, A>
+  ) => ReaderTaskEither<R & RetryEnv, E, A>
+} = <In>(
   schedule: Schedule<In>,
-  options: Hooks<In, E, A> = {}
-): (<R, E2 extends E, A2 extends A>(action: ReaderTaskEither<R, E2, A2>) => ReaderTaskEither<R & RetryEnv, E2, A2>) => {
+  options: Hooks<In> = {}
+): (<R, E extends In, A>(action: ReaderTaskEither<R, E, A>) => ReaderTaskEither<R & RetryEnv, E, A>) => {
   const where = 'retryingReaderTaskEither'
   const template = makeRun(where, schedule, options, 'Left', false)
   return (action) => (env) => {
@@ -1011,7 +1049,18 @@ export const retryingReaderTaskEither = <In, E extends In = In, A = unknown>(
  * @category interpreters
  * @since 0.1.0
  */
-export const repeating = <In>(
+export const repeating: {
+  <In, E, A extends In>(
+    schedule: Schedule<In>,
+    options: RepeatOptions<In, E, A> & { readonly onDone: (ended: Ended<E, A>) => void }
+  ): <S>(program: Program<S, E, A>) => TaskEither<E, ReadonlyArray<A>>
+  <In>(schedule: Schedule<In>, options?: RepeatOptions<In>): <S, E, A extends In>(
+    program: Program<S, E, A>
+  ) => TaskEither<E, ReadonlyArray<A>>
+  <In, E, A extends In>(schedule: Schedule<In>, options: RepeatOptions<In, E, A>): <S>(
+    program: Program<S, E, A>
+  ) => TaskEither<E, ReadonlyArray<A>>
+} = <In>(
   schedule: Schedule<In>,
   options: RepeatOptions<In> = {}
 ): (<S, E, A extends In>(program: Program<S, E, A>) => TaskEither<E, ReadonlyArray<A>>) => {

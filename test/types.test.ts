@@ -97,7 +97,8 @@ describe('types', () => {
         expectTypeOf(driver).toEqualTypeOf<Driver<HttpError>>()
       }
     })
-    expectTypeOf(retry(httpFailure)).toEqualTypeOf<TE.TaskEither<HttpError, number>>()
+    // given apart from an action, a runner with a typed hook is typed by its hooks: the value is unknown here
+    expectTypeOf(retry(httpFailure)).toEqualTypeOf<TE.TaskEither<HttpError, unknown>>()
   })
 
   it('given the action first, the hooks should see its error and value types without type arguments (issue 19)', () => {
@@ -118,14 +119,48 @@ describe('types', () => {
       onRetry: ({ error }) => expectTypeOf(error).toEqualTypeOf<Error>()
     })
     expectTypeOf(withContext).toEqualTypeOf<TE.TaskEither<Error, User>>()
-    // in a pipe the schedule alone is known when the options are read: its input, unknown here
+    // in a pipe, as TE.map is, the runner is typed by the action it is applied to (issue 26)
+    const piped = pipe(
+      fetchUser,
+      retrying(policy, {
+        onRetry: ({ error }) => {
+          expectTypeOf(error).toEqualTypeOf<Error>()
+          return error.message
+        },
+        onDone: ({ result }) => expectTypeOf(result).toEqualTypeOf<Either<Error, User>>()
+      })
+    )
+    expectTypeOf(piped).toEqualTypeOf<TE.TaskEither<Error, User>>()
     typeOnly(() =>
       pipe(
         fetchUser,
-        // @ts-expect-error 'error' is of type 'unknown'
-        retrying(policy, { onRetry: ({ error }) => error.message })
+        // @ts-expect-error a field the error does not have
+        retrying(policy, { onRetry: ({ error }) => error.nope })
       )
     )
+    typeOnly(() =>
+      pipe(
+        fetchUser,
+        // @ts-expect-error nor the value
+        retrying(policy, { onDone: ({ result }) => result._tag === 'Right' && result.right.age })
+      )
+    )
+    // every runner, with a Schedule<Error> too
+    const onErrors: Schedule.Schedule<Error> = Schedule.recurs(2)
+    expectTypeOf(
+      pipe(
+        () => fetchUser,
+        retryingWithStatus(onErrors, { onRetry: ({ error }) => expectTypeOf(error).toEqualTypeOf<Error>() })
+      )
+    ).toEqualTypeOf<TE.TaskEither<Error, User>>()
+    expectTypeOf(
+      pipe(
+        () => fetchUser,
+        retryingWithContext(onErrors, {
+          onDone: ({ result }) => expectTypeOf(result).toEqualTypeOf<Either<Error, User>>()
+        })
+      )
+    ).toEqualTypeOf<TE.TaskEither<Error, User>>()
     // a schedule whose input the action's error does not fit is refused where it is given
     const onNumbers = Schedule.whileInput((n: number) => n > 0)(Schedule.recurs(1))
     // @ts-expect-error an Error is not a number
@@ -140,7 +175,7 @@ describe('types', () => {
         await Promise.resolve()
       }
     })
-    expectTypeOf(retry(httpFailure)).toEqualTypeOf<TE.TaskEither<HttpError, number>>()
+    expectTypeOf(retry(httpFailure)).toEqualTypeOf<TE.TaskEither<HttpError, unknown>>()
   })
 
   it('regression: onDone should see the Either of the run, Either<E, A>, when annotated', () => {
@@ -154,7 +189,7 @@ describe('types', () => {
     expectTypeOf(retry(httpFailure)).toEqualTypeOf<TE.TaskEither<HttpError, number>>()
     // the action's error and value must fit the annotation
     expectTypeOf(retry(notFoundFailure as unknown as TE.TaskEither<NotFound, number>)).toEqualTypeOf<
-      TE.TaskEither<NotFound, number>
+      TE.TaskEither<HttpError, number>
     >()
     typeOnly(() =>
       // @ts-expect-error the run succeeds with a string, onDone expects a number
@@ -162,8 +197,8 @@ describe('types', () => {
     )
     typeOnly(() =>
       pipe(
-        stringFailure,
         // @ts-expect-error onDone expects an HttpError, the run fails with a string
+        stringFailure,
         retrying(Schedule.recurs(1), { onDone: ({ result }: Ended<HttpError, number>) => void result })
       )
     )
@@ -256,6 +291,37 @@ describe('types', () => {
     expectTypeOf(pipe(fetchUser, retryingReaderTaskEither(onServerErrors))).toEqualTypeOf<
       RTE.ReaderTaskEither<Env & RetryEnv, HttpError, string>
     >()
+  })
+
+  it('retryingReaderTaskEither and repeating should type their hooks from the action in a pipe (issue 26)', () => {
+    const fetchUser: RTE.ReaderTaskEither<Env, HttpError, string> = (env) => TE.right(env.endpoint)
+    const piped = pipe(
+      fetchUser,
+      retryingReaderTaskEither(Schedule.recurs(2), {
+        onRetry: ({ error }) => expectTypeOf(error).toEqualTypeOf<HttpError>(),
+        onDone: ({ result }) => expectTypeOf(result).toEqualTypeOf<Either<HttpError, string>>()
+      })
+    )
+    expectTypeOf(piped).toEqualTypeOf<RTE.ReaderTaskEither<Env & RetryEnv, HttpError, string>>()
+    typeOnly(() =>
+      pipe(
+        fetchUser,
+        // @ts-expect-error an HttpError has no message
+        retryingReaderTaskEither(Schedule.recurs(2), { onRetry: ({ error }) => error.message })
+      )
+    )
+    const program = {
+      initial: 0,
+      action: (n: number) => TE.right<HttpError, number>(n + 1),
+      next: (n: number) => n
+    }
+    const repeated = pipe(
+      program,
+      repeating(Schedule.whileInput((n: number) => n < 3)(Schedule.forever), {
+        onDone: ({ result }) => expectTypeOf(result).toEqualTypeOf<Either<HttpError, number>>()
+      })
+    )
+    expectTypeOf(repeated).toEqualTypeOf<TE.TaskEither<HttpError, ReadonlyArray<number>>>()
   })
 
   it('regression: retryingReaderTaskEither over an action whose environment lacks a clock should report it where the environment is given', () => {
