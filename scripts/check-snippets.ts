@@ -1,6 +1,7 @@
 /**
  * Type-checks and runs every ```ts block of README.md and of the guides in docs/ (the generated docs/modules are
- * covered by docs-ts). Each block is a complete program; imports of 'fp-ts-retry' are pointed at src/.
+ * covered by docs-ts). Each block is a complete program; imports of 'fp-ts-retry' are pointed at src/. A block may be
+ * a Jest test file (docs/testing.md's are): it sees Jest's globals, see {@link JEST_GLOBALS}.
  *
  * It also refuses a jitter placed before a cap in one `pipe` (or `flow`), in those blocks and in the `@example`s of
  * src/*.ts: see {@link jitterBeforeCap}. Exits non-zero, naming the file and line, when a block fails to compile
@@ -91,6 +92,18 @@ export const examplesOf = (source: string): ReadonlyArray<{ readonly line: numbe
     return examples
   })
 
+/**
+ * The module that gives the snippets Jest's globals when they run (their types are @types/jest's): `expect` is
+ * Jest's own (the `expect` package, installed with jest), `describe`, `it` and the hooks are node:test's, which
+ * runs the tests in the snippets' process and sets its exit code when one fails. A snippet that needs more of
+ * Jest (`jest.fn`, fake timers) fails to run here.
+ */
+export const JEST_GLOBALS = `import { after, afterEach, before, beforeEach, describe, it, test } from 'node:test'
+import { expect } from 'expect'
+
+Object.assign(globalThis, { describe, it, test, expect, beforeAll: before, afterAll: after, beforeEach, afterEach })
+`
+
 interface Snippet {
   readonly name: string
   readonly origin: string
@@ -142,11 +155,13 @@ const main = (): void => {
   fs.rmSync(outDir, { recursive: true, force: true })
   fs.mkdirSync(outDir, { recursive: true })
   for (const s of snippets) fs.writeFileSync(path.join(outDir, s.name), s.code)
+  const globals = path.join(outDir, 'jest-globals.ts')
+  fs.writeFileSync(globals, JEST_GLOBALS)
   fs.writeFileSync(
     path.join(outDir, 'tsconfig.json'),
     JSON.stringify({
       extends: '../../tsconfig.json',
-      compilerOptions: { types: ['node'], noUnusedLocals: false },
+      compilerOptions: { types: ['node', 'jest'], noUnusedLocals: false },
       include: ['*.ts']
     })
   )
@@ -167,7 +182,9 @@ const main = (): void => {
   if (!typecheck.ok) failures.push(`type errors:\n${typecheck.output}`)
   // One process for all of them (a stack trace names the snippet's file); each uses its own clock and random.
   const index = path.join(outDir, 'index.ts')
-  fs.writeFileSync(index, snippets.map((s) => `import './${path.basename(s.name, '.ts')}'\n`).join(''))
+  // the globals first: an import runs before the modules imported after it
+  const modules = [path.basename(globals, '.ts'), ...snippets.map((s) => path.basename(s.name, '.ts'))]
+  fs.writeFileSync(index, modules.map((m) => `import './${m}'\n`).join(''))
   const execution = run([require.resolve('tsx/cli'), index])
   if (!execution.ok) failures.push(`a snippet failed to run:\n${execution.output}`)
 

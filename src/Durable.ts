@@ -167,12 +167,12 @@ export interface DefinitionOptions<P, E, A> {
  *
  * **Details**
  *
- * - `onDone(id, result, status, reason)`: once per run, at least once: the outcome is stored before the hook is
+ * - `onDone({ id, result, status, reason })`: once per run, at least once: the outcome is stored before the hook is
  *   called, and a worker killed after the hook and before the run is marked done calls it again, with the same
  *   outcome (decoded from the store: an `Error` without a codec comes back as an `Error` of the same name and
  *   message). A `Left` is the last error, or a {@link RunError} when the run could not go on. When it throws, the
  *   error goes to `onError` and the hook is called again a second later.
- * - `onRetry(id, error, status, delay)`: once the retry's state is stored; `status` is the one the schedule
+ * - `onRetry({ id, error, status, delay })`: once the retry's state is stored; `status` is the one the schedule
  *   decided with. Its errors go to `onError`.
  * - `budget`: a shared {@link RetryBudget} (for a fleet: `RedisBudget.tokenBucket`), told of every attempt; a
  *   refusal ends the run with reason `'budget'`. Its answers may be promises. When it throws or rejects, a failed

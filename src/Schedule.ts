@@ -1269,7 +1269,7 @@ export interface HintOptions {
  *
  * - `hintOf` answers `undefined` when the failure asks for nothing. A hint that is negative, NaN, infinite or not
  *   a number is ignored, never slept, and reported to the interpreter as a `HintIgnored` {@link ScheduleEvent}
- *   (the runners' `onScheduleEvent` hook). The clamp at `options.max` is not optional: a server asking for a day
+ *   (the runners tell it to `onEvent`). The clamp at `options.max` is not optional: a server asking for a day
  *   would park the caller for a day.
  * - The schedule is still stepped, so its counts and its stops hold: `recurs(3)` still ends the run.
  * - Put it **before** `upTo` / `maxCumulativeDelay` in a `pipe`, so that the hinted delay counts toward the time
