@@ -56,7 +56,7 @@ import {
   step,
   tell,
   within
-} from './internal/durable'
+} from './durable/shared'
 import { fromBullId, toBullId } from './internal/ids'
 import { showValue } from './internal/show'
 import * as validate from './internal/validate'

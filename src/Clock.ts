@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import type * as model from './internal/model'
 import { clockOn, now, Sleepers } from './internal/sleepers'
 import { showValue } from './internal/show'
 
@@ -33,10 +34,7 @@ import { showValue } from './internal/show'
  * @category model
  * @since 0.1.0
  */
-export interface Clock {
-  readonly now: () => number
-  readonly sleep: (ms: number, signal?: AbortSignal, kind?: SleepKind) => Promise<void>
-}
+export type Clock = model.Clock
 
 /**
  * What a sleep is for, as every module of the library says when it asks a clock for one: a retry's `'backoff'`, an
@@ -51,7 +49,7 @@ export interface Clock {
  * @category model
  * @since 0.2.0
  */
-export type SleepKind = 'backoff' | 'timeout' | 'halfOpen' | 'hedge' | 'due' | 'throttle' | 'user'
+export type SleepKind = model.SleepKind
 
 /**
  * Options of {@link make}.

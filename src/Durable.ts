@@ -63,7 +63,7 @@ import {
   reportError,
   restoreState,
   tell
-} from './internal/durable'
+} from './durable/shared'
 import { isPromise } from './internal/promise'
 import { showValue } from './internal/show'
 import { JsonCodec } from './internal/json'

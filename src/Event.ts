@@ -310,23 +310,7 @@ export type DurableEvent =
  * @category model
  * @since 0.2.0
  */
-export type ServiceEvent =
-  | {
-      readonly _tag: 'ServiceUnavailable'
-      readonly source: Source
-      readonly run: number
-      readonly at: number
-      readonly service: string
-      readonly fallback: string
-      readonly error: unknown
-    }
-  | {
-      readonly _tag: 'ServiceRecovered'
-      readonly source: Source
-      readonly run: number
-      readonly at: number
-      readonly service: string
-    }
+export type ServiceEvent = model.ServiceEvent
 
 /**
  * A bulkhead queued a call (every slot taken, room in the queue), refused one at once (`BulkheadRefused`: every
@@ -353,12 +337,12 @@ export interface BulkheadEvent {
 /**
  * A rate limiter made a call wait `wait` ms for its token (`RateLimitWaited`, told when the token is reserved), or
  * found no token for a call that cannot wait (`RateLimitRefused`: a retry its guard refused). `source:
- * 'rateLimiter'`; `run` is 0.
+ * 'rateLimit'`; `run` is 0.
  *
  * @example
  * import type { RateLimitEvent } from 'fp-ts-retry/Event'
  *
- * const event: RateLimitEvent = { _tag: 'RateLimitWaited', source: 'rateLimiter', run: 0, at: 5, wait: 200 }
+ * const event: RateLimitEvent = { _tag: 'RateLimitWaited', source: 'rateLimit', run: 0, at: 5, wait: 200 }
  *
  * @category model
  * @since 0.2.0
@@ -409,16 +393,7 @@ export interface TimedOut {
  * @category model
  * @since 0.2.0
  */
-export type Source =
-  | 'retry'
-  | 'hedging'
-  | 'http'
-  | 'breaker'
-  | 'durable'
-  | 'budget'
-  | 'rateLimiter'
-  | 'bulkhead'
-  | 'timeout'
+export type Source = model.Source
 
 /**
  * Everything a module of this library reports, as one union of plain records told by `_tag`.

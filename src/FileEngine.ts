@@ -67,7 +67,7 @@ import {
   reportError,
   step,
   tell
-} from './internal/durable'
+} from './durable/shared'
 import { fromFileName, toFileName } from './internal/ids'
 import { showValue } from './internal/show'
 import * as validate from './internal/validate'

@@ -17,6 +17,7 @@ import type { Observer } from './Event'
 import { checkClient, checkKey, script } from './internal/redis'
 import { health, serviceOptions, within } from './internal/service'
 import * as validate from './internal/validate'
+import type * as model from './internal/model'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -38,10 +39,7 @@ import * as validate from './internal/validate'
  * @category model
  * @since 0.2.0
  */
-export interface RedisClient {
-  evalsha(sha: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>
-  eval(script: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>
-}
+export type RedisClient = model.RedisClient
 
 /**
  * What a budget does while Redis cannot answer within `timeout`: go on with a token bucket of this process

@@ -129,7 +129,7 @@ const SERVICE = 'rate limiter'
  *   is full again.
  * - Every Redis call is bounded by `timeout` (default 100 ms), whatever client is passed. A call that fails or
  *   does not answer in time never rejects: the limiter answers by its `fallback` and tells `ServiceUnavailable`
- *   (`source: 'rateLimiter'`, `service: 'rate limiter'`) through `onEvent`, then `ServiceRecovered` once Redis
+ *   (`source: 'rateLimit'`, `service: 'rate limiter'`) through `onEvent`, then `ServiceRecovered` once Redis
  *   answers again. `'local'` (the default) is a `RateLimiter.tokenBucket` in this process at `rate / processes`,
  *   with a burst of `max(1, floor(burst / processes))`, full when the outage starts: with `processes` the number
  *   of processes sharing the key, the fleet keeps about its rate (with the default of 1, each process may go at
@@ -176,7 +176,7 @@ export const tokenBucket = (options: TokenBucketOptions): RateLimiter.RateLimite
     burst: Math.max(1, Math.floor(burst / processes)),
     clock
   })
-  const service = health('rateLimiter', SERVICE, fallback, clock.now, options.onEvent)
+  const service = health('rateLimit', SERVICE, fallback, clock.now, options.onEvent)
   const evaluate = script(redis, SCRIPT)
   /** The script's answer, read by `read`; a rejection when Redis fails, answers nonsense or takes over `timeout`. */
   const run = async <A>(read: (answer: unknown) => A, op: string, ...rest: Array<number>): Promise<A> => {

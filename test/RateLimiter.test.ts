@@ -124,7 +124,7 @@ describe('RateLimiter', () => {
       strictEqual(limiter.take(), false)
       await clock.runAll()
       await Promise.all(calls)
-      const at = { source: 'rateLimiter', run: 0, at: 500 } as const
+      const at = { source: 'rateLimit', run: 0, at: 500 } as const
       deepStrictEqual(events, [
         { _tag: 'RateLimitWaited', ...at, wait: 100 },
         { _tag: 'RateLimitWaited', ...at, wait: 200 },

@@ -61,7 +61,7 @@ describe('RedisRateLimiter.tokenBucket (no server needed)', () => {
     const limiter = RedisRateLimiter.tokenBucket({ ...options, fallback: 'allow', onEvent: (e) => void events.push(e) })
     deepStrictEqual((await limiter.reserve()).wait, 0)
     expect(events).toMatchObject([
-      { _tag: 'ServiceUnavailable', source: 'rateLimiter', service: 'rate limiter', fallback: 'allow' }
+      { _tag: 'ServiceUnavailable', source: 'rateLimit', service: 'rate limiter', fallback: 'allow' }
     ])
   })
 })
@@ -256,12 +256,12 @@ describeWithRedis('RedisRateLimiter.tokenBucket on a real Redis', (server) => {
         process.kill(pid, 'SIGCONT')
       }
       expect(events.filter((e) => e._tag === 'ServiceUnavailable')).toMatchObject([
-        { source: 'rateLimiter', service: 'rate limiter', fallback: 'local' }
+        { source: 'rateLimit', service: 'rate limiter', fallback: 'local' }
       ])
       expect(events.filter((e) => e._tag === 'RateLimitRefused')).toHaveLength(1)
       // once Redis answers again (after the commands queued meanwhile), the shared bucket is back, and says so
       for (let i = 0; i < 50 && !events.some((e) => e._tag === 'ServiceRecovered'); i++) await limiter.take()
-      expect(events.find((e) => e._tag === 'ServiceRecovered')).toMatchObject({ source: 'rateLimiter' })
+      expect(events.find((e) => e._tag === 'ServiceRecovered')).toMatchObject({ source: 'rateLimit' })
       for (const p of processes) p.process.stdin?.end()
       deepStrictEqual(
         (await Promise.all(processes.map((p) => p.exited))).map((e) => e.code),

@@ -127,3 +127,49 @@ export type Window =
   | { readonly _tag: 'consecutive' }
   | { readonly _tag: 'count'; readonly size: number }
   | { readonly _tag: 'sampling'; readonly duration: number; readonly buckets: number }
+
+/** What the Redis modules need of a client (`RedisBudget.RedisClient`): ioredis's `evalsha` and `eval`. */
+export interface RedisClient {
+  evalsha(sha: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>
+  eval(script: string, numKeys: number, ...args: Array<string | number>): Promise<unknown>
+}
+
+/** What a sleep is for (`Clock.SleepKind`). */
+export type SleepKind = 'backoff' | 'timeout' | 'halfOpen' | 'hedge' | 'due' | 'throttle' | 'user'
+
+/** The time and the sleeps (`Clock.Clock`). */
+export interface Clock {
+  readonly now: () => number
+  readonly sleep: (ms: number, signal?: AbortSignal, kind?: SleepKind) => Promise<void>
+}
+
+/** Who reported an event (`Event.Source`): the module, in the words of the stop reasons where they meet. */
+export type Source =
+  | 'retry'
+  | 'hedging'
+  | 'http'
+  | 'breaker'
+  | 'durable'
+  | 'budget'
+  | 'rateLimit'
+  | 'bulkhead'
+  | 'timeout'
+
+/** A shared service's outage and recovery (`Event.ServiceEvent`). */
+export type ServiceEvent =
+  | {
+      readonly _tag: 'ServiceUnavailable'
+      readonly source: Source
+      readonly run: number
+      readonly at: number
+      readonly service: string
+      readonly fallback: string
+      readonly error: unknown
+    }
+  | {
+      readonly _tag: 'ServiceRecovered'
+      readonly source: Source
+      readonly run: number
+      readonly at: number
+      readonly service: string
+    }

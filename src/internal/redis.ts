@@ -5,7 +5,7 @@
  * @internal
  */
 import { createHash } from 'crypto'
-import type { RedisClient } from '../RedisBudget'
+import type { RedisClient } from './model'
 import { showValue } from './show'
 
 /** Throws a `TypeError` naming `where` unless `redis` has `evalsha` and `eval` (an ioredis client does). */

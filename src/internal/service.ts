@@ -7,8 +7,7 @@
  *
  * @internal
  */
-import type { Clock } from '../Clock'
-import type { Observer, Source } from '../Event'
+import type { Clock, ServiceEvent, Source } from './model'
 import { isPromise } from './promise'
 import * as validate from './validate'
 
@@ -46,7 +45,7 @@ export const health = (
   service: string,
   fallback: string,
   now: () => number,
-  tell: Observer | undefined
+  tell: ((event: ServiceEvent) => void) | undefined
 ): Health => {
   let available = true
   return {
@@ -76,7 +75,7 @@ export const serviceOptions = (
   options: {
     readonly timeout?: number | undefined
     readonly fallback?: Fallback | undefined
-    readonly onEvent?: Observer | undefined
+    readonly onEvent?: ((event: ServiceEvent) => void) | undefined
   }
 ): { readonly timeout: number; readonly fallback: Fallback } => {
   if (options.onEvent !== undefined) validate.callable(where, 'options.onEvent', options.onEvent)

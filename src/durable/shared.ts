@@ -4,6 +4,9 @@
  * of a stored state, the default random, the checks of their options, the report of a hook's error, a signal that
  * follows two others.
  *
+ * Not a foundation (`internal/`): it builds on the public core (the `Driver`, the guards, the schedule), and only
+ * the durable modules import it (see `.dependency-cruiser.cjs`).
+ *
  * @internal
  */
 import * as E from 'fp-ts/Either'
@@ -13,15 +16,15 @@ import type { Clock } from '../Clock'
 import * as Driver from '../Driver'
 import type * as Event from '../Event'
 import * as Guard from '../Guard'
-import type { StopReason, WorkerError } from './model'
+import type { StopReason, WorkerError } from '../internal/model'
 import * as Random from '../Random'
 import { RetryStateCodec, type RetryState } from '../RetryState'
 import * as Schedule from '../Schedule'
 import type { Json } from '../Schedule'
-import { noop, onAbort } from './abort'
-import { JsonCodec } from './json'
-import { showValue } from './show'
-import * as validate from './validate'
+import { noop, onAbort } from '../internal/abort'
+import { JsonCodec } from '../internal/json'
+import { showValue } from '../internal/show'
+import * as validate from '../internal/validate'
 
 /** How long a run waits before its `onDone` is called again, after the hook threw. */
 export const HOOK_RETRY_DELAY = 1_000

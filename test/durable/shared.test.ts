@@ -1,7 +1,7 @@
 import * as fc from 'fast-check'
 import * as E from 'fp-ts/Either'
 import { pipe } from 'fp-ts/function'
-import { decodeState, errorLines } from '../../src/internal/durable'
+import { decodeState, errorLines } from '../../src/durable/shared'
 import { RetryStateCodec } from '../../src/RetryState'
 import { advanceRun, driverFor, runPlanArbitrary, scheduleArbitrary } from '../support/schedules'
 import { deepStrictEqual, ok, strictEqual } from '../util'
@@ -20,7 +20,7 @@ const storedStates = fc.tuple(scheduleArbitrary(), runPlanArbitrary(6)).map(([sc
   return states
 })
 
-describe('internal/durable', () => {
+describe('durable/shared', () => {
   describe('decodeState', () => {
     it('should decode every state a run stores to that very value, as the codec does', () => {
       fc.assert(
