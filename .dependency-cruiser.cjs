@@ -1,0 +1,87 @@
+/**
+ * The layers of fp-ts-retry, checked by `npm run lint` (dependency-cruiser). From the bottom up:
+ *
+ * 1. `src/internal/` — the foundation: small helpers (validation, abort, sleepers, JSON, the shared model types).
+ *    It imports nothing of the library above it, type or value.
+ * 2. The algebra and its interpreter: `Schedule` (values), `Driver` (the one interpreter), `Random`, `Clock`,
+ *    `RetryStatus`, `RetryState`, `Event`. `Schedule` does not import `Driver`: stepping a schedule to a list of
+ *    delays is the interpreter's job (`Driver.delays`).
+ * 3. The guards protocol (`Guard`), below every resource it adapts: a breaker, a budget, a rate limiter or a
+ *    bulkhead exports its own `asGuard`, and `Guard` imports none of them.
+ * 4. `Decision`: what follows an attempt, above the `Driver` and the guards, below every module that retries.
+ * 5. The runners and engines (`Retry`, `Hedging`, `Durable`, `FileEngine`, `BullMQ`, `Http`, ...). Private code
+ *    that builds on the public core but is no foundation lives in its own folder, imported only by its owners:
+ *    `src/durable/` (the step the durable engines share).
+ *
+ * Across all layers: no cycle; an optional peer (bullmq, ioredis, @opentelemetry/api, fast-check) is loaded only by
+ * the module reached by its subpath, never through the index; no runtime import of a development dependency.
+ *
+ * @type {import('dependency-cruiser').IConfiguration}
+ */
+module.exports = {
+  forbidden: [
+    {
+      name: 'internal-is-a-foundation',
+      comment: 'src/internal/ imports only src/internal/ and packages: it is what everything else builds on.',
+      severity: 'error',
+      from: { path: '^src/internal/' },
+      to: { path: '^src/', pathNot: '^src/internal/' }
+    },
+    {
+      name: 'schedule-is-the-algebra',
+      comment: 'Schedule describes; Driver interprets. Schedule imports no interpreter.',
+      severity: 'error',
+      from: { path: '^src/Schedule[.]ts$' },
+      to: { path: '^src/(Driver|Decision|Retry|Hedging|Durable)[.]ts$' }
+    },
+    {
+      name: 'guard-below-resources',
+      comment: 'Guard is the protocol; each resource adapts itself to it (its own asGuard).',
+      severity: 'error',
+      from: { path: '^src/Guard[.]ts$' },
+      to: { path: '^src/(Breaker|Budget|RateLimiter|Bulkhead|Redis[A-Za-z]+)[.]ts$' }
+    },
+    {
+      name: 'decision-below-runners',
+      comment: 'Decision is what every runner and engine decides with: it imports none of them.',
+      severity: 'error',
+      from: { path: '^src/Decision[.]ts$' },
+      to: { path: '^src/(Retry|Hedging|Durable|FileEngine|BullMQ|Http|OpenTelemetry)[.]ts$|^src/durable/' }
+    },
+    {
+      name: 'durable-folder-is-private',
+      comment: "src/durable/ is the durable engines' shared code: only they import it.",
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(durable/|(Durable|FileEngine|BullMQ)[.]ts$)' },
+      to: { path: '^src/durable/' }
+    },
+    {
+      name: 'optional-peers-by-subpath-only',
+      comment: 'An optional peer is loaded only by the module reached by its own subpath (see test/index.test.ts).',
+      severity: 'error',
+      from: {
+        path: '^src/',
+        pathNot: '^src/(BullMQ|RedisBudget|RedisBreaker|RedisRateLimiter|OpenTelemetry|Arbitrary)[.]ts$'
+      },
+      to: { path: 'node_modules/(bullmq|ioredis|@opentelemetry/api|fast-check)/', dependencyTypesNot: ['type-only'] }
+    },
+    {
+      name: 'no-dev-dependency-at-run-time',
+      comment: 'The library runs on its dependencies and peers alone.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { dependencyTypes: ['npm-dev'], dependencyTypesNot: ['npm-peer', 'type-only'] }
+    },
+    {
+      name: 'no-circular',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true }
+    }
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' }
+  }
+}
