@@ -58,6 +58,7 @@ import { health, within, type Health } from './internal/service'
 import { counterOf, inARow, lastCalls, lastMs, sameWindow, type Counter } from './internal/counters'
 import type * as model from './internal/model'
 import type * as Event from './Event'
+import type * as Guard from './Guard'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -1370,4 +1371,41 @@ export const guard = <E2, E = unknown>(
       if (isPromise(told)) await told
       return result
     }
+}
+
+/**
+ * A circuit breaker as a guard: a retry is admitted when the breaker would let a call through once its delay has
+ * passed (`admitsIn(delay)`), so a run ends at once rather than sleep toward an open circuit.
+ *
+ * **Details**
+ *
+ * - The breaker is not told of outcomes here: wrap the action with `Breaker.guard` and the same breaker.
+ * - `options.refused`: which failures are the breaker's own refusal (the `Left` that `Breaker.guard` makes while
+ *   the circuit is open), so that a run they end stops with reason `'breaker'`.
+ *
+ * @example
+ * import * as Breaker from 'fp-ts-retry/Breaker'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as assert from 'assert'
+ *
+ * const guard = Breaker.asGuard(Breaker.consecutive({ threshold: 1, halfOpenAfter: Schedule.constant(1_000) }))
+ * assert.strictEqual(guard.admit({ ok: false, error: 'x', latency: 0, now: 0, retries: 0, retrying: true, delay: 10 }), true)
+ *
+ * @category constructors
+ * @since 1.0.0
+ */
+export const asGuard = (
+  breaker: Breaker,
+  options: { readonly refused?: ((error: unknown) => boolean) | undefined } = {}
+): Guard.Guard => {
+  const where = 'Breaker.asGuard'
+  validate.implementing(where, 'breaker', 'a Breaker', ['enter', 'admitsIn'], breaker)
+  validate.object(where, 'options', options)
+  if (options.refused !== undefined) validate.callable(where, 'options.refused', options.refused)
+  return {
+    reason: 'breaker',
+    readsTime: false,
+    admit: (outcome) => !outcome.retrying || breaker.admitsIn(outcome.delay),
+    refused: options.refused
+  }
 }

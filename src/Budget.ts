@@ -7,6 +7,8 @@
  *
  * @since 0.1.0
  */
+import type * as Guard from './Guard'
+import { isPromise } from './internal/promise'
 import * as validate from './internal/validate'
 
 // -------------------------------------------------------------------------------------
@@ -525,5 +527,62 @@ export const retryQuota = (options: RetryQuotaOptions = {}): RetryQuota => {
     get tokens() {
       return tokens
     }
+  }
+}
+
+/**
+ * A retry budget as a guard: the one place a budget is told of outcomes. A success is told with `onSuccess` (the
+ * error of the failure before it, `retrying: false`), a failure with `onFailure`, whose answer admits the retry.
+ *
+ * **Details**
+ *
+ * - `options.counts(error)`: which failures say something of the dependency's health (default: every one). A
+ *   failure that does not count is not told, and is admitted: gRPC's retry throttling counts only the transient
+ *   ones, so a 400 does not drain the budget. Its retry was charged nothing, so the success after it refunds
+ *   nothing either: the budget is told it as a success that needed no retry (`retries: 0`, no error).
+ * - `allows(now)` is the budget's own, when it has one.
+ *
+ * @example
+ * import * as Budget from 'fp-ts-retry/Budget'
+ * import * as assert from 'assert'
+ *
+ * const bucket = Budget.tokenBucket({ maxTokens: 4, tokenRatio: 0.1 })
+ * const guard = Budget.asGuard(bucket, { counts: (e) => e !== 'bad request' })
+ * const failure = { ok: false, latency: 0, now: 0, retries: 0, retrying: true, delay: 10 }
+ * assert.strictEqual(guard.admit({ ...failure, error: 'timeout' }), true) // 4 tokens -> 3: above half
+ * assert.strictEqual(guard.admit({ ...failure, error: 'timeout' }), false) // 3 -> 2: refused
+ * assert.strictEqual(guard.admit({ ...failure, error: 'bad request' }), true) // not counted
+ * assert.strictEqual(bucket.tokens, 2)
+ *
+ * @category constructors
+ * @since 1.0.0
+ */
+export const asGuard = (
+  budget: RetryBudget,
+  options: { readonly counts?: ((error: unknown) => boolean) | undefined } = {}
+): Guard.Guard => {
+  const where = 'Budget.asGuard'
+  validate.implementing(where, 'budget', 'a RetryBudget', ['onSuccess', 'onFailure'], budget)
+  validate.object(where, 'options', options)
+  const counts = options.counts === undefined ? undefined : validate.callable(where, 'options.counts', options.counts)
+  const { allows } = budget
+  return {
+    reason: 'budget',
+    readsTime: true,
+    admit: (o) => {
+      if (o.ok) {
+        // A retry after an uncounted failure was charged nothing: its success refunds nothing, as a first success.
+        const charged = counts === undefined || o.retries === 0 || counts(o.error)
+        const attempt = charged
+          ? { retries: o.retries, error: o.error, retrying: false }
+          : { retries: 0, error: undefined, retrying: false }
+        const told = budget.onSuccess(o.latency, o.now, attempt)
+        return isPromise(told) ? told.then(() => true) : true
+      }
+      if (counts !== undefined && !counts(o.error)) return true
+      const told = budget.onFailure(o.latency, o.now, { retries: o.retries, error: o.error, retrying: o.retrying })
+      return isPromise(told) ? told.then((allowed) => allowed !== false) : told !== false
+    },
+    allows: allows === undefined ? undefined : (now) => allows.call(budget, now)
   }
 }

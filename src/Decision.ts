@@ -38,12 +38,16 @@
  * @since 1.0.0
  */
 import type { Either } from 'fp-ts/Either'
+import * as Breaker from './Breaker'
+import * as Budget from './Budget'
+import type { RetryBudget } from './Budget'
 import * as Driver from './Driver'
 import * as Event from './Event'
 import * as Guard from './Guard'
 import type * as model from './internal/model'
 import { isPromise } from './internal/promise'
-import { jsonValue } from './internal/show'
+import { jsonValue, showValue } from './internal/show'
+import * as validate from './internal/validate'
 import type { Random } from './Random'
 import type { Schedule, ScheduleEvent } from './Schedule'
 
@@ -448,3 +452,50 @@ export const make = <In>(
   restored?: Driver.Driver<In>,
   lastError?: unknown
 ): Decision<In> => new Decision(policy, start, restored, lastError)
+
+/** No guard at all: one list for every run without one. */
+const NONE: ReadonlyArray<Guard.Guard> = Object.freeze([])
+
+/**
+ * The guards of a run's options (`where` names the caller in the errors), in the one order: the breaker, the
+ * budget, then the run's own `guards`, each checked.
+ *
+ * @example
+ * import * as Decision from 'fp-ts-retry/Decision'
+ * import * as Budget from 'fp-ts-retry/Budget'
+ * import * as assert from 'assert'
+ *
+ * const guards = Decision.guardsOf('myRunner', { budget: Budget.tokenBucket({ maxTokens: 10, tokenRatio: 0.1 }) })
+ * assert.deepStrictEqual(guards.map((g) => g.reason), ['budget'])
+ * assert.throws(() => Decision.guardsOf('myRunner', { guards: [{}] as never }), TypeError)
+ *
+ * @category constructors
+ * @since 1.0.0
+ */
+export const guardsOf = (
+  where: string,
+  options: {
+    readonly breaker?: Breaker.Breaker | undefined
+    readonly budget?: RetryBudget | undefined
+    readonly guards?: ReadonlyArray<Guard.Guard> | undefined
+  }
+): ReadonlyArray<Guard.Guard> => {
+  const own = options.guards ?? []
+  if (!Array.isArray(own))
+    throw new TypeError(`${where}: options.guards must be an array of guards, received ${showValue(own)}`)
+  own.forEach((guard: unknown, i) => {
+    validate.implementing(where, `options.guards[${i}]`, 'a Guard', ['admit'], guard)
+    const { reason, readsTime } = guard as Guard.Guard
+    if (typeof reason !== 'string' || typeof readsTime !== 'boolean')
+      throw new TypeError(
+        `${where}: options.guards[${i}] must have a reason and readsTime, received ${showValue(guard)}`
+      )
+  })
+  // the common case shares one empty list: a run built per request (for its signal) holds nothing for it
+  if (options.breaker === undefined && options.budget === undefined && own.length === 0) return NONE
+  return [
+    ...(options.breaker === undefined ? [] : [Breaker.asGuard(options.breaker)]),
+    ...(options.budget === undefined ? [] : [Budget.asGuard(options.budget)]),
+    ...own
+  ]
+}

@@ -955,7 +955,7 @@ export const deliver = async <P, E, A>(
   let driver: Driver.Driver<E> | undefined
   const policy: Decision.Policy<E> = {
     schedule: def.schedule,
-    guards: Guard.of('Durable.deliver', options),
+    guards: Decision.guardsOf('Durable.deliver', options),
     // read only when a fresh driver is made, at a run's first failure
     get random() {
       return (options.random ?? defaultRandom)(id)

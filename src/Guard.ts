@@ -1,6 +1,8 @@
 /**
  * Guards: whatever may refuse a retry that the schedule wants. A circuit breaker and a retry budget are guards;
- * so is anything else that must have its say before another attempt (a rate limiter, a bulkhead).
+ * so is anything else that must have its say before another attempt (a rate limiter, a bulkhead). This module is
+ * the protocol alone: each resource adapts itself to it with its own `asGuard` (`Breaker.asGuard`,
+ * `Budget.asGuard`, `RateLimiter.asGuard`, `Bulkhead.asGuard`), and `Decision.guardsOf` puts a run's in order.
  *
  * Every module that retries (the runners, `Hedging`, `Http`, the durable engines) tells its guards of each attempt
  * through one protocol, {@link Outcome} in, a yes or no out, in the order they are given: breaker before budget,
@@ -26,18 +28,14 @@
  *   await pipe(TE.left('down'), run)()
  *   await pipe(TE.left('down'), run)()
  *   assert.deepStrictEqual(reasons, ['budget', 'budget'])
- *   assert.ok(Guard.budget(Budget.tokenBucket({ maxTokens: 10, tokenRatio: 0.1 })).readsTime)
+ *   assert.ok(Budget.asGuard(Budget.tokenBucket({ maxTokens: 10, tokenRatio: 0.1 })).readsTime)
  * }
  * main()
  *
  * @since 0.2.0
  */
-import type { Breaker as BreakerT } from './Breaker'
-import type { RetryBudget } from './Budget'
 import type * as model from './internal/model'
-import * as validate from './internal/validate'
 import { isPromise } from './internal/promise'
-import { showValue } from './internal/show'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -121,106 +119,6 @@ export interface Guard {
   readonly admit: (outcome: Outcome) => boolean | Promise<boolean>
   readonly allows?: ((now: number) => boolean | Promise<boolean>) | undefined
   readonly refused?: ((error: unknown) => boolean) | undefined
-}
-
-// -------------------------------------------------------------------------------------
-// constructors
-// -------------------------------------------------------------------------------------
-
-/**
- * A circuit breaker as a guard: a retry is admitted when the breaker would let a call through once its delay has
- * passed (`admitsIn(delay)`), so a run ends at once rather than sleep toward an open circuit.
- *
- * **Details**
- *
- * - The breaker is not told of outcomes here: wrap the action with `Breaker.guard` and the same breaker.
- * - `options.refused`: which failures are the breaker's own refusal (the `Left` that `Breaker.guard` makes while
- *   the circuit is open), so that a run they end stops with reason `'breaker'`.
- *
- * @example
- * import * as Guard from 'fp-ts-retry/Guard'
- * import * as Breaker from 'fp-ts-retry/Breaker'
- * import * as Schedule from 'fp-ts-retry/Schedule'
- * import * as assert from 'assert'
- *
- * const guard = Guard.breaker(Breaker.consecutive({ threshold: 1, halfOpenAfter: Schedule.constant(1_000) }))
- * assert.strictEqual(guard.admit({ ok: false, error: 'x', latency: 0, now: 0, retries: 0, retrying: true, delay: 10 }), true)
- *
- * @category constructors
- * @since 0.2.0
- */
-export const breaker = (
-  breaker: BreakerT,
-  options: { readonly refused?: ((error: unknown) => boolean) | undefined } = {}
-): Guard => {
-  const where = 'Guard.breaker'
-  validate.implementing(where, 'breaker', 'a Breaker', ['enter', 'admitsIn'], breaker)
-  validate.object(where, 'options', options)
-  if (options.refused !== undefined) validate.callable(where, 'options.refused', options.refused)
-  return {
-    reason: 'breaker',
-    readsTime: false,
-    admit: (outcome) => !outcome.retrying || breaker.admitsIn(outcome.delay),
-    refused: options.refused
-  }
-}
-
-/**
- * A retry budget as a guard: the one place a budget is told of outcomes. A success is told with `onSuccess` (the
- * error of the failure before it, `retrying: false`), a failure with `onFailure`, whose answer admits the retry.
- *
- * **Details**
- *
- * - `options.counts(error)`: which failures say something of the dependency's health (default: every one). A
- *   failure that does not count is not told, and is admitted: gRPC's retry throttling counts only the transient
- *   ones, so a 400 does not drain the budget. Its retry was charged nothing, so the success after it refunds
- *   nothing either: the budget is told it as a success that needed no retry (`retries: 0`, no error).
- * - `allows(now)` is the budget's own, when it has one.
- *
- * @example
- * import * as Guard from 'fp-ts-retry/Guard'
- * import * as Budget from 'fp-ts-retry/Budget'
- * import * as assert from 'assert'
- *
- * const bucket = Budget.tokenBucket({ maxTokens: 4, tokenRatio: 0.1 })
- * const guard = Guard.budget(bucket, { counts: (e) => e !== 'bad request' })
- * const failure = { ok: false, latency: 0, now: 0, retries: 0, retrying: true, delay: 10 }
- * assert.strictEqual(guard.admit({ ...failure, error: 'timeout' }), true) // 4 tokens -> 3: above half
- * assert.strictEqual(guard.admit({ ...failure, error: 'timeout' }), false) // 3 -> 2: refused
- * assert.strictEqual(guard.admit({ ...failure, error: 'bad request' }), true) // not counted
- * assert.strictEqual(bucket.tokens, 2)
- *
- * @category constructors
- * @since 0.2.0
- */
-export const budget = (
-  budget: RetryBudget,
-  options: { readonly counts?: ((error: unknown) => boolean) | undefined } = {}
-): Guard => {
-  const where = 'Guard.budget'
-  validate.implementing(where, 'budget', 'a RetryBudget', ['onSuccess', 'onFailure'], budget)
-  validate.object(where, 'options', options)
-  const counts = options.counts === undefined ? undefined : validate.callable(where, 'options.counts', options.counts)
-  const { allows } = budget
-  return {
-    reason: 'budget',
-    readsTime: true,
-    admit: (o) => {
-      if (o.ok) {
-        // A retry after an uncounted failure was charged nothing: its success refunds nothing, as a first success.
-        const charged = counts === undefined || o.retries === 0 || counts(o.error)
-        const attempt = charged
-          ? { retries: o.retries, error: o.error, retrying: false }
-          : { retries: 0, error: undefined, retrying: false }
-        const told = budget.onSuccess(o.latency, o.now, attempt)
-        return isPromise(told) ? told.then(() => true) : true
-      }
-      if (counts !== undefined && !counts(o.error)) return true
-      const told = budget.onFailure(o.latency, o.now, { retries: o.retries, error: o.error, retrying: o.retrying })
-      return isPromise(told) ? told.then((allowed) => allowed !== false) : told !== false
-    },
-    allows: allows === undefined ? undefined : (now) => allows.call(budget, now)
-  }
 }
 
 // -------------------------------------------------------------------------------------
@@ -383,51 +281,4 @@ const allowsLater = async (
 export const refusedBy = (guards: ReadonlyArray<Guard>, error: unknown): GuardReason | undefined => {
   for (const guard of guards) if (guard.refused?.(error) === true) return guard.reason
   return undefined
-}
-
-/** No guard at all: one list for every run without one. */
-const NONE: ReadonlyArray<Guard> = Object.freeze([])
-
-/**
- * The guards of a run's options (`where` names the caller in the errors), in the one order: the breaker, the
- * budget, then the run's own `guards`, each checked.
- *
- * @example
- * import * as Guard from 'fp-ts-retry/Guard'
- * import * as Budget from 'fp-ts-retry/Budget'
- * import * as assert from 'assert'
- *
- * const guards = Guard.of('myRunner', { budget: Budget.tokenBucket({ maxTokens: 10, tokenRatio: 0.1 }) })
- * assert.deepStrictEqual(guards.map((g) => g.reason), ['budget'])
- * assert.throws(() => Guard.of('myRunner', { guards: [{}] as never }), TypeError)
- *
- * @category constructors
- * @since 0.2.0
- */
-export const of = (
-  where: string,
-  options: {
-    readonly breaker?: BreakerT | undefined
-    readonly budget?: RetryBudget | undefined
-    readonly guards?: ReadonlyArray<Guard> | undefined
-  }
-): ReadonlyArray<Guard> => {
-  const own = options.guards ?? []
-  if (!Array.isArray(own))
-    throw new TypeError(`${where}: options.guards must be an array of guards, received ${showValue(own)}`)
-  own.forEach((guard: unknown, i) => {
-    validate.implementing(where, `options.guards[${i}]`, 'a Guard', ['admit'], guard)
-    const { reason, readsTime } = guard as Guard
-    if (typeof reason !== 'string' || typeof readsTime !== 'boolean')
-      throw new TypeError(
-        `${where}: options.guards[${i}] must have a reason and readsTime, received ${showValue(guard)}`
-      )
-  })
-  // the common case shares one empty list: a run built per request (for its signal) holds nothing for it
-  if (options.breaker === undefined && options.budget === undefined && own.length === 0) return NONE
-  return [
-    ...(options.breaker === undefined ? [] : [breaker(options.breaker)]),
-    ...(options.budget === undefined ? [] : [budget(options.budget)]),
-    ...own
-  ]
 }

@@ -164,7 +164,7 @@ interface Config<E, A> {
   readonly signal: AbortSignal | undefined
   readonly maxConcurrent: number
   readonly isFatal: Predicate<E> | undefined
-  /** The budget and the call's own guards (`Guard.of`): told of every outcome, asked before every hedge. */
+  /** The budget and the call's own guards (`Decision.guardsOf`): told of every outcome, asked before every hedge. */
   readonly guards: ReadonlyArray<Guard.Guard>
   readonly all: boolean
   readonly release: ((result: Either<E, A>) => unknown) | undefined
@@ -452,7 +452,7 @@ const configOf = <E, A>(schedule: Schedule<unknown>, options: HedgingOptions<E, 
     signal: options.signal,
     maxConcurrent,
     isFatal: options.isFatal,
-    guards: Guard.of(where, options),
+    guards: Decision.guardsOf(where, options),
     all: errors === 'all',
     release: options.release,
     onDone: options.onDone,

@@ -29,8 +29,10 @@ import type { Predicate } from 'fp-ts/Predicate'
 import type { Show as ShowT } from 'fp-ts/Show'
 import type { TaskEither } from 'fp-ts/TaskEither'
 import type { Breaker, State as BreakerState } from './Breaker'
+import * as Breakers from './Breaker'
 import { guard } from './Breaker'
 import type { RetryBudget } from './Budget'
+import * as Budget from './Budget'
 import type { Clock } from './Clock'
 import * as LiveClock from './Clock'
 import { hedging, type Summary } from './Hedging'
@@ -1097,8 +1099,8 @@ export const retryingFetch = (
   // Set up once, shared by every request: the guards (the breaker's refusal stops a run with its reason; as in
   // gRPC's retry throttling, only transient failures count against the budget) and the runners.
   const guards: ReadonlyArray<Guard.Guard> = [
-    ...(breaker === undefined ? [] : [Guard.breaker(breaker, { refused: (e) => isCircuitOpen(e as HttpError) })]),
-    ...(budget === undefined ? [] : [Guard.budget(budget, { counts: (e) => isTransient(e as HttpError) })])
+    ...(breaker === undefined ? [] : [Breakers.asGuard(breaker, { refused: (e) => isCircuitOpen(e as HttpError) })]),
+    ...(budget === undefined ? [] : [Budget.asGuard(budget, { counts: (e) => isTransient(e as HttpError) })])
   ]
   const { onEvent } = options
   const hooks: Hooks<HttpError, HttpError, Response> = {

@@ -310,7 +310,7 @@ interface Run<In> {
   readonly sleepers: Sleepers | undefined
   readonly random: Random | undefined
   readonly signal: AbortSignal | undefined
-  /** The breaker, the budget and the run's own guards, in that order (`Guard.of`). */
+  /** The breaker, the budget and the run's own guards, in that order (`Decision.guardsOf`). */
   readonly guards: ReadonlyArray<Guard.Guard>
   readonly resume: RetryState | undefined
   readonly onRetry: ((retried: Retried<unknown, In>) => unknown) | undefined
@@ -699,7 +699,7 @@ const makeRun = <In, E, A>(
     continueOn,
     where,
     timeout: attemptTimeout === undefined || onTimeout === undefined ? undefined : { after: attemptTimeout, onTimeout },
-    ...timing(readsTime, Guard.of(where, options))
+    ...timing(readsTime, Decision.guardsOf(where, options))
   }
 }
 
@@ -1008,7 +1008,7 @@ export const retryingReaderTaskEither: {
       sleepers: sleepersOf(env.clock),
       random: env.random,
       signal: env.signal,
-      ...timing(template.readsTime, Guard.of(`${where}: env`, env))
+      ...timing(template.readsTime, Decision.guardsOf(`${where}: env`, env))
     }
     return () => loop(run, () => action(env)())
   }

@@ -18,7 +18,7 @@ import type * as Clock from '../src/Clock'
 import * as Durable from '../src/Durable'
 import type * as Event from '../src/Event'
 import * as FileEngine from '../src/FileEngine'
-import * as Guard from '../src/Guard'
+import type * as Guard from '../src/Guard'
 import { hedging } from '../src/Hedging'
 import * as Random from '../src/Random'
 import * as RateLimiter from '../src/RateLimiter'
@@ -111,7 +111,7 @@ const harness = (c: Case): Harness => {
   let breaker: Breaker.Breaker | undefined
   if (c.breaker) {
     breaker = Breaker.consecutive({ threshold: 2, halfOpenAfter: Schedule.constant(50), clock: time.clock })
-    guards.push(Guard.breaker(breaker, { refused: (e) => (e as Failure).kind === 'open' }))
+    guards.push(Breaker.asGuard(breaker, { refused: (e) => (e as Failure).kind === 'open' }))
   }
   let quota: Budget.RetryQuota | undefined
   if (c.budget !== 'none') {
@@ -125,7 +125,7 @@ const harness = (c: Case): Harness => {
     }
     quota = spied
     guards.push(
-      Guard.budget(spied, c.budget === 'counted' ? { counts: (e) => (e as Failure).kind !== 'bad' } : undefined)
+      Budget.asGuard(spied, c.budget === 'counted' ? { counts: (e) => (e as Failure).kind !== 'bad' } : undefined)
     )
   }
   if (c.limiter)

@@ -12,7 +12,6 @@ import type * as Clock from '../src/Clock'
 import * as Decision from '../src/Decision'
 import * as Durable from '../src/Durable'
 import type * as Event from '../src/Event'
-import * as Guard from '../src/Guard'
 import { hedging } from '../src/Hedging'
 import * as Random from '../src/Random'
 import { retrying } from '../src/Retry'
@@ -124,13 +123,13 @@ describe('Decision', () => {
   })
 
   // Issue 25, item 3: an uncounted failure was refunded.
-  it('Guard.budget with counts: a success after an uncounted failure should refund nothing', async () => {
+  it('Budget.asGuard with counts: a success after an uncounted failure should refund nothing', async () => {
     const quota = Budget.retryQuota({ tokens: 12 })
     const failure = { retries: 0, error: 'timeout', retrying: true }
     quota.onFailure(0, 0, failure)
     quota.onFailure(0, 0, failure)
     strictEqual(quota.tokens, 2) // the outage
-    const guard = Guard.budget(quota, { counts: (e) => e !== 'bad request' })
+    const guard = Budget.asGuard(quota, { counts: (e) => e !== 'bad request' })
     for (let run = 0; run < 3; run++) {
       let calls = 0
       const action: TE.TaskEither<string, string> = () =>

@@ -5,6 +5,7 @@ import * as TE from 'fp-ts/TaskEither'
 import * as Breaker from '../src/Breaker'
 import * as Budget from '../src/Budget'
 import * as Guard from '../src/Guard'
+import * as Decision from '../src/Decision'
 import * as Random from '../src/Random'
 import { retrying, retryingReaderTaskEither, type StopReason } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
@@ -149,7 +150,7 @@ describe('Guard', () => {
           calls.push(['f', latency, now, attempt]), false
         )
       }
-      const guard = Guard.budget(budget)
+      const guard = Budget.asGuard(budget)
       strictEqual(guard.admit(failure), false)
       strictEqual(guard.admit({ ...failure, ok: true, retries: 1, retrying: false, delay: -1 }), true)
       deepStrictEqual(calls, [
@@ -160,7 +161,7 @@ describe('Guard', () => {
 
     it('should not tell the failures that do not count, and admit them', () => {
       const bucket = Budget.tokenBucket({ maxTokens: 10, tokenRatio: 0.5 })
-      const guard = Guard.budget(bucket, { counts: (e) => e !== 'bad request' })
+      const guard = Budget.asGuard(bucket, { counts: (e) => e !== 'bad request' })
       strictEqual(guard.admit({ ...failure, error: 'bad request' }), true)
       strictEqual(bucket.tokens, 10)
       strictEqual(guard.admit(failure), true)
@@ -168,28 +169,34 @@ describe('Guard', () => {
     })
 
     it('should refuse what is not a budget, naming it', () => {
-      throwsTypeError(() => Guard.budget({} as never), /^Guard\.budget: budget must be a RetryBudget, received \{\}$/)
       throwsTypeError(
-        () => Guard.budget(Budget.tokenBucket({ maxTokens: 1, tokenRatio: 1 }), { counts: 1 as never }),
-        /^Guard\.budget: options\.counts must be a function, received 1$/
+        () => Budget.asGuard({} as never),
+        /^Budget\.asGuard: budget must be a RetryBudget, received \{\}$/
+      )
+      throwsTypeError(
+        () => Budget.asGuard(Budget.tokenBucket({ maxTokens: 1, tokenRatio: 1 }), { counts: 1 as never }),
+        /^Budget\.asGuard: options\.counts must be a function, received 1$/
       )
     })
   })
 
-  describe('of', () => {
+  describe('Decision.guardsOf', () => {
     it('should put the breaker before the budget before the run’s own guards, and check them', () => {
       const breaker = Breaker.consecutive({ threshold: 1, halfOpenAfter: Schedule.constant(1) })
       const budget = Budget.tokenBucket({ maxTokens: 10, tokenRatio: 0.1 })
       const own = scripted('budget', [true])
-      const guards = Guard.of('here', { guards: [own], budget, breaker })
+      const guards = Decision.guardsOf('here', { guards: [own], budget, breaker })
       deepStrictEqual(
         guards.map((g) => g.reason),
         ['breaker', 'budget', 'budget']
       )
       strictEqual(guards[2], own)
-      throwsTypeError(() => Guard.of('here', { guards: {} as never }), /^here: options\.guards must be an array/)
       throwsTypeError(
-        () => Guard.of('here', { guards: [{ admit: () => true }] as never }),
+        () => Decision.guardsOf('here', { guards: {} as never }),
+        /^here: options\.guards must be an array/
+      )
+      throwsTypeError(
+        () => Decision.guardsOf('here', { guards: [{ admit: () => true }] as never }),
         /^here: options\.guards\[0\]/
       )
     })

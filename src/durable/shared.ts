@@ -15,7 +15,8 @@ import type * as t from 'io-ts'
 import type { Clock } from '../Clock'
 import * as Driver from '../Driver'
 import type * as Event from '../Event'
-import * as Guard from '../Guard'
+import * as Decision from '../Decision'
+import type * as Guard from '../Guard'
 import type { StopReason, WorkerError } from '../internal/model'
 import * as Random from '../Random'
 import { RetryStateCodec, type RetryState } from '../RetryState'
@@ -171,7 +172,7 @@ export const checkWorkOptions = <O extends WorkerHooks>(where: string, value: O 
     if (o[hook] !== undefined) validate.callable(where, `options.${hook}`, o[hook])
   }
   validate.services(where, 'options', { budget: o.budget })
-  Guard.of(where, { guards: o.guards as ReadonlyArray<Guard.Guard> | undefined })
+  Decision.guardsOf(where, { guards: o.guards as ReadonlyArray<Guard.Guard> | undefined })
   return o
 }
 
