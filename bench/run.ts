@@ -51,7 +51,7 @@ const scenarios: ReadonlyArray<Scenario> = [
   },
   {
     key: 'stepping',
-    target: '`Schedule.delays` ≤ 2× the bare loop',
+    target: '`Driver.delays` ≤ 2× the bare loop',
     run: (peers, quick, log) => scheduleStepping(peers, options(quick, { rounds: 20, minCpuTimeMs: 20 }, log))
   },
   {

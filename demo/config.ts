@@ -4,12 +4,13 @@
  */
 import * as E from 'fp-ts/Either'
 import * as Random from '../src/Random'
-import * as Schedule from '../src/Schedule'
+import * as Driver from '../src/Driver'
 import * as ScheduleConfig from '../src/ScheduleConfig'
 import { heading, showDelays } from './log'
 
 // What RETRY_POLICY could hold: the compact form, durations as strings.
-const policy = '{ "exponential": "100ms", "cap": "2s", "jitter": "full", "maxRetries": 5, "retryOn": ["ECONNRESET", 503] }'
+const policy =
+  '{ "exponential": "100ms", "cap": "2s", "jitter": "full", "maxRetries": 5, "retryOn": ["ECONNRESET", 503] }'
 
 // A config with three mistakes: every one is reported, each with its path.
 const mistaken = '{ "exponential": "100ms", "cap": "ten", "maxRetry": 5, "jitter": "half" }'
@@ -21,8 +22,14 @@ export const configDriven = (): void => {
   if (E.isLeft(schedule)) throw new Error(schedule.left.message)
   console.log(`  description  ${schedule.right.description}`)
   const reset = { code: 'ECONNRESET' }
-  console.log(`  delays       ${showDelays(Schedule.delays(schedule.right, { random: Random.seeded(1), input: reset }))} (ECONNRESET, Random.seeded(1))`)
-  console.log(`  delays       ${showDelays(Schedule.delays(schedule.right, { input: { status: 400 } }))} (a 400 is not in retryOn)`)
+  console.log(
+    `  delays       ${showDelays(
+      Driver.delays(schedule.right, { random: Random.seeded(1), input: reset })
+    )} (ECONNRESET, Random.seeded(1))`
+  )
+  console.log(
+    `  delays       ${showDelays(Driver.delays(schedule.right, { input: { status: 400 } }))} (a 400 is not in retryOn)`
+  )
   console.log(`\n  config       ${mistaken}`)
   const bad = ScheduleConfig.parse(JSON.parse(mistaken))
   if (E.isRight(bad)) throw new Error('expected the mistaken config to fail')

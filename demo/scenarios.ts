@@ -6,6 +6,7 @@ import * as Clock from '../src/Clock'
 import * as Random from '../src/Random'
 import { retrying } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
+import * as Driver from '../src/Driver'
 import { attemptLogger, heading, showDelays } from './log'
 import { isTransient, makeService, showError, type ServiceError } from './service'
 
@@ -20,8 +21,8 @@ const backoff = pipe(
 
 export const successAfterRetries = async (): Promise<void> => {
   heading('1. Success after retries: the service is unavailable for 3 calls, then answers')
-  // A seeded Random makes the jitter repeatable, so `Schedule.delays` can show the plan before the run.
-  console.log(`  planned delays (seed 7): ${showDelays(Schedule.delays(backoff, { random: Random.seeded(7) }))}`)
+  // A seeded Random makes the jitter repeatable, so `Driver.delays` can show the plan before the run.
+  console.log(`  planned delays (seed 7): ${showDelays(Driver.delays(backoff, { random: Random.seeded(7) }))}`)
   const service = makeService('42 items in stock', { unavailableFor: 3, latency: 10 })
   // `retrying<ServiceError>`: the schedule accepts any error; naming the type gives the hooks a typed error.
   const retried = pipe(

@@ -9,7 +9,7 @@
  * (`RedisBreaker.store`) shares the state and the count of outcomes with a fleet, which then opens as one breaker
  * seeing every process's calls would. How long it stays open is a `Schedule`, `halfOpenAfter`: the first delay after
  * it opens, the next after a failed probe, and so on, so the wait grows as the schedule says (cockatiel#68) and
- * `Schedule.delays(halfOpenAfter)` previews it.
+ * `Driver.delays(halfOpenAfter)` previews it.
  *
  * {@link guard} wraps an action with a breaker. Given to `retrying` as its `breaker` option, the same breaker also
  * ends a run whose circuit is open (reason `'breaker'`) instead of sleeping toward a dependency known to be down

@@ -184,13 +184,14 @@ export interface Candidate {
  * - Requires `0 <= base <= cap`.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Contention from 'fp-ts-retry/Contention'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import * as assert from 'assert'
  *
  * const strategies = Contention.awsStrategies()
  * assert.deepStrictEqual(strategies.map((s) => s.name), ['none', 'exponential', 'full jitter', 'equal jitter', 'decorrelated'])
- * assert.deepStrictEqual(Schedule.delays(strategies[1].schedule, { limit: 4 }), [10, 20, 40, 80])
+ * assert.deepStrictEqual(Driver.delays(strategies[1].schedule, { limit: 4 }), [10, 20, 40, 80])
  *
  * @category constructors
  * @since 0.1.0

@@ -178,15 +178,35 @@ const inputOf = (result: Either<unknown, unknown>): unknown => (result._tag === 
  * @since 1.0.0
  */
 export class Decision<In> {
-  /** The run's driver, made at the first decision (or restored): a first success of a plain run makes none. */
+  /**
+   * The run's driver, made at the first decision (or restored): a first success of a plain run makes none.
+   *
+   * @since 1.0.0
+   */
   protected made: Driver.Driver<In> | undefined
-  /** The attempts made, the one in flight included. */
+  /**
+   * The attempts made, the one in flight included.
+   *
+   * @since 1.0.0
+   */
   attempts: number
-  /** The retries made (each one the guards admitted). */
+  /**
+   * The retries made (each one the guards admitted).
+   *
+   * @since 1.0.0
+   */
   retries: number
-  /** Why the run ended, once it has. */
+  /**
+   * Why the run ended, once it has.
+   *
+   * @since 1.0.0
+   */
   stopped: StopReason | undefined = undefined
-  /** The run's number in its events (0 when nobody observes it). */
+  /**
+   * The run's number in its events (0 when nobody observes it).
+   *
+   * @since 1.0.0
+   */
   readonly number: number
   /** When the attempt in flight started, and the latest time seen (the run's time never goes back). */
   private started: number
@@ -194,9 +214,15 @@ export class Decision<In> {
   /**
    * How far the clock read behind the run's time at the last decision (a clock that stepped back): a module that
    * sleeps a delay sleeps this much longer, so that a retry never starts before its due time on the run's time.
+   *
+   * @since 1.0.0
    */
   lag = 0
-  /** The error of the last failure: a success tells the guards of it. */
+  /**
+   * The error of the last failure: a success tells the guards of it.
+   *
+   * @since 1.0.0
+   */
   lastError: unknown
   /** The hint the schedule used for the retry being decided, if any. */
   private hint: number | undefined = undefined
@@ -218,7 +244,11 @@ export class Decision<In> {
     this.number = policy.onEvent === undefined ? 0 : policy.run ?? Event.nextRun()
   }
 
-  /** The run's driver (made at the first call, with the policy's random and its schedule's events). */
+  /**
+   * The run's driver (made at the first call, with the policy's random and its schedule's events).
+   *
+   * @since 1.0.0
+   */
   get driver(): Driver.Driver<In> {
     const { policy } = this
     return (this.made ??= Driver.make(policy.schedule, {
@@ -228,12 +258,20 @@ export class Decision<In> {
     }))
   }
 
-  /** `now`, or the latest time seen when `now` is earlier: the run's time never goes back. */
+  /**
+   * `now`, or the latest time seen when `now` is earlier: the run's time never goes back.
+   *
+   * @since 1.0.0
+   */
   time(now: number): number {
     return now > this.latest ? (this.latest = now) : this.latest
   }
 
-  /** An attempt starts at `now`: it is counted, and told as `AttemptStarted`. */
+  /**
+   * An attempt starts at `now`: it is counted, and told as `AttemptStarted`.
+   *
+   * @since 1.0.0
+   */
   begin(now: number): void {
     this.started = this.time(now)
     this.attempts++
@@ -247,6 +285,8 @@ export class Decision<In> {
    * attempt (no retry; the guards are still told). Synchronous unless a guard answers by promise. Throws (or
    * rejects) when the schedule or a guard told of a failure throws: end the run with {@link Decision.end}
    * `('defect')`.
+   *
+   * @since 1.0.0
    */
   decide(result: Either<unknown, unknown>, now: number, aborted = false): Verdict | Promise<Verdict> {
     const read = now
@@ -272,6 +312,8 @@ export class Decision<In> {
    * of the failure before it, a failure with whether a retry is wanted (`delay >= 0`). Answers the reason of the
    * guard that refused, if one did. For a module that decides its retries itself (hedging): {@link Decision.decide}
    * calls it.
+   *
+   * @since 1.0.0
    */
   judge(
     result: Either<unknown, unknown>,
@@ -297,6 +339,9 @@ export class Decision<In> {
   }
 
   /** The verdict, once the schedule and the guards have answered; a stop is told. */
+  /**
+   * @ignore
+   */
   private verdict(
     result: Either<unknown, unknown>,
     input: In,
@@ -313,6 +358,9 @@ export class Decision<In> {
   }
 
   /** Why a run stops after an attempt. */
+  /**
+   * @ignore
+   */
   private reasonOf(result: Either<unknown, unknown>, input: In, refused: Guard.GuardReason | undefined): StopReason {
     const { policy } = this
     if (result._tag !== (policy.continueOn ?? 'Left')) return result._tag === 'Right' ? 'succeeded' : 'failed'
@@ -329,6 +377,8 @@ export class Decision<In> {
   /**
    * Whether the retry of `delay` ms decided can still start at `now` (after a hook that took time): the wait left
    * before it, or `'schedule'` (the run is ended) when starting it would pass a time limit of the schedule (`upTo`).
+   *
+   * @since 1.0.0
    */
   due(now: number, delay: number): Verdict {
     const decidedAt = this.latest
@@ -345,7 +395,11 @@ export class Decision<In> {
     return at - now + this.lag
   }
 
-  /** Ends the run for `reason` at `now`, telling `RunStopped` (once: a run already ended stays as it ended). */
+  /**
+   * Ends the run for `reason` at `now`, telling `RunStopped` (once: a run already ended stays as it ended).
+   *
+   * @since 1.0.0
+   */
   end(reason: StopReason, now: number): StopReason {
     if (this.stopped !== undefined) return this.stopped
     this.stopped = reason
@@ -356,13 +410,21 @@ export class Decision<In> {
     return reason
   }
 
-  /** Tells the observer, unless the run has ended: `RunStopped` is the last event of a run. */
+  /**
+   * Tells the observer, unless the run has ended: `RunStopped` is the last event of a run.
+   *
+   * @since 1.0.0
+   */
   emit(event: Event.Event): void {
     if (this.stopped !== undefined && event._tag !== 'RunStopped') return
     this.policy.onEvent?.(event)
   }
 
-  /** The fields every event of this run carries. */
+  /**
+   * The fields every event of this run carries.
+   *
+   * @since 1.0.0
+   */
   base(at: number): {
     readonly source: Event.Source
     readonly run: number
@@ -378,7 +440,11 @@ export class Decision<In> {
       : { ...common, id: policy.id, definition: policy.definition }
   }
 
-  /** Tells the observer how an attempt ended. */
+  /**
+   * Tells the observer how an attempt ended.
+   *
+   * @since 1.0.0
+   */
   attemptEnded(result: Either<unknown, unknown>, attempt: number, latency: number, now: number): void {
     const common = { ...this.base(now), attempt, latency: latency > 0 ? latency : 0 }
     if (result._tag === 'Right') return this.emit({ _tag: 'AttemptSucceeded', ...common })
@@ -390,12 +456,19 @@ export class Decision<In> {
     )
   }
 
+  /**
+   * @ignore
+   */
   private retryScheduled(now: number, delay: number): void {
     const common = { _tag: 'RetryScheduled' as const, ...this.base(now), attempt: this.attempts, delay }
     this.emit(this.hint === undefined ? common : { ...common, hint: this.hint })
   }
 
-  /** What the schedule reports while deciding, as this run's event (a used hint goes on the `RetryScheduled`). */
+  /**
+   * What the schedule reports while deciding, as this run's event (a used hint goes on the `RetryScheduled`).
+   *
+   * @since 1.0.0
+   */
   scheduleEvent(event: ScheduleEvent): void {
     if (event._tag === 'HintUsed') {
       this.hint = event.hint
@@ -405,6 +478,9 @@ export class Decision<In> {
   }
 
   /** A guard that threw when told of a success: reported (the success stands). */
+  /**
+   * @ignore
+   */
   private guardFailed(error: unknown, guard: Guard.Guard, now: number): void {
     if (this.policy.onGuardError !== undefined) return this.policy.onGuardError(error, guard)
     if (this.policy.onEvent === undefined) {

@@ -3,7 +3,7 @@
  * that the schedule stopped) and keeps the run's bookkeeping (retries made, time slept, the previous delay).
  * Snapshot it to a plain `RetryState` and restore it from one to carry a run across a restart.
  *
- * `Schedule.delays`, `RetryState.next`, `Contention` and every runner make their decisions through a `Driver`,
+ * `Driver.delays`, `RetryState.next`, `Contention` and every runner make their decisions through a `Driver`,
  * so a decision is made one way everywhere. A driver keeps its working state in place: stepping the common
  * schedules allocates nothing, and JSON is produced only by `snapshot`.
  *
@@ -407,4 +407,88 @@ export const restore = <In>(
   const start = validate.finite('Driver.restore', 'state.startedAt', state.startedAt)
   const draws = random ?? (state.random === null ? Random.live : Random.fromState(state.random))
   return E.right(new Run(schedule, start, draws, state.scheduleState, onEvent).resume(state))
+}
+
+// -------------------------------------------------------------------------------------
+// a dry run
+// -------------------------------------------------------------------------------------
+
+/**
+ * Options of {@link delays}.
+ *
+ * @example
+ * import type { DelaysOptions } from 'fp-ts-retry/Driver'
+ *
+ * const options: DelaysOptions<Error> = { limit: 10, input: new Error('timeout'), attemptDuration: 20 }
+ *
+ * @category interpreters
+ * @since 1.0.0
+ */
+export interface DelaysOptions<In> {
+  /** The most delays to produce, for schedules that never stop. Default 100. */
+  readonly limit?: number | undefined
+  /** Where jitter draws from. Default: a fresh `Random.seeded(0)`, so the result is the same on every call. */
+  readonly random?: Random.Random | undefined
+  /** The input every step sees (for `retrying`, the error). Default `undefined`. */
+  readonly input?: In | undefined
+  /** How long each attempt takes, in ms, for `upTo`-style limits. Default 0. */
+  readonly attemptDuration?: number | undefined
+}
+
+// Seeded on first use: most schedules draw nothing, and building a generator costs more than stepping them.
+class DefaultRandom implements Random.Random {
+  private random: Random.Random | undefined = undefined
+  next(): number {
+    return (this.random ??= Random.seeded(0)).next()
+  }
+}
+
+/**
+ * The delays a schedule would sleep through a run of failures, until it stops or `limit` is reached.
+ *
+ * **Details**
+ *
+ * Pure and synchronous (it was `Driver.delays`: interpreting a schedule is this module's job, not the
+ * algebra's): time is simulated (starting at 0, advancing by `attemptDuration` per attempt and by each
+ * delay), nothing sleeps. The runner makes the same decisions with the same inputs, clock readings and draws.
+ *
+ * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * const s = pipe(Schedule.exponential(100), Schedule.upTo(1000))
+ * assert.deepStrictEqual(Driver.delays(s), [100, 200, 400])
+ * // with 150 ms attempts, the third retry would start at 750 + 400 > 1000 ms: stop
+ * assert.deepStrictEqual(Driver.delays(s, { attemptDuration: 150 }), [100, 200])
+ *
+ * @category interpreters
+ * @since 1.0.0
+ */
+export const delays = <In>(schedule: Schedule<In>, options: DelaysOptions<In> = {}): ReadonlyArray<number> => {
+  validate.stepping('Driver.delays', 'schedule', schedule)
+  validate.object('Driver.delays', 'options', options)
+  const limit = validate.count('Driver.delays', 'limit', validate.orDefault(options.limit, 100))
+  const attemptDuration = validate.duration(
+    'Driver.delays',
+    'attemptDuration',
+    validate.orDefault(options.attemptDuration, 0)
+  )
+  if (options.random !== undefined) validate.services('Driver.delays', 'options', { random: options.random })
+  const driver = make(schedule, {
+    start: 0,
+    random: options.random ?? new DefaultRandom()
+  })
+  const input = options.input as In
+  const out: Array<number> = []
+  let now = 0
+  while (out.length < limit) {
+    now += attemptDuration
+    const delay = driver.advance(input, now)
+    if (delay < 0) break
+    out.push(delay)
+    now += delay
+  }
+  return out
 }

@@ -874,7 +874,7 @@ const readRun = (stored: unknown): StoredRun | undefined => {
     payload: o.payload as Json,
     retry: (o.retry ?? null) as Json | null,
     outcome: (o.outcome ?? null) as Json | null,
-    error: (o.error ?? null) as Json | null
+    ...(o.error === undefined || o.error === null ? {} : { error: o.error as Json })
   }
 }
 
@@ -986,7 +986,7 @@ export const deliver = async <P, E, A>(
     const encoded = ended === undefined ? null : encodeOutcome(def, outcome)
     return {
       _tag: 'Done',
-      run: encoded === null ? null : { ...run, outcome: encoded, error: null },
+      run: encoded === null ? null : { id: run.id, payload: run.payload, retry: run.retry, outcome: encoded },
       outcome: encoded ?? run.outcome,
       reason: outcome.reason,
       notify: async () => onDone({ id, result: outcome.result, status: outcome.status, reason: outcome.reason })
@@ -1085,12 +1085,18 @@ export const deliver = async <P, E, A>(
   const { onRetry } = options
   return {
     _tag: 'Retry',
-    run: { ...run, retry: RetryStateCodec.encode(next) as unknown as Json, error: errorToStore(def, policy, error) },
+    run: storedRetry(run, RetryStateCodec.encode(next) as unknown as Json, errorToStore(def, policy, error)),
     state: next,
     dueAt: next.dueAt,
     delay: verdict,
     notify: onRetry === undefined ? noop : async () => onRetry({ id, error, status: decided, delay: verdict })
   }
+}
+
+/** A run with its next retry state, and the error of its failure when the run keeps it. */
+const storedRetry = (run: StoredRun, retry: Json, error: Json | null): StoredRun => {
+  const { id, payload, outcome } = run
+  return error === null ? { id, payload, retry, outcome } : { id, payload, retry, outcome, error }
 }
 
 /** A delivery the worker's close cut short: its attempt is told, the run is delivered again as stored. */

@@ -4,7 +4,7 @@
  *
  * The launch delays are a `Schedule`: `hedging(pipe(Schedule.constant(p95), Schedule.intersect(Schedule.recurs(1))))`
  * starts a second attempt when the first has been out for the 95th-percentile latency, and no third.
- * `Schedule.delays` previews the launches, and under a `TestClock` a hedged call is exactly reproducible.
+ * `Driver.delays` previews the launches, and under a `TestClock` a hedged call is exactly reproducible.
  *
  * Hedging repeats a request that may already be in progress: use it for idempotent operations only (see
  * `Http.hedgingFetch`, which refuses the others).
@@ -473,7 +473,7 @@ const configOf = <E, A>(schedule: Schedule<unknown>, options: HedgingOptions<E, 
  * **Details**
  *
  * - Launches: the schedule is asked at each launch for the delay until the next (fed `undefined`), so
- *   `Schedule.delays(schedule)` lists the gaps between launches, and `recurs(n)` allows `n` hedges, `n + 1`
+ *   `Driver.delays(schedule)` lists the gaps between launches, and `recurs(n)` allows `n` hedges, `n + 1`
  *   attempts. When an attempt fails (not fatally), the next is launched at once rather than when its delay ends,
  *   and the delays go on from there (gRFC A6).
  * - The call ends when an attempt succeeds, when a fatal failure arrives (`options.isFatal`: the others are

@@ -461,10 +461,9 @@ export const observer = (options: ObserverOptions): Event.Observer => {
         if (event._tag !== 'AttemptSucceeded') attributes[A.errorType] = typeOf(event.error)
         return m.attemptDuration.record(seconds(event.latency), attributes)
       }
+      // every engine tells its decision as RetryScheduled (a durable run's RunRetried is its storage of it)
       case 'RetryScheduled':
         return m.retryDelay.record(seconds(event.delay), { [A.source]: event.source })
-      case 'RunRetried':
-        return m.retryDelay.record(seconds(Math.max(0, event.dueAt - event.at)), { [A.source]: event.source })
       case 'HedgeLaunched':
         return m.hedgeLaunches.add(1, { [A.index]: event.index })
       case 'HedgeWon':

@@ -333,6 +333,11 @@ interface Run<In> {
   readonly readsClock: boolean
   /** Whether an attempt's start is read for the guards (a budget told latencies), on an unobserved run. */
   readonly timesAttempts: boolean
+  /**
+   * Whether the schedule holds a deadline (`upTo`) that the run's clock is read for: a retry is then checked against
+   * it once its hook has run, so that none starts past it (see `Decision.due`).
+   */
+  readonly deadline: boolean
 }
 
 /** Where an attempt reads the run's status. */
@@ -451,11 +456,11 @@ class Going<In, R extends Either<unknown, unknown>> extends Decision.Decision<In
   /** A verdict, acted on: `onRetry` before a retry, `onDone` at the end. */
   private settled(verdict: Decision.Verdict): number | Promise<number> {
     if (typeof verdict !== 'number') return this.finish(verdict, atDecision(verdict))
-    const { onRetry, schedule } = this.run
+    const { onRetry } = this.run
     if (onRetry !== undefined) return this.retried(onRetry, verdict)
     // a retry's time limit is checked when time may have passed since the decision; a clock that stepped back is
     // waited out, so that the retry does not start before its due time
-    return schedule.timeLimits.length === 0 ? verdict + this.lag : this.dueNow(verdict)
+    return this.run.deadline ? this.dueNow(verdict) : verdict + this.lag
   }
 
   /** `onRetry`, and the wait after it: until the decided time, not a full delay after the hook's work. */
@@ -465,7 +470,7 @@ class Going<In, R extends Either<unknown, unknown>> extends Decision.Decision<In
       (this.last as R)._tag === 'Left' ? (this.last as Left<unknown>).left : (this.last as Right<unknown>).right
     const pending = onRetry({ error: error as In, status: driver.status, delay, driver })
     if (isPromise(pending)) return Promise.resolve(pending).then(() => this.dueNow(delay))
-    return this.run.schedule.timeLimits.length === 0 ? delay + this.lag : this.dueNow(delay)
+    return this.run.deadline ? this.dueNow(delay) : delay + this.lag
   }
 
   /** The wait left before the retry decided, or the end of a run whose time limit has passed meanwhile. */
@@ -699,17 +704,24 @@ const makeRun = <In, E, A>(
     continueOn,
     where,
     timeout: attemptTimeout === undefined || onTimeout === undefined ? undefined : { after: attemptTimeout, onTimeout },
-    ...timing(readsTime, Decision.guardsOf(where, options))
+    ...timing(schedule, readsTime, Decision.guardsOf(where, options))
   }
 }
 
 /** Whether a run reads its clock: when something besides its guards does (`readsTime`), or one of its guards. */
-const timing = (
+const timing = <In>(
+  schedule: Schedule<In>,
   readsTime: boolean,
   guards: ReadonlyArray<Guard.Guard>
-): Pick<Run<unknown>, 'guards' | 'readsTime' | 'readsClock' | 'timesAttempts'> => {
+): Pick<Run<In>, 'guards' | 'readsTime' | 'readsClock' | 'timesAttempts' | 'deadline'> => {
   const readsClock = readsTime || guards.some((guard) => guard.readsTime)
-  return { guards, readsTime, readsClock, timesAttempts: readsClock && guards.length > 0 }
+  return {
+    guards,
+    readsTime,
+    readsClock,
+    timesAttempts: readsClock && guards.length > 0,
+    deadline: readsClock && schedule.timeLimits.some((limit) => limit._tag === 'Elapsed')
+  }
 }
 
 /** The runner's attempt for an action that sees no signal: `base`, under the run's timeout when it has one. */
@@ -1008,7 +1020,7 @@ export const retryingReaderTaskEither: {
       sleepers: sleepersOf(env.clock),
       random: env.random,
       signal: env.signal,
-      ...timing(template.readsTime, Decision.guardsOf(`${where}: env`, env))
+      ...timing(schedule, template.readsTime, Decision.guardsOf(`${where}: env`, env))
     }
     return () => loop(run, () => action(env)())
   }

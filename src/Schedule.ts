@@ -7,6 +7,7 @@
  * anything.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import { pipe } from 'fp-ts/function'
  * import * as assert from 'assert'
@@ -16,18 +17,16 @@
  *   Schedule.capped(1000), //     ... never more than 1 s
  *   Schedule.intersect(Schedule.recurs(5)) // 5 retries, 6 attempts
  * )
- * assert.deepStrictEqual(Schedule.delays(policy), [100, 200, 400, 800, 1000])
+ * assert.deepStrictEqual(Driver.delays(policy), [100, 200, 400, 800, 1000])
  *
  * @since 0.1.0
  */
 import type { Monoid } from 'fp-ts/Monoid'
 import type { Option } from 'fp-ts/Option'
 import type { Predicate } from 'fp-ts/Predicate'
-import * as Driver from './Driver'
 import type * as model from './internal/model'
 import { showValue } from './internal/show'
 import * as validate from './internal/validate'
-import * as Random from './Random'
 import type { RetryStatus } from './RetryStatus'
 
 // -------------------------------------------------------------------------------------
@@ -101,6 +100,7 @@ export type Decision<S = Json> = model.Decision<S>
  * breaks nobody. `now - dueAt` is how long the failed attempt ran (its wait included, if it started late).
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import * as assert from 'assert'
  *
@@ -111,7 +111,7 @@ export type Decision<S = Json> = model.Decision<S>
  *     context.input.transient ? Schedule.continueAfter(10 * (context.status.iterNumber + 1), state) : Schedule.done,
  *   { description: 'transientLinear', readsTime: false }
  * )
- * assert.deepStrictEqual(Schedule.delays(s, { input: { transient: true }, limit: 3 }), [10, 20, 30])
+ * assert.deepStrictEqual(Driver.delays(s, { input: { transient: true }, limit: 3 }), [10, 20, 30])
  *
  * @category model
  * @since 0.2.0
@@ -150,7 +150,7 @@ export type TimeLimit = model.TimeLimit
  *
  * A schedule stays pure: it hands the event to its `Cursor`'s `report`, and the interpreter decides what to do
  * with it. The runners tell a run's observer (`onEvent`): an ignored hint as a `HintIgnored` event, a used one as
- * the `hint` of the `RetryScheduled` it set; `Schedule.delays` drops them.
+ * the `hint` of the `RetryScheduled` it set; `Driver.delays` drops them.
  *
  * @example
  * import type { ScheduleEvent } from 'fp-ts-retry/Schedule'
@@ -226,6 +226,7 @@ export type Stepper<In> = model.Stepper<In>
  * - `Schedule` is contravariant in `In`: a `Schedule<unknown>` (every constructor) retries any error.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import * as assert from 'assert'
  *
@@ -235,7 +236,7 @@ export type Stepper<In> = model.Stepper<In>
  *   (n: number) => Schedule.continueAfter(n % 2 === 0 ? 10 : 1000, n + 1),
  *   { description: 'alternating', readsTime: false }
  * )
- * assert.deepStrictEqual(Schedule.delays(alternating, { limit: 4 }), [10, 1000, 10, 1000])
+ * assert.deepStrictEqual(Driver.delays(alternating, { limit: 4 }), [10, 1000, 10, 1000])
  * assert.strictEqual(alternating.readsTime, false)
  *
  * @category model
@@ -308,10 +309,11 @@ const identity = (n: number): number => n
  * The `Done` decision.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import * as assert from 'assert'
  *
- * assert.deepStrictEqual(Schedule.delays(Schedule.make(null, () => Schedule.done)), [])
+ * assert.deepStrictEqual(Driver.delays(Schedule.make(null, () => Schedule.done)), [])
  *
  * @category constructors
  * @since 0.1.0
@@ -516,6 +518,7 @@ const checkTimeLimits = (where: string, name: string, limits: unknown): Readonly
  *   is a `RangeError` naming the schedule, and anything but a `Decision` a `TypeError`. Never a clamp.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import * as assert from 'assert'
  *
@@ -525,9 +528,9 @@ const checkTimeLimits = (where: string, name: string, limits: unknown): Readonly
  *   readsTime: false,
  *   isState: (state) => state === 1 || state === 2 || state === 3 || state === 4
  * })
- * assert.deepStrictEqual(Schedule.delays(three), [10, 20, 30])
+ * assert.deepStrictEqual(Driver.delays(three), [10, 20, 30])
  * assert.strictEqual(three.isState('abc'), false)
- * assert.throws(() => Schedule.delays(Schedule.make(null, () => Schedule.continueAfter(-1, null))), RangeError)
+ * assert.throws(() => Driver.delays(Schedule.make(null, () => Schedule.continueAfter(-1, null))), RangeError)
  *
  * @category constructors
  * @since 0.1.0
@@ -590,10 +593,11 @@ export const make = <S extends Json, In = unknown>(
  * yields to the event loop now and then, so an abort can be delivered. Use it with a limit (`recurs`, `upTo`).
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import * as assert from 'assert'
  *
- * assert.deepStrictEqual(Schedule.delays(Schedule.forever, { limit: 3 }), [0, 0, 0])
+ * assert.deepStrictEqual(Driver.delays(Schedule.forever, { limit: 3 }), [0, 0, 0])
  *
  * @category constructors
  * @since 0.1.0
@@ -615,10 +619,11 @@ export const forever: Schedule<unknown> = build({
  * The identity of {@link getUnionMonoid} and of {@link andThen}.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import * as assert from 'assert'
  *
- * assert.deepStrictEqual(Schedule.delays(Schedule.stop), [])
+ * assert.deepStrictEqual(Driver.delays(Schedule.stop), [])
  *
  * @category constructors
  * @since 0.1.0
@@ -636,10 +641,11 @@ export const stop: Schedule<unknown> = build({
  * Retries forever, waiting `delay` ms each time.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import * as assert from 'assert'
  *
- * assert.deepStrictEqual(Schedule.delays(Schedule.constant(50), { limit: 3 }), [50, 50, 50])
+ * assert.deepStrictEqual(Driver.delays(Schedule.constant(50), { limit: 3 }), [50, 50, 50])
  *
  * @category constructors
  * @since 0.1.0
@@ -665,11 +671,12 @@ export const constant = (delay: number): Schedule<unknown> => {
  * - Growth saturates at `Number.MAX_SAFE_INTEGER` ms instead of reaching `Infinity`: cap it with {@link capped}.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import * as assert from 'assert'
  *
- * assert.deepStrictEqual(Schedule.delays(Schedule.exponential(100), { limit: 4 }), [100, 200, 400, 800])
- * assert.deepStrictEqual(Schedule.delays(Schedule.exponential(100, 3), { limit: 3 }), [100, 300, 900])
+ * assert.deepStrictEqual(Driver.delays(Schedule.exponential(100), { limit: 4 }), [100, 200, 400, 800])
+ * assert.deepStrictEqual(Driver.delays(Schedule.exponential(100, 3), { limit: 3 }), [100, 300, 900])
  *
  * @category constructors
  * @since 0.1.0
@@ -692,10 +699,11 @@ export const exponential = (base: number, factor = 2): Schedule<unknown> => {
  * Retries forever, waiting `step`, `2·step`, `3·step`, ... ms.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import * as assert from 'assert'
  *
- * assert.deepStrictEqual(Schedule.delays(Schedule.linear(100), { limit: 4 }), [100, 200, 300, 400])
+ * assert.deepStrictEqual(Driver.delays(Schedule.linear(100), { limit: 4 }), [100, 200, 300, 400])
  *
  * @category constructors
  * @since 0.1.0
@@ -717,10 +725,11 @@ export const linear = (step: number): Schedule<unknown> => {
  * Retries forever, waiting `base`, `base`, `2·base`, `3·base`, `5·base`, ... ms (the Fibonacci sequence).
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import * as assert from 'assert'
  *
- * assert.deepStrictEqual(Schedule.delays(Schedule.fibonacci(10), { limit: 6 }), [10, 10, 20, 30, 50, 80])
+ * assert.deepStrictEqual(Driver.delays(Schedule.fibonacci(10), { limit: 6 }), [10, 10, 20, 30, 50, 80])
  *
  * @category constructors
  * @since 0.1.0
@@ -759,12 +768,13 @@ export const fibonacci = (base: number): Schedule<unknown> => {
  * - Requires `0 <= base <= cap`, both finite. Delays are exact, not rounded: `57.5` is a possible delay.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import * as Random from 'fp-ts-retry/Random'
  * import * as assert from 'assert'
  *
  * // a draw of 0.5 lands half way between base and 3 · previous
- * const ds = Schedule.delays(Schedule.decorrelatedJitter(10, 100), { random: Random.fixed(0.5), limit: 4 })
+ * const ds = Driver.delays(Schedule.decorrelatedJitter(10, 100), { random: Random.fixed(0.5), limit: 4 })
  * assert.deepStrictEqual(ds, [20, 35, 57.5, 91.25])
  *
  * @category constructors
@@ -807,14 +817,15 @@ const polly = (t: number): number => 2 ** t * Math.tanh(Math.sqrt(4 * t))
  * - The state is `[k, f(t_prev)]`, plain numbers. Requires `medianFirstRetryDelay` and `maxDelay` finite and `>= 0`.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import * as Random from 'fp-ts-retry/Random'
  * import * as assert from 'assert'
  *
  * // draws pinned at 0.5: the retries come at about 90, 200, 400, 800, 1600 ms
- * const ds = Schedule.delays(Schedule.decorrelatedJitterV2(100), { random: Random.fixed(0.5), limit: 5 })
+ * const ds = Driver.delays(Schedule.decorrelatedJitterV2(100), { random: Random.fixed(0.5), limit: 5 })
  * assert.deepStrictEqual(ds.map(Math.round), [90, 109, 204, 405, 808])
- * const capped = Schedule.delays(Schedule.decorrelatedJitterV2(100, 300), { random: Random.fixed(0.5), limit: 5 })
+ * const capped = Driver.delays(Schedule.decorrelatedJitterV2(100, 300), { random: Random.fixed(0.5), limit: 5 })
  * assert.deepStrictEqual(capped.map(Math.round), [90, 109, 204, 300, 300])
  *
  * @category constructors
@@ -874,11 +885,12 @@ export const decorrelatedJitterV2 = (medianFirstRetryDelay: number, maxDelay?: n
  * AWS `random_between`, so treat the range as closed.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import * as Random from 'fp-ts-retry/Random'
  * import * as assert from 'assert'
  *
- * assert.deepStrictEqual(Schedule.delays(Schedule.randomBetween(100, 200), { random: Random.fixed(0.25), limit: 2 }), [125, 125])
+ * assert.deepStrictEqual(Driver.delays(Schedule.randomBetween(100, 200), { random: Random.fixed(0.25), limit: 2 }), [125, 125])
  *
  * @category constructors
  * @since 0.1.0
@@ -905,11 +917,12 @@ export const randomBetween = (min: number, max: number): Schedule<unknown> => {
  * `pipe(exponential(100), intersect(recurs(5)))`. `n` must be a whole number `>= 0`.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import * as assert from 'assert'
  *
- * assert.deepStrictEqual(Schedule.delays(Schedule.recurs(3)), [0, 0, 0])
- * assert.deepStrictEqual(Schedule.delays(Schedule.recurs(0)), [])
+ * assert.deepStrictEqual(Driver.delays(Schedule.recurs(3)), [0, 0, 0])
+ * assert.deepStrictEqual(Driver.delays(Schedule.recurs(0)), [])
  *
  * @category constructors
  * @since 0.1.0
@@ -935,10 +948,11 @@ export const recurs = (n: number): Schedule<unknown> => {
  * `>= 0`; the error names its index.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import * as assert from 'assert'
  *
- * assert.deepStrictEqual(Schedule.delays(Schedule.fromDelays([10, 100, 1000])), [10, 100, 1000])
+ * assert.deepStrictEqual(Driver.delays(Schedule.fromDelays([10, 100, 1000])), [10, 100, 1000])
  *
  * @category constructors
  * @since 0.1.0
@@ -977,11 +991,12 @@ export const fromDelays = (delays: ReadonlyArray<number>): Schedule<unknown> => 
  *   recovery" give `maxDoublings: 9, maxDelay: 10_000`: a first delay of 19.53 ms.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import * as assert from 'assert'
  *
  * const s = Schedule.truncatedBinaryExponential({ maxDoublings: 3, maxDelay: 8000 })
- * assert.deepStrictEqual(Schedule.delays(s, { limit: 6 }), [1000, 2000, 4000, 8000, 8000, 8000])
+ * assert.deepStrictEqual(Driver.delays(s, { limit: 6 }), [1000, 2000, 4000, 8000, 8000, 8000])
  *
  * @category constructors
  * @since 0.1.0
@@ -1018,12 +1033,13 @@ export const truncatedBinaryExponential = (options: {
  * The policy sees the run's {@link RetryStatus}; `none` stops, `some(d)` retries after `d` ms.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import * as O from 'fp-ts/Option'
  * import * as assert from 'assert'
  *
  * const policy = Schedule.fromPolicy((status) => (status.iterNumber < 3 ? O.some(100 * (status.iterNumber + 1)) : O.none))
- * assert.deepStrictEqual(Schedule.delays(policy), [100, 200, 300])
+ * assert.deepStrictEqual(Driver.delays(policy), [100, 200, 300])
  *
  * @category constructors
  * @since 0.1.0
@@ -1121,11 +1137,12 @@ class CappedStepper<In> implements Stepper<In> {
  * Never turns a stop into a retry. Idempotent: capping twice at the same value is capping once.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import { pipe } from 'fp-ts/function'
  * import * as assert from 'assert'
  *
- * assert.deepStrictEqual(Schedule.delays(pipe(Schedule.exponential(100), Schedule.capped(300)), { limit: 4 }), [100, 200, 300, 300])
+ * assert.deepStrictEqual(Driver.delays(pipe(Schedule.exponential(100), Schedule.capped(300)), { limit: 4 }), [100, 200, 300, 300])
  *
  * @category combinators
  * @since 0.1.0
@@ -1149,13 +1166,14 @@ export const capped = (max: number): (<In>(self: Schedule<In>) => Schedule<In>) 
  * Never turns a stop into a retry. Useful after a jitter that may draw a delay close to 0.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import * as Random from 'fp-ts-retry/Random'
  * import { pipe } from 'fp-ts/function'
  * import * as assert from 'assert'
  *
  * const s = pipe(Schedule.constant(1000), Schedule.fullJitter, Schedule.minDelay(100))
- * assert.deepStrictEqual(Schedule.delays(s, { random: Random.fixed(0), limit: 2 }), [100, 100])
+ * assert.deepStrictEqual(Driver.delays(s, { random: Random.fixed(0), limit: 2 }), [100, 100])
  *
  * @category combinators
  * @since 0.1.0
@@ -1174,12 +1192,13 @@ export const minDelay = (min: number): (<In>(self: Schedule<In>) => Schedule<In>
  * The interpreters check the result: a negative, NaN or infinite delay is a `RangeError`, never a silent clamp.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import { pipe } from 'fp-ts/function'
  * import * as assert from 'assert'
  *
  * const s = pipe(Schedule.linear(100), Schedule.modifyDelay((d) => d + 5))
- * assert.deepStrictEqual(Schedule.delays(s, { limit: 3 }), [105, 205, 305])
+ * assert.deepStrictEqual(Driver.delays(s, { limit: 3 }), [105, 205, 305])
  *
  * @category combinators
  * @since 0.1.0
@@ -1199,13 +1218,14 @@ export const modifyDelay = (f: (delay: number) => number): (<In>(self: Schedule<
  * `random_between(0, min(cap, base · 2^n))`. Jitter after a cap never exceeds the cap.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import * as Random from 'fp-ts-retry/Random'
  * import { pipe } from 'fp-ts/function'
  * import * as assert from 'assert'
  *
  * const s = pipe(Schedule.exponential(100), Schedule.fullJitter)
- * assert.deepStrictEqual(Schedule.delays(s, { random: Random.fixed(0.5), limit: 3 }), [50, 100, 200])
+ * assert.deepStrictEqual(Driver.delays(s, { random: Random.fixed(0.5), limit: 3 }), [50, 100, 200])
  *
  * @category combinators
  * @since 0.1.0
@@ -1223,13 +1243,14 @@ const fullJitterOf = (delay: number, cursor: Cursor<unknown>): number => delay *
  * Keeps at least half of each delay, so a retry never comes back immediately; never exceeds `d`.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import * as Random from 'fp-ts-retry/Random'
  * import { pipe } from 'fp-ts/function'
  * import * as assert from 'assert'
  *
  * const s = pipe(Schedule.constant(100), Schedule.equalJitter)
- * assert.deepStrictEqual(Schedule.delays(s, { random: Random.fixed(0.5), limit: 2 }), [75, 75])
+ * assert.deepStrictEqual(Driver.delays(s, { random: Random.fixed(0.5), limit: 2 }), [75, 75])
  *
  * @category combinators
  * @since 0.1.0
@@ -1278,6 +1299,7 @@ export interface HintOptions {
  * - `hintOf` also gets the current time, for hints given as a date; set `options.readsTime` when it uses it.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import { pipe } from 'fp-ts/function'
  * import * as assert from 'assert'
@@ -1288,9 +1310,9 @@ export interface HintOptions {
  *   Schedule.withHint((e: RateLimited) => e.retryInMs, { max: 1_000 }),
  *   Schedule.intersect(Schedule.recurs(3))
  * )
- * assert.deepStrictEqual(Schedule.delays(policy, { input: { retryInMs: 250 } }), [250, 250, 400])
- * assert.deepStrictEqual(Schedule.delays(policy, { input: { retryInMs: 60_000 } }), [1000, 1000, 1000])
- * assert.deepStrictEqual(Schedule.delays(policy, { input: {} }), [100, 200, 400])
+ * assert.deepStrictEqual(Driver.delays(policy, { input: { retryInMs: 250 } }), [250, 250, 400])
+ * assert.deepStrictEqual(Driver.delays(policy, { input: { retryInMs: 60_000 } }), [1000, 1000, 1000])
+ * assert.deepStrictEqual(Driver.delays(policy, { input: {} }), [100, 200, 400])
  *
  * @category combinators
  * @since 0.2.0
@@ -1356,14 +1378,15 @@ export const withHint = <I>(
  * finite; results saturate at `Number.MAX_SAFE_INTEGER` ms. Put it before a cap to keep the cap a hard limit.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import * as Random from 'fp-ts-retry/Random'
  * import { pipe } from 'fp-ts/function'
  * import * as assert from 'assert'
  *
  * const s = pipe(Schedule.exponential(100), Schedule.jittered())
- * assert.deepStrictEqual(Schedule.delays(s, { random: Random.fixed(0.5), limit: 3 }), [100, 200, 400])
- * assert.deepStrictEqual(Schedule.delays(s, { random: Random.fixed(0), limit: 3 }), [80, 160, 320])
+ * assert.deepStrictEqual(Driver.delays(s, { random: Random.fixed(0.5), limit: 3 }), [100, 200, 400])
+ * assert.deepStrictEqual(Driver.delays(s, { random: Random.fixed(0), limit: 3 }), [80, 160, 320])
  *
  * @category combinators
  * @since 0.2.0
@@ -1392,14 +1415,15 @@ export const jittered = (min = 0.8, max = 1.2): (<In>(self: Schedule<In>) => Sch
  * - Random draws made for the free retry's delay are consumed from the run's `Random`.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import { pipe } from 'fp-ts/function'
  * import * as assert from 'assert'
  *
  * const s = pipe(Schedule.exponential(100), Schedule.intersect(Schedule.recurs(2)), Schedule.retryFreeWhen((e: string) => e === 'reset'))
  * // resets do not use up the two retries, nor grow the backoff
- * assert.deepStrictEqual(Schedule.delays(s, { input: 'reset', limit: 4 }), [100, 100, 100, 100])
- * assert.deepStrictEqual(Schedule.delays(s, { input: 'timeout' }), [100, 200])
+ * assert.deepStrictEqual(Driver.delays(s, { input: 'reset', limit: 4 }), [100, 100, 100, 100])
+ * assert.deepStrictEqual(Driver.delays(s, { input: 'timeout' }), [100, 200])
  *
  * @category combinators
  * @since 0.2.0
@@ -1428,14 +1452,15 @@ export const retryFreeWhen = <I>(predicate: Predicate<I>): (<In>(self: Schedule<
  * limit applied outside still holds.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import { pipe } from 'fp-ts/function'
  * import * as assert from 'assert'
  *
  * const reconnect = pipe(Schedule.exponential(100), Schedule.resetAfter(60_000))
  * // connections that drop at once back off; one that was up for a minute starts again from 100 ms
- * assert.deepStrictEqual(Schedule.delays(reconnect, { limit: 3 }), [100, 200, 400])
- * assert.deepStrictEqual(Schedule.delays(reconnect, { limit: 3, attemptDuration: 60_000 }), [100, 100, 100])
+ * assert.deepStrictEqual(Driver.delays(reconnect, { limit: 3 }), [100, 200, 400])
+ * assert.deepStrictEqual(Driver.delays(reconnect, { limit: 3, attemptDuration: 60_000 }), [100, 100, 100])
  *
  * @category combinators
  * @since 0.2.0
@@ -1479,13 +1504,14 @@ export const resetAfter = (ms: number): (<In>(self: Schedule<In>) => Schedule<In
  *   back to its grid.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import * as assert from 'assert'
  *
  * // attempts of 300 ms every second: wait the other 700 ms
- * assert.deepStrictEqual(Schedule.delays(Schedule.fixed(1000), { limit: 3, attemptDuration: 300 }), [700, 700, 700])
+ * assert.deepStrictEqual(Driver.delays(Schedule.fixed(1000), { limit: 3, attemptDuration: 300 }), [700, 700, 700])
  * // attempts of 1.5 s: go again at once
- * assert.deepStrictEqual(Schedule.delays(Schedule.fixed(1000), { limit: 2, attemptDuration: 1500 }), [0, 0])
+ * assert.deepStrictEqual(Driver.delays(Schedule.fixed(1000), { limit: 2, attemptDuration: 1500 }), [0, 0])
  *
  * @category constructors
  * @since 0.2.0
@@ -1515,13 +1541,14 @@ export const fixed = (ms: number): Schedule<unknown> => {
  *   the grid is shifted by the first attempt's time.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import * as assert from 'assert'
  *
  * // attempts of 300 ms on a 1 s grid: 0-300, then 1000-1300, 2000-2300
- * assert.deepStrictEqual(Schedule.delays(Schedule.windowed(1000), { limit: 2, attemptDuration: 300 }), [700, 700])
+ * assert.deepStrictEqual(Driver.delays(Schedule.windowed(1000), { limit: 2, attemptDuration: 300 }), [700, 700])
  * // attempts of 1.5 s: the next boundary is at 2 s, then at 4 s
- * assert.deepStrictEqual(Schedule.delays(Schedule.windowed(1000), { limit: 2, attemptDuration: 1500 }), [500, 500])
+ * assert.deepStrictEqual(Driver.delays(Schedule.windowed(1000), { limit: 2, attemptDuration: 1500 }), [500, 500])
  *
  * @category constructors
  * @since 0.2.0
@@ -1564,11 +1591,12 @@ const stopWhen =
  * Elapsed time includes the time the attempts took, read from the run's clock.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import { pipe } from 'fp-ts/function'
  * import * as assert from 'assert'
  *
- * assert.deepStrictEqual(Schedule.delays(pipe(Schedule.exponential(100), Schedule.upTo(1000))), [100, 200, 400])
+ * assert.deepStrictEqual(Driver.delays(pipe(Schedule.exponential(100), Schedule.upTo(1000))), [100, 200, 400])
  *
  * @category combinators
  * @since 0.1.0
@@ -1589,12 +1617,13 @@ export const upTo = (ms: number): (<In>(self: Schedule<In>) => Schedule<In>) => 
  * `limitRetriesByCumulativeDelay`).
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import { pipe } from 'fp-ts/function'
  * import * as assert from 'assert'
  *
  * const s = pipe(Schedule.constant(300), Schedule.maxCumulativeDelay(1000))
- * assert.deepStrictEqual(Schedule.delays(s, { attemptDuration: 500 }), [300, 300, 300])
+ * assert.deepStrictEqual(Driver.delays(s, { attemptDuration: 500 }), [300, 300, 300])
  *
  * @category combinators
  * @since 0.1.0
@@ -1630,13 +1659,14 @@ const retryWhile = <I>(name: string, retry: Predicate<I>, options: PredicateOpti
  *   predicate changes, so that a run stored under the old predicate is not resumed under the new one.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import { pipe } from 'fp-ts/function'
  * import * as assert from 'assert'
  *
  * const s = pipe(Schedule.constant(10), Schedule.whileInput((status: number) => status >= 500, { description: '5xx' }))
- * assert.deepStrictEqual(Schedule.delays(s, { input: 503, limit: 2 }), [10, 10])
- * assert.deepStrictEqual(Schedule.delays(s, { input: 404 }), [])
+ * assert.deepStrictEqual(Driver.delays(s, { input: 503, limit: 2 }), [10, 10])
+ * assert.deepStrictEqual(Driver.delays(s, { input: 404 }), [])
  * assert.strictEqual(s.description, 'whileInput(5xx)(constant(10))')
  *
  * @category combinators
@@ -1655,12 +1685,13 @@ export const whileInput = <I>(
  * predicate in the schedule's description, as there.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import { pipe } from 'fp-ts/function'
  * import * as assert from 'assert'
  *
  * const s = pipe(Schedule.constant(10), Schedule.untilInput((e: Error) => e.message === 'fatal'))
- * assert.deepStrictEqual(Schedule.delays(s, { input: new Error('fatal') }), [])
+ * assert.deepStrictEqual(Driver.delays(s, { input: new Error('fatal') }), [])
  *
  * @category combinators
  * @since 0.1.0
@@ -1721,12 +1752,13 @@ const unbound =
  * Associative, with {@link forever} as identity: see {@link getIntersectionMonoid}.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import { pipe } from 'fp-ts/function'
  * import * as assert from 'assert'
  *
  * const s = pipe(Schedule.exponential(100), Schedule.intersect(Schedule.recurs(3)))
- * assert.deepStrictEqual(Schedule.delays(s), [100, 200, 400])
+ * assert.deepStrictEqual(Driver.delays(s), [100, 200, 400])
  *
  * @category combinators
  * @since 0.1.0
@@ -1776,6 +1808,7 @@ const RIGHT = 2
  * A side that has stopped stays stopped. Associative, with {@link stop} as identity: see {@link getUnionMonoid}.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import { pipe } from 'fp-ts/function'
  * import * as assert from 'assert'
@@ -1785,7 +1818,7 @@ const RIGHT = 2
  *   Schedule.fromDelays([10, 10]),
  *   Schedule.union(pipe(Schedule.constant(1000), Schedule.intersect(Schedule.recurs(4))))
  * )
- * assert.deepStrictEqual(Schedule.delays(s), [10, 10, 1000, 1000])
+ * assert.deepStrictEqual(Driver.delays(s), [10, 10, 1000, 1000])
  *
  * @category combinators
  * @since 0.1.0
@@ -1825,12 +1858,13 @@ export const union = <In2>(that: Schedule<In2>): (<In1>(self: Schedule<In1>) => 
  * {@link upTo} see the whole run's status. Associative, with {@link stop} as identity on both sides.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import { pipe } from 'fp-ts/function'
  * import * as assert from 'assert'
  *
  * const s = pipe(Schedule.fromDelays([0, 0]), Schedule.andThen(Schedule.fromDelays([500, 1000])))
- * assert.deepStrictEqual(Schedule.delays(s), [0, 0, 500, 1000])
+ * assert.deepStrictEqual(Driver.delays(s), [0, 0, 500, 1000])
  *
  * @category combinators
  * @since 0.1.0
@@ -1875,13 +1909,14 @@ export const andThen = <In2>(that: Schedule<In2>): (<In1>(self: Schedule<In1>) =
  * `≡` means "makes the same decisions for every input, status and random draw".
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import { concatAll } from 'fp-ts/Monoid'
  * import * as assert from 'assert'
  *
  * const M = Schedule.getIntersectionMonoid<unknown>()
  * const s = concatAll(M)([Schedule.exponential(100), Schedule.recurs(3), Schedule.constant(150)])
- * assert.deepStrictEqual(Schedule.delays(s), [150, 200, 400])
+ * assert.deepStrictEqual(Driver.delays(s), [150, 200, 400])
  *
  * @category instances
  * @since 0.1.0
@@ -1900,13 +1935,14 @@ export const getIntersectionMonoid = <In>(): Monoid<Schedule<In>> => ({
  * Laws: `concat(concat(a, b), c) ≡ concat(a, concat(b, c))` and `concat(empty, a) ≡ a ≡ concat(a, empty)`.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import { concatAll } from 'fp-ts/Monoid'
  * import * as assert from 'assert'
  *
  * const M = Schedule.getUnionMonoid<unknown>()
  * const s = concatAll(M)([Schedule.fromDelays([300, 300]), Schedule.fromDelays([100])])
- * assert.deepStrictEqual(Schedule.delays(s), [100, 300])
+ * assert.deepStrictEqual(Driver.delays(s), [100, 300])
  *
  * @category instances
  * @since 0.1.0
@@ -1919,81 +1955,3 @@ export const getUnionMonoid = <In>(): Monoid<Schedule<In>> => ({
 // -------------------------------------------------------------------------------------
 // interpreters
 // -------------------------------------------------------------------------------------
-
-/**
- * Options of {@link delays}.
- *
- * @example
- * import type { DelaysOptions } from 'fp-ts-retry/Schedule'
- *
- * const options: DelaysOptions<Error> = { limit: 10, input: new Error('timeout'), attemptDuration: 20 }
- *
- * @category interpreters
- * @since 0.1.0
- */
-export interface DelaysOptions<In> {
-  /** The most delays to produce, for schedules that never stop. Default 100. */
-  readonly limit?: number | undefined
-  /** Where jitter draws from. Default: a fresh `Random.seeded(0)`, so the result is the same on every call. */
-  readonly random?: Random.Random | undefined
-  /** The input every step sees (for `retrying`, the error). Default `undefined`. */
-  readonly input?: In | undefined
-  /** How long each attempt takes, in ms, for `upTo`-style limits. Default 0. */
-  readonly attemptDuration?: number | undefined
-}
-
-// Seeded on first use: most schedules draw nothing, and building a generator costs more than stepping them.
-class DefaultRandom implements Random.Random {
-  private random: Random.Random | undefined = undefined
-  next(): number {
-    return (this.random ??= Random.seeded(0)).next()
-  }
-}
-
-/**
- * The delays a schedule would sleep through a run of failures, until it stops or `limit` is reached.
- *
- * **Details**
- *
- * Pure and synchronous: time is simulated (starting at 0, advancing by `attemptDuration` per attempt and by each
- * delay), nothing sleeps. The runner makes the same decisions with the same inputs, clock readings and draws.
- *
- * @example
- * import * as Schedule from 'fp-ts-retry/Schedule'
- * import { pipe } from 'fp-ts/function'
- * import * as assert from 'assert'
- *
- * const s = pipe(Schedule.exponential(100), Schedule.upTo(1000))
- * assert.deepStrictEqual(Schedule.delays(s), [100, 200, 400])
- * // with 150 ms attempts, the third retry would start at 750 + 400 > 1000 ms: stop
- * assert.deepStrictEqual(Schedule.delays(s, { attemptDuration: 150 }), [100, 200])
- *
- * @category interpreters
- * @since 0.1.0
- */
-export const delays = <In>(schedule: Schedule<In>, options: DelaysOptions<In> = {}): ReadonlyArray<number> => {
-  validate.stepping('Schedule.delays', 'schedule', schedule)
-  validate.object('Schedule.delays', 'options', options)
-  const limit = validate.count('Schedule.delays', 'limit', validate.orDefault(options.limit, 100))
-  const attemptDuration = validate.duration(
-    'Schedule.delays',
-    'attemptDuration',
-    validate.orDefault(options.attemptDuration, 0)
-  )
-  if (options.random !== undefined) validate.services('Schedule.delays', 'options', { random: options.random })
-  const driver = Driver.make(schedule, {
-    start: 0,
-    random: options.random ?? new DefaultRandom()
-  })
-  const input = options.input as In
-  const out: Array<number> = []
-  let now = 0
-  while (out.length < limit) {
-    now += attemptDuration
-    const delay = driver.advance(input, now)
-    if (delay < 0) break
-    out.push(delay)
-    now += delay
-  }
-  return out
-}

@@ -865,13 +865,14 @@ export type Kind = {
  * A decoded schedule config: one constructor key and optional modifiers, durations in ms.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import type { ScheduleConfig } from 'fp-ts-retry/ScheduleConfig'
  * import { toSchedule } from 'fp-ts-retry/ScheduleConfig'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import * as assert from 'assert'
  *
  * const config: ScheduleConfig = { exponential: 100, cap: 1000, maxRetries: 5 }
- * assert.deepStrictEqual(Schedule.delays(toSchedule(config)), [100, 200, 400, 800, 1000])
+ * assert.deepStrictEqual(Driver.delays(toSchedule(config)), [100, 200, 400, 800, 1000])
  *
  * @category model
  * @since 0.1.0
@@ -1245,6 +1246,7 @@ const listed = (codes: ReadonlyArray<Code>, codeOf: (error: unknown) => Code | u
  *   canonical JSON, see {@link format}.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import { ScheduleConfigCodec, toSchedule } from 'fp-ts-retry/ScheduleConfig'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import * as E from 'fp-ts/Either'
@@ -1258,7 +1260,7 @@ const listed = (codes: ReadonlyArray<Code>, codeOf: (error: unknown) => Code | u
  * const byHand = pipe(Schedule.exponential(100), Schedule.capped(1000), Schedule.intersect(Schedule.recurs(5)))
  * assert.ok(E.isRight(schedule))
  * if (E.isRight(schedule)) {
- *   assert.deepStrictEqual(Schedule.delays(schedule.right), [100, 200, 400, 800, 1000])
+ *   assert.deepStrictEqual(Driver.delays(schedule.right), [100, 200, 400, 800, 1000])
  *   assert.strictEqual(schedule.right.description, byHand.description)
  * }
  *

@@ -11,6 +11,7 @@ import type { Clock } from '../src/Clock'
 import * as Random from '../src/Random'
 import { retrying, retryingReaderTaskEither, retryingWithContext, type StopReason } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
+import * as Driver from '../src/Driver'
 import * as TestClock from '../src/TestClock'
 import * as fleet from './support/breaker-fleet'
 import { killLeftoverChildren, runFixture } from './support/child'
@@ -79,7 +80,7 @@ type Policy =
   | { readonly _tag: 'sampling'; readonly window: number; readonly minThroughput: number; readonly failureRate: number }
 
 /**
- * The breaker as the docs state it, written for clarity, not speed: the waits are `Schedule.delays` of
+ * The breaker as the docs state it, written for clarity, not speed: the waits are `Driver.delays` of
  * `halfOpenAfter`, started afresh at each close; only outcomes of calls let through since the last change count.
  */
 class Model {
@@ -187,7 +188,7 @@ const policyArbitrary: fc.Arbitrary<Policy> = fc.oneof(
   })
 )
 
-/** Waits that do not read the time: the model takes them from `Schedule.delays`. */
+/** Waits that do not read the time: the model takes them from `Driver.delays`. */
 const halfOpenAfterArbitrary: fc.Arbitrary<Schedule.Schedule<unknown>> = fc.oneof(
   fc.integer({ min: 1, max: 500 }).map((ms) => Schedule.constant(ms)),
   fc.integer({ min: 1, max: 100 }).map((ms) => pipe(Schedule.exponential(ms), Schedule.capped(3_000))),
@@ -317,10 +318,10 @@ describe('Breaker', () => {
         await clock.advance((breaker.state as { halfOpenAt: number }).halfOpenAt - clock.now())
         call(breaker, false) // the probe fails
       }
-      // each wait is the schedule's next delay: the breaker's waits are Schedule.delays
+      // each wait is the schedule's next delay: the breaker's waits are Driver.delays
       deepStrictEqual(
         opened.map(([since, at]) => at - since),
-        Schedule.delays(halfOpenAfter, { limit: 5 })
+        Driver.delays(halfOpenAfter, { limit: 5 })
       )
       deepStrictEqual(opened, [
         [0, 1_000],
@@ -1224,7 +1225,7 @@ describe('Breaker', () => {
             const clock: Clock = { now: () => now, sleep: () => Promise.resolve() }
             const random = Random.fixed(0.5)
             const breaker = build(policy, { halfOpenAfter, clock, random })
-            const model = new Model(policy, Schedule.delays(halfOpenAfter, { random, limit: 1_000 }))
+            const model = new Model(policy, Driver.delays(halfOpenAfter, { random, limit: 1_000 }))
             const guarded = Breaker.guard(breaker, () => OPEN)
             const inFlight: Array<{ readonly generation: number; readonly finish: (ok: boolean) => void }> = []
             for (const command of commands) {

@@ -252,7 +252,6 @@ describe('BullMQ (no server needed)', () => {
       )
     }
   })
-
 })
 
 describeWithRedis('BullMQ on a real Redis', (server) => {

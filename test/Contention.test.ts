@@ -4,6 +4,7 @@ import * as Contention from '../src/Contention'
 import * as Random from '../src/Random'
 import type { RetryStatus } from '../src/RetryStatus'
 import * as Schedule from '../src/Schedule'
+import * as Driver from '../src/Driver'
 import {
   deepStrictEqual,
   itThrowsRangeErrors,
@@ -229,7 +230,7 @@ describe('Contention', () => {
   describe('awsStrategies', () => {
     it('should build the five strategies, the exponential starting at 2 · base as the reference counts it', () => {
       const strategies = Contention.awsStrategies()
-      const delays = (name: string) => Schedule.delays(named(name).schedule, { random: Random.fixed(0.5), limit: 10 })
+      const delays = (name: string) => Driver.delays(named(name).schedule, { random: Random.fixed(0.5), limit: 10 })
       deepStrictEqual(
         strategies.map((s) => s.name),
         ['none', 'exponential', 'full jitter', 'equal jitter', 'decorrelated']

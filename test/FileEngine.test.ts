@@ -487,10 +487,7 @@ describe('Durable.deliver', () => {
     const d2 = await Durable.deliver(jittered, 'a', d1.run, { ...ctx, now: () => d1.dueAt })
     assert.ok(d2._tag === 'Retry')
     deepStrictEqual(calls, ['a'])
-    deepStrictEqual(
-      [d1.delay, d2.delay],
-      [...Schedule.delays(jittered.schedule, { random: Random.seeded(5), limit: 2 })]
-    )
+    deepStrictEqual([d1.delay, d2.delay], [...Driver.delays(jittered.schedule, { random: Random.seeded(5), limit: 2 })])
   })
 })
 

@@ -9,6 +9,7 @@ import { hedging, type Attempt, type HedgingOptions, type Summary } from '../src
 import * as Http from '../src/Http'
 import * as Random from '../src/Random'
 import * as Schedule from '../src/Schedule'
+import * as Driver from '../src/Driver'
 import * as TestClock from '../src/TestClock'
 import { startServer } from './support/http'
 import { waitFor } from './support/wait'
@@ -147,7 +148,7 @@ describe('Hedging', () => {
       strictEqual(clock.now(), 350) // returned at once: the losers are not awaited
     })
 
-    it('should launch as Schedule.delays previews, jitter included, and the same on every run', () => {
+    it('should launch as Driver.delays previews, jitter included, and the same on every run', () => {
       const policy = pipe(Schedule.exponential(10), Schedule.fullJitter, Schedule.intersect(Schedule.recurs(4)))
       const launchesOf = async (seed: number): Promise<ReadonlyArray<number>> => {
         const clock = TestClock.make()
@@ -159,7 +160,7 @@ describe('Hedging', () => {
       }
       return fc.assert(
         fc.asyncProperty(fc.integer({ min: 0, max: 0xffffffff }), async (seed) => {
-          const gaps = Schedule.delays(policy, { random: Random.seeded(seed) })
+          const gaps = Driver.delays(policy, { random: Random.seeded(seed) })
           const expected = gaps.reduce<Array<number>>((times, gap) => [...times, times[times.length - 1] + gap], [0])
           const launches = await launchesOf(seed)
           deepStrictEqual(launches, expected)

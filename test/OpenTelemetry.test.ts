@@ -393,8 +393,8 @@ describe('OpenTelemetry', () => {
       deepStrictEqual((await pointsOf(s))['fp_ts_retry.events ({event})'], {
         'event=BulkheadQueued source=bulkhead': 1,
         'event=BulkheadRefused source=bulkhead': 1,
-        'event=RateLimitWaited source=rateLimiter': 1,
-        'event=RateLimitRefused source=rateLimiter': 1,
+        'event=RateLimitWaited source=rateLimit': 1,
+        'event=RateLimitRefused source=rateLimit': 1,
         'event=TimedOut source=timeout': 1
       })
       deepStrictEqual(started, [])
@@ -564,6 +564,7 @@ describe('OpenTelemetry', () => {
           events: [
             'RunSubmitted at 0: ',
             'RunDelivered at 0: ',
+            'RetryScheduled at 5: attempt=1 delay=1',
             'RunRetried at 5: delay=1',
             // the restarted worker delivers the run at once: not due, no attempt
             'RunDelivered at 5: ',

@@ -15,6 +15,7 @@ import type { AttemptContext, Hooks, RepeatOptions, RetryEnv, StopReason } from 
 import { repeating, retrying, retryingReaderTaskEither, retryingWithContext, retryingWithStatus } from '../src/Retry'
 import * as RetryStatus from '../src/RetryStatus'
 import * as Schedule from '../src/Schedule'
+import * as Driver from '../src/Driver'
 import * as ScheduleConfig from '../src/ScheduleConfig'
 import * as TestClock from '../src/TestClock'
 import * as v8 from 'v8'
@@ -178,7 +179,7 @@ describe('retrying', () => {
     deepStrictEqual(clock.sleeps, [100, 200])
   })
 
-  it('should request exactly the sleeps of Schedule.delays for the same schedule and seed', async () => {
+  it('should request exactly the sleeps of Driver.delays for the same schedule and seed', async () => {
     const schedules: ReadonlyArray<Schedule.Schedule<unknown>> = [
       pipe(Schedule.exponential(10), Schedule.intersect(Schedule.recurs(5))),
       pipe(
@@ -202,7 +203,7 @@ describe('retrying', () => {
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 0, max: schedules.length - 1 }), fc.nat(), async (i, seed) => {
         const schedule = schedules[i]
-        const expected = Schedule.delays(schedule, { random: Random.seeded(seed) })
+        const expected = Driver.delays(schedule, { random: Random.seeded(seed) })
         const clock = TestClock.make()
         const { action, calls } = failing()
         const rec = recorder<string>()
@@ -1219,7 +1220,7 @@ describe('reliability', () => {
     )
     deepStrictEqual(
       delaysOf,
-      indices.map((i) => Schedule.delays(schedule, { random: Random.seeded(i) }).slice(0, i % 5))
+      indices.map((i) => Driver.delays(schedule, { random: Random.seeded(i) }).slice(0, i % 5))
     )
     deepStrictEqual(
       clock.sleeps.length,
@@ -1950,12 +1951,12 @@ describe('onEvent', () => {
     strictEqual(new Set(runs).size, 2)
   })
 
-  it('should not be needed by Schedule.delays, which drops the events', () => {
+  it('should not be needed by Driver.delays, which drops the events', () => {
     const policy = pipe(
       Schedule.constant(100),
       Schedule.withHint(() => -1, { max: 1_000 })
     )
-    deepStrictEqual(Schedule.delays(policy, { limit: 2 }), [100, 100])
+    deepStrictEqual(Driver.delays(policy, { limit: 2 }), [100, 100])
   })
 })
 

@@ -54,7 +54,7 @@ interface Stepped {
 /**
  * Drives a schedule one step at a time with `RetryState.next`, as a durable worker would: every state goes
  * through JSON before the next step, and the `Random` is rebuilt from it each time. Time is simulated as in
- * `Schedule.delays`: each attempt takes `attemptDuration`, the next one starts at `dueAt`.
+ * `Driver.delays`: each attempt takes `attemptDuration`, the next one starts at `dueAt`.
  */
 const stepThrough = <In>(
   schedule: Schedule.Schedule<In>,
@@ -223,11 +223,11 @@ describe('RetryState', () => {
   })
 
   describe('next', () => {
-    it('stepping a stored state, JSON round-tripped at every step, should make the delays and decisions of Schedule.delays with the same seed', () => {
+    it('stepping a stored state, JSON round-tripped at every step, should make the delays and decisions of Driver.delays with the same seed', () => {
       fc.assert(
         fc.property(scheduleArbitrary(), runContextArbitrary, (schedule, context: RunContext) => {
           const stepped = stepThrough(schedule, context)
-          const expected = Schedule.delays(schedule, {
+          const expected = Driver.delays(schedule, {
             random: Random.seeded(context.seed),
             input: context.input,
             attemptDuration: context.attemptDuration,
@@ -467,7 +467,7 @@ describe('RetryState', () => {
       )()
       await clock.runAll()
       await run
-      deepStrictEqual(delays, Schedule.delays(jittered, { random: Random.seeded(9) }))
+      deepStrictEqual(delays, Driver.delays(jittered, { random: Random.seeded(9) }))
       let failedAt = 1000 + 30
       let cumulative = 0
       states.forEach((state, i) => {

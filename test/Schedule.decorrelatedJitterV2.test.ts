@@ -23,7 +23,7 @@ const median = (xs: ReadonlyArray<number>): number => {
 
 describe('Schedule.decorrelatedJitterV2', () => {
   it('should wait f(k + u) − f(k − 1 + u′), scaled by medianFirstRetryDelay / 1.4', () => {
-    const ds = Schedule.delays(Schedule.decorrelatedJitterV2(100), { random: Random.fixed(0.5), limit: 4 })
+    const ds = Driver.delays(Schedule.decorrelatedJitterV2(100), { random: Random.fixed(0.5), limit: 4 })
     const expected = [f(0.5), f(1.5) - f(0.5), f(2.5) - f(1.5), f(3.5) - f(2.5)].map((x) => (x * 100) / 1.4)
     ds.forEach((d, i) => ok(Math.abs(d - expected[i]) < 1e-9, `delay ${i}: ${d} vs ${expected[i]}`))
     // the published shape at the median draw: retries at about 90, 200, 400, 800 ms
@@ -31,13 +31,13 @@ describe('Schedule.decorrelatedJitterV2', () => {
   })
 
   it('should wait 0 ms first when the first draw is 0 (f(0) = 0), as Polly does', () => {
-    deepStrictEqual(Schedule.delays(Schedule.decorrelatedJitterV2(100), { random: Random.fixed(0), limit: 1 }), [0])
+    deepStrictEqual(Driver.delays(Schedule.decorrelatedJitterV2(100), { random: Random.fixed(0), limit: 1 }), [0])
   })
 
   it('should put retry k at f(k + u_k) · median / 1.4 after the first failure: the delays telescope', () => {
     fc.assert(
       fc.property(seedArbitrary, fc.integer({ min: 1, max: 5000 }), (seed, m) => {
-        const ds = Schedule.delays(Schedule.decorrelatedJitterV2(m), { random: Random.seeded(seed), limit: 12 })
+        const ds = Driver.delays(Schedule.decorrelatedJitterV2(m), { random: Random.seeded(seed), limit: 12 })
         const us = draws(seed, 12)
         let sum = 0
         ds.forEach((d, k) => {
@@ -51,7 +51,7 @@ describe('Schedule.decorrelatedJitterV2', () => {
 
   it('should put the median time of retry k near medianFirstRetryDelay · 2^k', () => {
     const runs = Array.from({ length: 801 }, (_, seed) =>
-      Schedule.delays(Schedule.decorrelatedJitterV2(100), { random: Random.seeded(seed), limit: 6 })
+      Driver.delays(Schedule.decorrelatedJitterV2(100), { random: Random.seeded(seed), limit: 6 })
     )
     for (let k = 0; k < 6; k++) {
       const times = runs.map((ds) => ds.slice(0, k + 1).reduce((a, b) => a + b, 0))
@@ -68,7 +68,7 @@ describe('Schedule.decorrelatedJitterV2', () => {
         fc.double({ min: 0, max: 1e6, noNaN: true }),
         fc.double({ min: 0, max: 1e7, noNaN: true }),
         (seed, m, max) => {
-          const ds = Schedule.delays(Schedule.decorrelatedJitterV2(m, max), { random: Random.seeded(seed), limit: 40 })
+          const ds = Driver.delays(Schedule.decorrelatedJitterV2(m, max), { random: Random.seeded(seed), limit: 40 })
           strictEqual(ds.length, 40)
           for (const d of ds) ok(Number.isFinite(d) && d >= 0 && d <= max, `delay ${d}`)
         }
@@ -77,18 +77,18 @@ describe('Schedule.decorrelatedJitterV2', () => {
   })
 
   it('should cap at maxDelay once the formula passes it', () => {
-    const ds = Schedule.delays(Schedule.decorrelatedJitterV2(100, 1000), { random: Random.fixed(0.5), limit: 8 })
+    const ds = Driver.delays(Schedule.decorrelatedJitterV2(100, 1000), { random: Random.fixed(0.5), limit: 8 })
     deepStrictEqual(ds.slice(5), [1000, 1000, 1000])
   })
 
   it('should saturate at maxDelay (or the largest delay) past 1024 retries, never NaN or infinite', () => {
-    const unbounded = Schedule.delays(Schedule.decorrelatedJitterV2(10), { random: Random.seeded(3), limit: 1100 })
+    const unbounded = Driver.delays(Schedule.decorrelatedJitterV2(10), { random: Random.seeded(3), limit: 1100 })
     ok(unbounded.every((d) => Number.isFinite(d) && d >= 0))
     deepStrictEqual(
       unbounded.slice(-50),
       Array.from({ length: 50 }, () => MAX)
     )
-    const bounded = Schedule.delays(Schedule.decorrelatedJitterV2(10, 5000), { random: Random.seeded(3), limit: 1100 })
+    const bounded = Driver.delays(Schedule.decorrelatedJitterV2(10, 5000), { random: Random.seeded(3), limit: 1100 })
     deepStrictEqual(
       bounded.slice(-50),
       Array.from({ length: 50 }, () => 5000)
@@ -96,7 +96,7 @@ describe('Schedule.decorrelatedJitterV2', () => {
   })
 
   it('should wait 0 ms every time with a median of 0, even past the overflow', () => {
-    const ds = Schedule.delays(Schedule.decorrelatedJitterV2(0), { random: Random.seeded(1), limit: 1100 })
+    const ds = Driver.delays(Schedule.decorrelatedJitterV2(0), { random: Random.seeded(1), limit: 1100 })
     ok(ds.every((d) => d === 0))
   })
 

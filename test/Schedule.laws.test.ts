@@ -3,6 +3,7 @@ import { pipe } from 'fp-ts/function'
 import type { Monoid } from 'fp-ts/Monoid'
 import * as Random from '../src/Random'
 import * as Schedule from '../src/Schedule'
+import * as Driver from '../src/Driver'
 import {
   type RunContext,
   advanceRun,
@@ -69,7 +70,7 @@ const monoidLaws = (name: string, M: Monoid<Schedule.Schedule<number>>): void =>
 
 /** The delays of a status-free schedule with every draw equal to `u`: what it does alone, step by step. */
 const alone = (s: Schedule.Schedule<number>, u: number, input: number, limit: number): ReadonlyArray<number> =>
-  Schedule.delays(s, { random: Random.fixed(u), input, limit })
+  Driver.delays(s, { random: Random.fixed(u), input, limit })
 
 describe('Schedule', () => {
   describe('laws', () => {
@@ -302,7 +303,7 @@ describe('Schedule', () => {
       )
     })
 
-    it('should make the decisions Schedule.delays and a Driver report', () => {
+    it('should make the decisions Driver.delays and a Driver report', () => {
       fc.assert(
         fc.property(schedule, runContextArbitrary, (s, context) => {
           const steps = trace(s, planOf(context))

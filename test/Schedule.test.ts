@@ -64,7 +64,7 @@ describe('Schedule', () => {
   describe('make', () => {
     it('should step from its initial state through the states it returns', () => {
       const three = Schedule.make(1, (n: number) => (n <= 3 ? Schedule.continueAfter(10 * n, n + 1) : Schedule.done))
-      deepStrictEqual(Schedule.delays(three), [10, 20, 30])
+      deepStrictEqual(Driver.delays(three), [10, 20, 30])
     })
 
     it('should keep the initial state it is given', () => {
@@ -78,7 +78,7 @@ describe('Schedule', () => {
         seen.push(context)
         return n < 2 ? Schedule.continueAfter(100, n + 1) : Schedule.done
       })
-      deepStrictEqual(Schedule.delays(s, { input: 'boom', attemptDuration: 10, random }), [100, 100])
+      deepStrictEqual(Driver.delays(s, { input: 'boom', attemptDuration: 10, random }), [100, 100])
       deepStrictEqual(seen, [
         {
           input: 'boom',
@@ -122,7 +122,7 @@ describe('Schedule', () => {
       (name, bad) => {
         const s = Schedule.make(null, () => Schedule.continueAfter(bad, null), { description: 'bad' })
         throwsRangeError(
-          () => Schedule.delays(s),
+          () => Driver.delays(s),
           new RegExp(`^Schedule\\.make: the step of bad returned the delay ${escapeRegExp(name)}; a delay must be`)
         )
       }
@@ -137,7 +137,7 @@ describe('Schedule', () => {
     ])('should reject a step that returns %s, not a Decision, with a TypeError naming the schedule', (name, answer) => {
       const s = Schedule.make(null, () => answer as Schedule.Decision<null>, { description: 'odd' })
       throwsTypeError(
-        () => Schedule.delays(s),
+        () => Driver.delays(s),
         new RegExp(`^Schedule\\.make: the step of odd returned ${escapeRegExp(name)}; it must return a Decision$`)
       )
     })
@@ -145,46 +145,46 @@ describe('Schedule', () => {
 
   describe('forever', () => {
     it('should retry with no delay until the limit', () => {
-      deepStrictEqual(Schedule.delays(Schedule.forever, { limit: 3 }), [0, 0, 0])
+      deepStrictEqual(Driver.delays(Schedule.forever, { limit: 3 }), [0, 0, 0])
     })
   })
 
   describe('stop', () => {
     it('should never retry', () => {
-      deepStrictEqual(Schedule.delays(Schedule.stop), [])
+      deepStrictEqual(Driver.delays(Schedule.stop), [])
     })
   })
 
   describe('constant', () => {
     it('should wait the same delay every time', () => {
-      deepStrictEqual(Schedule.delays(Schedule.constant(50), { limit: 4 }), [50, 50, 50, 50])
+      deepStrictEqual(Driver.delays(Schedule.constant(50), { limit: 4 }), [50, 50, 50, 50])
     })
 
     it('should saturate a delay beyond Number.MAX_SAFE_INTEGER', () => {
-      deepStrictEqual(Schedule.delays(Schedule.constant(1e300), { limit: 2 }), [MAX, MAX])
+      deepStrictEqual(Driver.delays(Schedule.constant(1e300), { limit: 2 }), [MAX, MAX])
     })
   })
 
   describe('exponential', () => {
     it('should double from base by default', () => {
-      deepStrictEqual(Schedule.delays(Schedule.exponential(100), { limit: 5 }), [100, 200, 400, 800, 1600])
+      deepStrictEqual(Driver.delays(Schedule.exponential(100), { limit: 5 }), [100, 200, 400, 800, 1600])
     })
 
     it('should multiply by factor', () => {
-      deepStrictEqual(Schedule.delays(Schedule.exponential(100, 3), { limit: 3 }), [100, 300, 900])
+      deepStrictEqual(Driver.delays(Schedule.exponential(100, 3), { limit: 3 }), [100, 300, 900])
     })
 
     it('should wait base · factor^n before retry n + 1', () => {
       fc.assert(
         fc.property(fc.integer({ min: 0, max: 1000 }), fc.integer({ min: 1, max: 5 }), (base, factor) => {
           const expected = Array.from({ length: 10 }, (_, n) => base * factor ** n)
-          deepStrictEqual(Schedule.delays(Schedule.exponential(base, factor), { limit: 10 }), expected)
+          deepStrictEqual(Driver.delays(Schedule.exponential(base, factor), { limit: 10 }), expected)
         })
       )
     })
 
     it('should saturate at Number.MAX_SAFE_INTEGER instead of reaching Infinity', () => {
-      const ds = Schedule.delays(Schedule.exponential(100), { limit: 5001 })
+      const ds = Driver.delays(Schedule.exponential(100), { limit: 5001 })
       expect(ds).toHaveLength(5001)
       expect(Number.isFinite(last(ds))).toBe(true)
       deepStrictEqual(last(ds), MAX)
@@ -192,31 +192,31 @@ describe('Schedule', () => {
     })
 
     it('should saturate a huge factor', () => {
-      deepStrictEqual(Schedule.delays(Schedule.exponential(1, 1e300), { limit: 3 }), [1, MAX, MAX])
+      deepStrictEqual(Driver.delays(Schedule.exponential(1, 1e300), { limit: 3 }), [1, MAX, MAX])
     })
   })
 
   describe('linear', () => {
     it('should wait step, 2·step, 3·step, ...', () => {
-      deepStrictEqual(Schedule.delays(Schedule.linear(100), { limit: 4 }), [100, 200, 300, 400])
+      deepStrictEqual(Driver.delays(Schedule.linear(100), { limit: 4 }), [100, 200, 300, 400])
     })
 
     it('should wait (n + 1)·step before retry n + 1', () => {
       fc.assert(
         fc.property(fc.integer({ min: 0, max: 1000 }), (step) => {
           const expected = Array.from({ length: 20 }, (_, n) => (n + 1) * step)
-          deepStrictEqual(Schedule.delays(Schedule.linear(step), { limit: 20 }), expected)
+          deepStrictEqual(Driver.delays(Schedule.linear(step), { limit: 20 }), expected)
         })
       )
     })
 
     it('should saturate at Number.MAX_SAFE_INTEGER', () => {
       const step = 2 ** 51
-      deepStrictEqual(Schedule.delays(Schedule.linear(step), { limit: 5 }), [step, 2 * step, 3 * step, MAX, MAX])
+      deepStrictEqual(Driver.delays(Schedule.linear(step), { limit: 5 }), [step, 2 * step, 3 * step, MAX, MAX])
     })
 
     it('should stay finite at large counts', () => {
-      const ds = Schedule.delays(Schedule.linear(1e12), { limit: 10000 })
+      const ds = Driver.delays(Schedule.linear(1e12), { limit: 10000 })
       expect(Number.isFinite(last(ds))).toBe(true)
       deepStrictEqual(last(ds), MAX)
     })
@@ -224,7 +224,7 @@ describe('Schedule', () => {
 
   describe('fibonacci', () => {
     it('should wait b, b, 2b, 3b, 5b, 8b, ...', () => {
-      deepStrictEqual(Schedule.delays(Schedule.fibonacci(10), { limit: 7 }), [10, 10, 20, 30, 50, 80, 130])
+      deepStrictEqual(Driver.delays(Schedule.fibonacci(10), { limit: 7 }), [10, 10, 20, 30, 50, 80, 130])
     })
 
     it('should follow the Fibonacci sequence scaled by base', () => {
@@ -233,7 +233,7 @@ describe('Schedule', () => {
           const fib = [1, 1]
           while (fib.length < 25) fib.push(fib[fib.length - 1] + fib[fib.length - 2])
           deepStrictEqual(
-            Schedule.delays(Schedule.fibonacci(base), { limit: 25 }),
+            Driver.delays(Schedule.fibonacci(base), { limit: 25 }),
             fib.map((f) => f * base)
           )
         })
@@ -241,7 +241,7 @@ describe('Schedule', () => {
     })
 
     it('should saturate at Number.MAX_SAFE_INTEGER at large counts', () => {
-      const ds = Schedule.delays(Schedule.fibonacci(1), { limit: 5001 })
+      const ds = Driver.delays(Schedule.fibonacci(1), { limit: 5001 })
       expect(Number.isFinite(last(ds))).toBe(true)
       deepStrictEqual(last(ds), MAX)
       expect(ds.every((d, i) => i === 0 || d >= ds[i - 1])).toBe(true)
@@ -250,11 +250,11 @@ describe('Schedule', () => {
 
   describe('fromDelays', () => {
     it('should wait the given delays in order, then stop', () => {
-      deepStrictEqual(Schedule.delays(Schedule.fromDelays([10, 100, 1000])), [10, 100, 1000])
+      deepStrictEqual(Driver.delays(Schedule.fromDelays([10, 100, 1000])), [10, 100, 1000])
     })
 
     it('should never retry when the list is empty', () => {
-      deepStrictEqual(Schedule.delays(Schedule.fromDelays([])), [])
+      deepStrictEqual(Driver.delays(Schedule.fromDelays([])), [])
     })
 
     it('should copy its array: mutating the input later changes nothing', () => {
@@ -262,13 +262,13 @@ describe('Schedule', () => {
       const s = Schedule.fromDelays(input)
       input[0] = 999
       input.push(40)
-      deepStrictEqual(Schedule.delays(s), [10, 20, 30])
+      deepStrictEqual(Driver.delays(s), [10, 20, 30])
     })
   })
 
   describe('randomBetween', () => {
     it('should map a draw u to min + u·(max - min)', () => {
-      const ds = Schedule.delays(Schedule.randomBetween(100, 200), { random: Random.fixed(0.25), limit: 2 })
+      const ds = Driver.delays(Schedule.randomBetween(100, 200), { random: Random.fixed(0.25), limit: 2 })
       deepStrictEqual(ds, [125, 125])
     })
 
@@ -279,7 +279,7 @@ describe('Schedule', () => {
           fc.integer({ min: 0, max: 10000 }),
           fc.integer({ min: 1, max: 10000 }),
           (seed, min, width) => {
-            const ds = Schedule.delays(Schedule.randomBetween(min, min + width), {
+            const ds = Driver.delays(Schedule.randomBetween(min, min + width), {
               random: Random.seeded(seed),
               limit: 20
             })
@@ -298,7 +298,7 @@ describe('Schedule', () => {
         fc.property(seedArbitrary, (seed) => {
           const expected = draws(seed, 5).map((u) => 100 + u * 100)
           deepStrictEqual(
-            Schedule.delays(Schedule.randomBetween(100, 200), { random: Random.seeded(seed), limit: 5 }),
+            Driver.delays(Schedule.randomBetween(100, 200), { random: Random.seeded(seed), limit: 5 }),
             expected
           )
         })
@@ -309,7 +309,7 @@ describe('Schedule', () => {
       // Draws are multiples of 2^-53 in [0, 1): 1 - 2^-53 is the largest one. min + u · (max − min) can round up
       // to max itself, so the documented range is closed, like the AWS random_between.
       const top = Random.fixed(1 - 2 ** -53)
-      const ds = Schedule.delays(Schedule.randomBetween(100, 200), { random: top, limit: 1 })
+      const ds = Driver.delays(Schedule.randomBetween(100, 200), { random: top, limit: 1 })
       deepStrictEqual(
         ds.filter((d) => !(d >= 100 && d <= 200)),
         []
@@ -317,14 +317,14 @@ describe('Schedule', () => {
     })
 
     it('should wait exactly min when min equals max', () => {
-      deepStrictEqual(Schedule.delays(Schedule.randomBetween(70, 70), { limit: 3 }), [70, 70, 70])
+      deepStrictEqual(Driver.delays(Schedule.randomBetween(70, 70), { limit: 3 }), [70, 70, 70])
     })
 
     it('should read a max beyond Number.MAX_SAFE_INTEGER as Number.MAX_SAFE_INTEGER', () => {
       const s = Schedule.randomBetween(0, 1e20)
       deepStrictEqual(s.description, `randomBetween(0, ${MAX})`)
-      deepStrictEqual(Schedule.delays(s, { random: Random.fixed(0.5), limit: 2 }), [MAX / 2, MAX / 2])
-      const top = Schedule.delays(s, { random: Random.fixed(1 - 2 ** -53), limit: 1 })
+      deepStrictEqual(Driver.delays(s, { random: Random.fixed(0.5), limit: 2 }), [MAX / 2, MAX / 2])
+      const top = Driver.delays(s, { random: Random.fixed(1 - 2 ** -53), limit: 1 })
       // within rounding of the top of the range, never past it
       deepStrictEqual(
         top.filter((d) => !(d >= MAX - 2 && d <= MAX)),
@@ -335,7 +335,7 @@ describe('Schedule', () => {
 
   describe('decorrelatedJitter', () => {
     it('should give fractional delays: [20, 35, 57.5, 91.25] for base 10, cap 100 and draws of 0.5', () => {
-      const ds = Schedule.delays(Schedule.decorrelatedJitter(10, 100), { random: Random.fixed(0.5), limit: 5 })
+      const ds = Driver.delays(Schedule.decorrelatedJitter(10, 100), { random: Random.fixed(0.5), limit: 5 })
       deepStrictEqual(ds, [20, 35, 57.5, 91.25, 100])
     })
 
@@ -356,7 +356,7 @@ describe('Schedule', () => {
           fc.integer({ min: 0, max: 100000 }),
           (seed, base, extra) => {
             const cap = base + extra
-            const ds = Schedule.delays(Schedule.decorrelatedJitter(base, cap), {
+            const ds = Driver.delays(Schedule.decorrelatedJitter(base, cap), {
               random: Random.seeded(seed),
               limit: 30
             })
@@ -374,7 +374,7 @@ describe('Schedule', () => {
           fc.integer({ min: 0, max: 5000 }),
           (seed, base, extra) => {
             const cap = base + extra
-            const ds = Schedule.delays(Schedule.decorrelatedJitter(base, cap), { random: Random.seeded(seed) })
+            const ds = Driver.delays(Schedule.decorrelatedJitter(base, cap), { random: Random.seeded(seed) })
             deepStrictEqual(
               ds.filter((d) => !(d >= base && d <= cap)),
               []
@@ -385,7 +385,7 @@ describe('Schedule', () => {
     })
 
     it('should saturate delays at Number.MAX_SAFE_INTEGER when cap is beyond it', () => {
-      const ds = Schedule.delays(Schedule.decorrelatedJitter(1, 1e300), { random: Random.fixed(0.9), limit: 100 })
+      const ds = Driver.delays(Schedule.decorrelatedJitter(1, 1e300), { random: Random.fixed(0.9), limit: 100 })
       expect(ds).toHaveLength(100)
       deepStrictEqual(last(ds), MAX)
     })
@@ -395,7 +395,7 @@ describe('Schedule', () => {
     it('should start at maxDelay / 2^maxDoublings, double maxDoublings times, then stay at maxDelay', () => {
       // "after 10 failures in a row stop growing" and "retry within 10 s of recovery"
       const s = Schedule.truncatedBinaryExponential({ maxDoublings: 9, maxDelay: 10000 })
-      const ds = Schedule.delays(s, { limit: 13 })
+      const ds = Driver.delays(s, { limit: 13 })
       deepStrictEqual(ds[0], 19.53125)
       deepStrictEqual(ds, [19.53125, 39.0625, 78.125, 156.25, 312.5, 625, 1250, 2500, 5000, 10000, 10000, 10000, 10000])
     })
@@ -403,7 +403,7 @@ describe('Schedule', () => {
     it('should double exactly maxDoublings times for any maxDoublings and maxDelay', () => {
       fc.assert(
         fc.property(fc.nat(40), fc.integer({ min: 1, max: 1e9 }), (maxDoublings, maxDelay) => {
-          const ds = Schedule.delays(Schedule.truncatedBinaryExponential({ maxDoublings, maxDelay }), {
+          const ds = Driver.delays(Schedule.truncatedBinaryExponential({ maxDoublings, maxDelay }), {
             limit: maxDoublings + 3
           })
           const expected = Array.from({ length: maxDoublings + 3 }, (_, n) =>
@@ -416,7 +416,7 @@ describe('Schedule', () => {
 
     it('should still reach maxDelay after maxDoublings retries when 2^maxDoublings overflows', () => {
       const maxDoublings = 1100
-      const ds = Schedule.delays(Schedule.truncatedBinaryExponential({ maxDoublings, maxDelay: 10000 }), {
+      const ds = Driver.delays(Schedule.truncatedBinaryExponential({ maxDoublings, maxDelay: 10000 }), {
         limit: maxDoublings + 2
       })
       deepStrictEqual(ds.slice(maxDoublings), [10000, 10000])
@@ -428,7 +428,7 @@ describe('Schedule', () => {
       const policy = Schedule.fromPolicy((status) =>
         status.iterNumber < 3 ? O.some(100 * (status.iterNumber + 1)) : O.none
       )
-      deepStrictEqual(Schedule.delays(policy), [100, 200, 300])
+      deepStrictEqual(Driver.delays(policy), [100, 200, 300])
     })
 
     it('should show the policy iterNumber, elapsed, cumulativeDelay and previousDelay', () => {
@@ -437,7 +437,7 @@ describe('Schedule', () => {
         seen.push(status)
         return status.iterNumber < 3 ? O.some(100 * 2 ** status.iterNumber) : O.none
       })
-      deepStrictEqual(Schedule.delays(policy, { attemptDuration: 10 }), [100, 200, 400])
+      deepStrictEqual(Driver.delays(policy, { attemptDuration: 10 }), [100, 200, 400])
       deepStrictEqual<ReadonlyArray<RetryStatus>>(seen, [
         { iterNumber: 0, elapsed: 10, cumulativeDelay: 0, previousDelay: O.none },
         { iterNumber: 1, elapsed: 120, cumulativeDelay: 100, previousDelay: O.some(100) },
@@ -448,7 +448,7 @@ describe('Schedule', () => {
 
     it('should show the initial status on the first decision of an instant attempt', () => {
       const seen: Array<RetryStatus> = []
-      Schedule.delays(
+      Driver.delays(
         Schedule.fromPolicy((status) => {
           seen.push(status)
           return O.none
@@ -461,7 +461,7 @@ describe('Schedule', () => {
       'should reject a policy that answers some(%s) with a RangeError naming the policy',
       (name, bad) => {
         throwsRangeError(
-          () => Schedule.delays(Schedule.fromPolicy(() => O.some(bad))),
+          () => Driver.delays(Schedule.fromPolicy(() => O.some(bad))),
           new RegExp(`^Schedule\\.fromPolicy: the policy returned the delay ${escapeRegExp(name)};`)
         )
       }
@@ -472,7 +472,7 @@ describe('Schedule', () => {
       ['{"_tag":"Just","value":5}', { _tag: 'Just', value: 5 }]
     ])('should reject a policy that answers %s, not an Option, with a TypeError', (name, answer) => {
       throwsTypeError(
-        () => Schedule.delays(Schedule.fromPolicy(() => answer as O.Option<number>)),
+        () => Driver.delays(Schedule.fromPolicy(() => answer as O.Option<number>)),
         new RegExp(
           `^Schedule\\.fromPolicy: the policy returned ${escapeRegExp(name)}; it must return an Option of a delay$`
         )
@@ -499,25 +499,25 @@ describe('Schedule', () => {
       for (const policy of policies) {
         const expected = retryTsDelays(policy)
         expect(expected.length).toBeGreaterThan(0)
-        deepStrictEqual(Schedule.delays(Schedule.fromPolicy(policy)), expected)
+        deepStrictEqual(Driver.delays(Schedule.fromPolicy(policy)), expected)
       }
-      deepStrictEqual(Schedule.delays(Schedule.fromPolicy(policies[1])), [100, 200, 250, 250, 250])
+      deepStrictEqual(Driver.delays(Schedule.fromPolicy(policies[1])), [100, 200, 250, 250, 250])
     })
   })
 
   describe('recurs', () => {
     it('should make exactly n retries with no delay', () => {
-      deepStrictEqual(Schedule.delays(Schedule.recurs(3)), [0, 0, 0])
+      deepStrictEqual(Driver.delays(Schedule.recurs(3)), [0, 0, 0])
     })
 
     it('should never retry for n = 0', () => {
-      deepStrictEqual(Schedule.delays(Schedule.recurs(0)), [])
+      deepStrictEqual(Driver.delays(Schedule.recurs(0)), [])
     })
 
     it('should make exactly n retries (n delays) for any n', () => {
       fc.assert(
         fc.property(fc.nat(300), (n) => {
-          deepStrictEqual(Schedule.delays(Schedule.recurs(n), { limit: n + 10 }), Array<number>(n).fill(0))
+          deepStrictEqual(Driver.delays(Schedule.recurs(n), { limit: n + 10 }), Array<number>(n).fill(0))
         })
       )
     })
@@ -526,7 +526,7 @@ describe('Schedule', () => {
       fc.assert(
         fc.property(fc.nat(50), fc.integer({ min: 0, max: 1000 }), (n, d) => {
           const s = pipe(Schedule.constant(d), Schedule.intersect(Schedule.recurs(n)))
-          deepStrictEqual(Schedule.delays(s, { limit: n + 10 }), Array<number>(n).fill(d))
+          deepStrictEqual(Driver.delays(s, { limit: n + 10 }), Array<number>(n).fill(d))
         })
       )
     })
@@ -534,8 +534,8 @@ describe('Schedule', () => {
 
   describe('fixed', () => {
     it('should start an attempt every ms, whatever the attempts take', () => {
-      deepStrictEqual(Schedule.delays(Schedule.fixed(1000), { limit: 3, attemptDuration: 300 }), [700, 700, 700])
-      deepStrictEqual(Schedule.delays(Schedule.fixed(1000), { limit: 2, attemptDuration: 1500 }), [0, 0])
+      deepStrictEqual(Driver.delays(Schedule.fixed(1000), { limit: 3, attemptDuration: 300 }), [700, 700, 700])
+      deepStrictEqual(Driver.delays(Schedule.fixed(1000), { limit: 2, attemptDuration: 1500 }), [0, 0])
     })
 
     it('should not drift, and let missed slots go rather than pile up', () => {
@@ -555,12 +555,12 @@ describe('Schedule', () => {
 
   describe('windowed', () => {
     it('should wait until the next boundary of ms-long windows counted from the start', () => {
-      deepStrictEqual(Schedule.delays(Schedule.windowed(1000), { limit: 2, attemptDuration: 300 }), [700, 700])
-      deepStrictEqual(Schedule.delays(Schedule.windowed(1000), { limit: 2, attemptDuration: 1500 }), [500, 500])
+      deepStrictEqual(Driver.delays(Schedule.windowed(1000), { limit: 2, attemptDuration: 300 }), [700, 700])
+      deepStrictEqual(Driver.delays(Schedule.windowed(1000), { limit: 2, attemptDuration: 1500 }), [500, 500])
     })
 
     it('should wait a whole window when an attempt ends exactly on a boundary', () => {
-      deepStrictEqual(Schedule.delays(Schedule.windowed(1000), { limit: 2, attemptDuration: 1000 }), [1000, 1000])
+      deepStrictEqual(Driver.delays(Schedule.windowed(1000), { limit: 2, attemptDuration: 1000 }), [1000, 1000])
     })
 
     it('should read the time', () => {
@@ -571,32 +571,32 @@ describe('Schedule', () => {
   describe('capped', () => {
     it('should replace each delay by min(delay, max)', () => {
       const s = pipe(Schedule.exponential(100), Schedule.capped(300))
-      deepStrictEqual(Schedule.delays(s, { limit: 5 }), [100, 200, 300, 300, 300])
+      deepStrictEqual(Driver.delays(s, { limit: 5 }), [100, 200, 300, 300, 300])
     })
 
     it('should never turn a stop into a retry', () => {
-      deepStrictEqual(Schedule.delays(pipe(Schedule.stop, Schedule.capped(100))), [])
-      deepStrictEqual(Schedule.delays(pipe(Schedule.fromDelays([500, 50]), Schedule.capped(100))), [100, 50])
+      deepStrictEqual(Driver.delays(pipe(Schedule.stop, Schedule.capped(100))), [])
+      deepStrictEqual(Driver.delays(pipe(Schedule.fromDelays([500, 50]), Schedule.capped(100))), [100, 50])
     })
   })
 
   describe('minDelay', () => {
     it('should replace each delay by max(delay, min)', () => {
-      deepStrictEqual(Schedule.delays(pipe(Schedule.fromDelays([5, 50, 500]), Schedule.minDelay(100))), [100, 100, 500])
+      deepStrictEqual(Driver.delays(pipe(Schedule.fromDelays([5, 50, 500]), Schedule.minDelay(100))), [100, 100, 500])
     })
 
     it('should raise a jittered delay close to 0', () => {
       const s = pipe(Schedule.constant(1000), Schedule.fullJitter, Schedule.minDelay(100))
-      deepStrictEqual(Schedule.delays(s, { random: Random.fixed(0), limit: 2 }), [100, 100])
+      deepStrictEqual(Driver.delays(s, { random: Random.fixed(0), limit: 2 }), [100, 100])
     })
 
     it('should never turn a stop into a retry', () => {
-      deepStrictEqual(Schedule.delays(pipe(Schedule.stop, Schedule.minDelay(100))), [])
-      deepStrictEqual(Schedule.delays(pipe(Schedule.recurs(2), Schedule.minDelay(100))), [100, 100])
+      deepStrictEqual(Driver.delays(pipe(Schedule.stop, Schedule.minDelay(100))), [])
+      deepStrictEqual(Driver.delays(pipe(Schedule.recurs(2), Schedule.minDelay(100))), [100, 100])
     })
 
     it('should saturate at Number.MAX_SAFE_INTEGER when min is beyond it', () => {
-      deepStrictEqual(Schedule.delays(pipe(Schedule.constant(1), Schedule.minDelay(1e20)), { limit: 2 }), [MAX, MAX])
+      deepStrictEqual(Driver.delays(pipe(Schedule.constant(1), Schedule.minDelay(1e20)), { limit: 2 }), [MAX, MAX])
     })
   })
 
@@ -606,7 +606,7 @@ describe('Schedule', () => {
         Schedule.linear(100),
         Schedule.modifyDelay((d) => d + 5)
       )
-      deepStrictEqual(Schedule.delays(s, { limit: 3 }), [105, 205, 305])
+      deepStrictEqual(Driver.delays(s, { limit: 3 }), [105, 205, 305])
     })
 
     it.each(notDelays)('should throw a RangeError naming Schedule.modifyDelay when f returns %s', (name, value) => {
@@ -615,13 +615,13 @@ describe('Schedule', () => {
         Schedule.modifyDelay(() => value)
       )
       throwsRangeError(
-        () => Schedule.delays(s),
+        () => Driver.delays(s),
         new RegExp(`^Schedule\\.modifyDelay: f returned the delay ${escapeRegExp(name)};`)
       )
     })
 
     it('should turn a -0 from f into 0', () => {
-      const ds = Schedule.delays(
+      const ds = Driver.delays(
         pipe(
           Schedule.constant(100),
           Schedule.modifyDelay(() => -0)
@@ -635,8 +635,8 @@ describe('Schedule', () => {
   describe('fullJitter', () => {
     it('should replace each delay d by d · u', () => {
       const s = pipe(Schedule.exponential(100), Schedule.fullJitter)
-      deepStrictEqual(Schedule.delays(s, { random: Random.fixed(0.5), limit: 3 }), [50, 100, 200])
-      deepStrictEqual(Schedule.delays(s, { random: Random.fixed(0), limit: 3 }), [0, 0, 0])
+      deepStrictEqual(Driver.delays(s, { random: Random.fixed(0.5), limit: 3 }), [50, 100, 200])
+      deepStrictEqual(Driver.delays(s, { random: Random.fixed(0), limit: 3 }), [0, 0, 0])
     })
 
     it('should draw u from the run Random', () => {
@@ -644,7 +644,7 @@ describe('Schedule', () => {
         fc.property(seedArbitrary, (seed) => {
           const s = pipe(Schedule.constant(1000), Schedule.fullJitter)
           deepStrictEqual(
-            Schedule.delays(s, { random: Random.seeded(seed), limit: 10 }),
+            Driver.delays(s, { random: Random.seeded(seed), limit: 10 }),
             draws(seed, 10).map((u) => 1000 * u)
           )
         })
@@ -662,7 +662,7 @@ describe('Schedule', () => {
             const s = pipe(Schedule.exponential(base), Schedule.capped(cap), Schedule.fullJitter)
             const hand = Random.seeded(seed)
             const expected = Array.from({ length: 20 }, (_, n) => 0 + hand.next() * (Math.min(cap, base * 2 ** n) - 0))
-            deepStrictEqual(Schedule.delays(s, { random: Random.seeded(seed), limit: 20 }), expected)
+            deepStrictEqual(Driver.delays(s, { random: Random.seeded(seed), limit: 20 }), expected)
           }
         )
       )
@@ -672,15 +672,15 @@ describe('Schedule', () => {
   describe('equalJitter', () => {
     it('should replace each delay d by d/2 + u · d/2', () => {
       const s = pipe(Schedule.constant(100), Schedule.equalJitter)
-      deepStrictEqual(Schedule.delays(s, { random: Random.fixed(0.5), limit: 2 }), [75, 75])
-      deepStrictEqual(Schedule.delays(s, { random: Random.fixed(0), limit: 2 }), [50, 50])
+      deepStrictEqual(Driver.delays(s, { random: Random.fixed(0.5), limit: 2 }), [75, 75])
+      deepStrictEqual(Driver.delays(s, { random: Random.fixed(0), limit: 2 }), [50, 50])
     })
 
     it('should draw u from the run Random and stay in [d/2, d]', () => {
       fc.assert(
         fc.property(seedArbitrary, fc.integer({ min: 1, max: 100000 }), (seed, d) => {
           const s = pipe(Schedule.constant(d), Schedule.equalJitter)
-          const ds = Schedule.delays(s, { random: Random.seeded(seed), limit: 10 })
+          const ds = Driver.delays(s, { random: Random.seeded(seed), limit: 10 })
           deepStrictEqual(
             ds,
             draws(seed, 10).map((u) => d / 2 + u * (d / 2))
@@ -695,7 +695,7 @@ describe('Schedule', () => {
     it('should never exceed d, even for a subnormal d', () => {
       // d / 2 rounds up when d is subnormal: 1.5e-323 / 2 is 1e-323, and 1e-323 + 0.9 · 1e-323 is 2e-323
       const d = 1.5e-323
-      const ds = Schedule.delays(pipe(Schedule.constant(d), Schedule.equalJitter), {
+      const ds = Driver.delays(pipe(Schedule.constant(d), Schedule.equalJitter), {
         random: Random.fixed(0.9),
         limit: 1
       })
@@ -709,8 +709,8 @@ describe('Schedule', () => {
   describe('jittered', () => {
     it('should scale each delay by a factor drawn in [min, max), 0.8 to 1.2 by default', () => {
       const s = pipe(Schedule.exponential(100), Schedule.jittered())
-      deepStrictEqual(Schedule.delays(s, { random: Random.fixed(0.5), limit: 3 }), [100, 200, 400])
-      deepStrictEqual(Schedule.delays(s, { random: Random.fixed(0), limit: 3 }), [80, 160, 320])
+      deepStrictEqual(Driver.delays(s, { random: Random.fixed(0.5), limit: 3 }), [100, 200, 400])
+      deepStrictEqual(Driver.delays(s, { random: Random.fixed(0), limit: 3 }), [80, 160, 320])
     })
 
     it('should draw the factor from the run Random', () => {
@@ -718,7 +718,7 @@ describe('Schedule', () => {
         fc.property(seedArbitrary, fc.integer({ min: 0, max: 100000 }), (seed, d) => {
           const s = pipe(Schedule.constant(d), Schedule.jittered(0.5, 1.5))
           deepStrictEqual(
-            Schedule.delays(s, { random: Random.seeded(seed), limit: 10 }),
+            Driver.delays(s, { random: Random.seeded(seed), limit: 10 }),
             draws(seed, 10).map((u) => d * (0.5 + u * 1))
           )
         })
@@ -726,11 +726,11 @@ describe('Schedule', () => {
     })
 
     it('should saturate at Number.MAX_SAFE_INTEGER', () => {
-      deepStrictEqual(Schedule.delays(pipe(Schedule.constant(MAX), Schedule.jittered(2, 3)), { limit: 2 }), [MAX, MAX])
+      deepStrictEqual(Driver.delays(pipe(Schedule.constant(MAX), Schedule.jittered(2, 3)), { limit: 2 }), [MAX, MAX])
     })
 
     it('should never turn a stop into a retry', () => {
-      deepStrictEqual(Schedule.delays(pipe(Schedule.stop, Schedule.jittered())), [])
+      deepStrictEqual(Driver.delays(pipe(Schedule.stop, Schedule.jittered())), [])
     })
   })
 
@@ -746,9 +746,9 @@ describe('Schedule', () => {
       )
 
     it('should wait the longer of the schedule delay and the hint clamped at max', () => {
-      deepStrictEqual(Schedule.delays(hinted(1000), { input: { retryInMs: 250 } }), [250, 250, 400])
-      deepStrictEqual(Schedule.delays(hinted(1000), { input: { retryInMs: 60_000 } }), [1000, 1000, 1000])
-      deepStrictEqual(Schedule.delays(hinted(1000), { input: {} }), [100, 200, 400])
+      deepStrictEqual(Driver.delays(hinted(1000), { input: { retryInMs: 250 } }), [250, 250, 400])
+      deepStrictEqual(Driver.delays(hinted(1000), { input: { retryInMs: 60_000 } }), [1000, 1000, 1000])
+      deepStrictEqual(Driver.delays(hinted(1000), { input: {} }), [100, 200, 400])
     })
 
     it('should be max(delay, min(hint, max)) for any delay, hint and max', () => {
@@ -758,7 +758,7 @@ describe('Schedule', () => {
             Schedule.constant(d),
             Schedule.withHint(() => hint, { max })
           )
-          deepStrictEqual(Schedule.delays(s, { limit: 2 }), [
+          deepStrictEqual(Driver.delays(s, { limit: 2 }), [
             Math.max(d, Math.min(hint, max)),
             Math.max(d, Math.min(hint, max))
           ])
@@ -775,7 +775,7 @@ describe('Schedule', () => {
       ['null', null],
       ['an object', { ms: 5 }]
     ])('should ignore a hint of %s, and wait the schedule delay', (_, hint) => {
-      deepStrictEqual(Schedule.delays(hinted(1000), { input: { retryInMs: hint } }), [100, 200, 400])
+      deepStrictEqual(Driver.delays(hinted(1000), { input: { retryInMs: hint } }), [100, 200, 400])
     })
 
     it('should still step the schedule, so that its counts and stops hold', () => {
@@ -783,7 +783,7 @@ describe('Schedule', () => {
         Schedule.fromDelays([10, 20]),
         Schedule.withHint(() => 500, { max: 1000 })
       )
-      deepStrictEqual(Schedule.delays(s), [500, 500])
+      deepStrictEqual(Driver.delays(s), [500, 500])
     })
 
     it('should give hintOf the input and the time', () => {
@@ -798,7 +798,7 @@ describe('Schedule', () => {
           { max: 1000, readsTime: true }
         )
       )
-      deepStrictEqual(Schedule.delays(s, { input: 'busy', attemptDuration: 300, limit: 2 }), [700, 700])
+      deepStrictEqual(Driver.delays(s, { input: 'busy', attemptDuration: 300, limit: 2 }), [700, 700])
       deepStrictEqual(seen, [
         ['busy', 300],
         ['busy', 1300]
@@ -812,7 +812,7 @@ describe('Schedule', () => {
         Schedule.withHint(() => 600, { max: 1000 }),
         Schedule.upTo(1000)
       )
-      deepStrictEqual(Schedule.delays(s), [600])
+      deepStrictEqual(Driver.delays(s), [600])
     })
 
     it('should describe itself with its max and the schedule', () => {
@@ -828,8 +828,8 @@ describe('Schedule', () => {
     )
 
     it('should retry a matching failure without using up the schedule', () => {
-      deepStrictEqual(Schedule.delays(s, { input: 'reset', limit: 4 }), [100, 100, 100, 100])
-      deepStrictEqual(Schedule.delays(s, { input: 'timeout' }), [100, 200])
+      deepStrictEqual(Driver.delays(s, { input: 'reset', limit: 4 }), [100, 100, 100, 100])
+      deepStrictEqual(Driver.delays(s, { input: 'timeout' }), [100, 200])
     })
 
     it('should ask the schedule from where it stands, and move it on only for the other failures', () => {
@@ -850,7 +850,7 @@ describe('Schedule', () => {
             Schedule.retryFreeWhen(() => true)
           )
           deepStrictEqual(
-            Schedule.delays(free, { random: Random.seeded(seed), limit: 5 }),
+            Driver.delays(free, { random: Random.seeded(seed), limit: 5 }),
             draws(seed, 5).map((u) => 1000 * u)
           )
         })
@@ -859,7 +859,7 @@ describe('Schedule', () => {
 
     it('should stop when the schedule stops, free or not', () => {
       deepStrictEqual(
-        Schedule.delays(
+        Driver.delays(
           pipe(
             Schedule.stop,
             Schedule.retryFreeWhen(() => true)
@@ -873,8 +873,8 @@ describe('Schedule', () => {
   describe('resetAfter', () => {
     it('should start the schedule over after an attempt that ran at least ms', () => {
       const reconnect = pipe(Schedule.exponential(100), Schedule.resetAfter(60_000))
-      deepStrictEqual(Schedule.delays(reconnect, { limit: 3 }), [100, 200, 400])
-      deepStrictEqual(Schedule.delays(reconnect, { limit: 3, attemptDuration: 60_000 }), [100, 100, 100])
+      deepStrictEqual(Driver.delays(reconnect, { limit: 3 }), [100, 200, 400])
+      deepStrictEqual(Driver.delays(reconnect, { limit: 3, attemptDuration: 60_000 }), [100, 100, 100])
     })
 
     it('should time each attempt from when it was due to when its failure is seen', () => {
@@ -887,22 +887,22 @@ describe('Schedule', () => {
 
     it('should leave the run status counting, so that a limit outside still holds', () => {
       const s = pipe(Schedule.exponential(100), Schedule.resetAfter(0), Schedule.intersect(Schedule.recurs(3)))
-      deepStrictEqual(Schedule.delays(s), [100, 100, 100])
+      deepStrictEqual(Driver.delays(s), [100, 100, 100])
     })
   })
 
   describe('upTo', () => {
     it('should stop before sleeping past the deadline', () => {
-      deepStrictEqual(Schedule.delays(pipe(Schedule.exponential(100), Schedule.upTo(1000))), [100, 200, 400])
+      deepStrictEqual(Driver.delays(pipe(Schedule.exponential(100), Schedule.upTo(1000))), [100, 200, 400])
     })
 
     it('should count the time the attempts take', () => {
       const s = pipe(Schedule.exponential(100), Schedule.upTo(1000))
       // attempts end at 101, 302, 603: the next retry (400 ms) would end at 1003
-      deepStrictEqual(Schedule.delays(s, { attemptDuration: 101 }), [100, 200])
+      deepStrictEqual(Driver.delays(s, { attemptDuration: 101 }), [100, 200])
       // attempts end at 300 and 700: the next retry (200 ms) would end at 900, the one after at 1800
       deepStrictEqual(
-        Schedule.delays(pipe(Schedule.constant(200), Schedule.upTo(1000)), { attemptDuration: 300 }),
+        Driver.delays(pipe(Schedule.constant(200), Schedule.upTo(1000)), { attemptDuration: 300 }),
         [200, 200]
       )
     })
@@ -910,7 +910,7 @@ describe('Schedule', () => {
     it('should allow a retry that starts exactly at the deadline', () => {
       // elapsed + nextDelay > ms stops; = ms does not: 100 + 100, 300 + 200, 600 + 400 = 1000
       deepStrictEqual(
-        Schedule.delays(pipe(Schedule.exponential(100), Schedule.upTo(1000)), { attemptDuration: 100 }),
+        Driver.delays(pipe(Schedule.exponential(100), Schedule.upTo(1000)), { attemptDuration: 100 }),
         [100, 200, 400]
       )
     })
@@ -919,11 +919,8 @@ describe('Schedule', () => {
   describe('maxCumulativeDelay', () => {
     it('should stop when the total slept would exceed ms, ignoring attempt time', () => {
       const s = pipe(Schedule.constant(300), Schedule.maxCumulativeDelay(1000))
-      deepStrictEqual(Schedule.delays(s, { attemptDuration: 500 }), [300, 300, 300])
-      deepStrictEqual(
-        Schedule.delays(pipe(Schedule.exponential(100), Schedule.maxCumulativeDelay(700))),
-        [100, 200, 400]
-      )
+      deepStrictEqual(Driver.delays(s, { attemptDuration: 500 }), [300, 300, 300])
+      deepStrictEqual(Driver.delays(pipe(Schedule.exponential(100), Schedule.maxCumulativeDelay(700))), [100, 200, 400])
     })
   })
 
@@ -934,11 +931,11 @@ describe('Schedule', () => {
     )
 
     it('should retry while the predicate holds for the input', () => {
-      deepStrictEqual(Schedule.delays(s, { input: 503, limit: 2 }), [10, 10])
+      deepStrictEqual(Driver.delays(s, { input: 503, limit: 2 }), [10, 10])
     })
 
     it('should stop when the predicate fails', () => {
-      deepStrictEqual(Schedule.delays(s, { input: 404 }), [])
+      deepStrictEqual(Driver.delays(s, { input: 404 }), [])
     })
 
     it('should not step the inner schedule when the predicate fails', () => {
@@ -947,7 +944,7 @@ describe('Schedule', () => {
         steps++
         return Schedule.continueAfter(1, null)
       })
-      Schedule.delays(
+      Driver.delays(
         pipe(
           inner,
           Schedule.whileInput((n: number) => n > 0)
@@ -965,27 +962,27 @@ describe('Schedule', () => {
     )
 
     it('should stop when the predicate holds for the input', () => {
-      deepStrictEqual(Schedule.delays(s, { input: new Error('fatal') }), [])
+      deepStrictEqual(Driver.delays(s, { input: new Error('fatal') }), [])
     })
 
     it('should retry while the predicate fails', () => {
-      deepStrictEqual(Schedule.delays(s, { input: new Error('timeout'), limit: 3 }), [10, 10, 10])
+      deepStrictEqual(Driver.delays(s, { input: new Error('timeout'), limit: 3 }), [10, 10, 10])
     })
   })
 
   describe('intersect', () => {
     it('should continue with the longer delay while both continue', () => {
       const s = pipe(Schedule.fromDelays([10, 50, 30]), Schedule.intersect(Schedule.fromDelays([20, 40, 30, 5])))
-      deepStrictEqual(Schedule.delays(s), [20, 50, 30])
+      deepStrictEqual(Driver.delays(s), [20, 50, 30])
     })
 
     it('should stop as soon as either stops', () => {
       deepStrictEqual(
-        Schedule.delays(pipe(Schedule.exponential(100), Schedule.intersect(Schedule.recurs(3)))),
+        Driver.delays(pipe(Schedule.exponential(100), Schedule.intersect(Schedule.recurs(3)))),
         [100, 200, 400]
       )
-      deepStrictEqual(Schedule.delays(pipe(Schedule.recurs(2), Schedule.intersect(Schedule.constant(7)))), [7, 7])
-      deepStrictEqual(Schedule.delays(pipe(Schedule.stop, Schedule.intersect(Schedule.forever))), [])
+      deepStrictEqual(Driver.delays(pipe(Schedule.recurs(2), Schedule.intersect(Schedule.constant(7)))), [7, 7])
+      deepStrictEqual(Driver.delays(pipe(Schedule.stop, Schedule.intersect(Schedule.forever))), [])
     })
 
     it('should not step the second schedule once the first has stopped', () => {
@@ -994,7 +991,7 @@ describe('Schedule', () => {
         steps++
         return Schedule.continueAfter(1, null)
       })
-      deepStrictEqual(Schedule.delays(pipe(Schedule.recurs(1), Schedule.intersect(counting))), [1])
+      deepStrictEqual(Driver.delays(pipe(Schedule.recurs(1), Schedule.intersect(counting))), [1])
       deepStrictEqual(steps, 1)
     })
   })
@@ -1002,7 +999,7 @@ describe('Schedule', () => {
   describe('union', () => {
     it('should continue with the shorter delay while both continue', () => {
       const s = pipe(Schedule.fromDelays([10, 50, 30]), Schedule.union(Schedule.fromDelays([20, 40])))
-      deepStrictEqual(Schedule.delays(s), [10, 40, 30])
+      deepStrictEqual(Driver.delays(s), [10, 40, 30])
     })
 
     it('should continue while either continues', () => {
@@ -1010,34 +1007,34 @@ describe('Schedule', () => {
         Schedule.fromDelays([10, 10]),
         Schedule.union(pipe(Schedule.constant(1000), Schedule.intersect(Schedule.recurs(4))))
       )
-      deepStrictEqual(Schedule.delays(s), [10, 10, 1000, 1000])
-      deepStrictEqual(Schedule.delays(pipe(Schedule.stop, Schedule.union(Schedule.stop))), [])
+      deepStrictEqual(Driver.delays(s), [10, 10, 1000, 1000])
+      deepStrictEqual(Driver.delays(pipe(Schedule.stop, Schedule.union(Schedule.stop))), [])
     })
 
     it('should keep a side that stopped stopped', () => {
       // A policy that stops at its second decision only: it would retry again if it were asked again.
       const flaky = Schedule.fromPolicy((status) => (status.iterNumber === 1 ? O.none : O.some(5)))
-      deepStrictEqual(Schedule.delays(pipe(flaky, Schedule.union(Schedule.fromDelays([100, 100, 100])))), [5, 100, 100])
-      deepStrictEqual(Schedule.delays(pipe(Schedule.fromDelays([100, 100, 100]), Schedule.union(flaky))), [5, 100, 100])
+      deepStrictEqual(Driver.delays(pipe(flaky, Schedule.union(Schedule.fromDelays([100, 100, 100])))), [5, 100, 100])
+      deepStrictEqual(Driver.delays(pipe(Schedule.fromDelays([100, 100, 100]), Schedule.union(flaky))), [5, 100, 100])
     })
   })
 
   describe('andThen', () => {
     it('should run the first until it stops, then the second', () => {
       const s = pipe(Schedule.fromDelays([0, 0]), Schedule.andThen(Schedule.fromDelays([500, 1000])))
-      deepStrictEqual(Schedule.delays(s), [0, 0, 500, 1000])
+      deepStrictEqual(Driver.delays(s), [0, 0, 500, 1000])
     })
 
     it('should start the second from its start, with its own count', () => {
       deepStrictEqual(
-        Schedule.delays(pipe(Schedule.fromDelays([1, 2, 3]), Schedule.andThen(Schedule.recurs(2)))),
+        Driver.delays(pipe(Schedule.fromDelays([1, 2, 3]), Schedule.andThen(Schedule.recurs(2)))),
         [1, 2, 3, 0, 0]
       )
       const s = pipe(
         Schedule.recurs(2),
         Schedule.andThen(pipe(Schedule.exponential(100), Schedule.intersect(Schedule.recurs(2))))
       )
-      deepStrictEqual(Schedule.delays(s), [0, 0, 100, 200])
+      deepStrictEqual(Driver.delays(s), [0, 0, 100, 200])
     })
 
     it('should let status-based limits of the second see the whole run', () => {
@@ -1045,12 +1042,12 @@ describe('Schedule', () => {
         Schedule.fromDelays([400, 400]),
         Schedule.andThen(pipe(Schedule.constant(100), Schedule.upTo(1000)))
       )
-      deepStrictEqual(Schedule.delays(s), [400, 400, 100, 100])
+      deepStrictEqual(Driver.delays(s), [400, 400, 100, 100])
     })
 
     it('should be the second when the first is stop, and the first when the second is stop', () => {
-      deepStrictEqual(Schedule.delays(pipe(Schedule.stop, Schedule.andThen(Schedule.fromDelays([1, 2])))), [1, 2])
-      deepStrictEqual(Schedule.delays(pipe(Schedule.fromDelays([1, 2]), Schedule.andThen(Schedule.stop))), [1, 2])
+      deepStrictEqual(Driver.delays(pipe(Schedule.stop, Schedule.andThen(Schedule.fromDelays([1, 2])))), [1, 2])
+      deepStrictEqual(Driver.delays(pipe(Schedule.fromDelays([1, 2]), Schedule.andThen(Schedule.stop))), [1, 2])
     })
   })
 
@@ -1058,7 +1055,7 @@ describe('Schedule', () => {
     it('should concat with intersect and have forever as empty', () => {
       const M = Schedule.getIntersectionMonoid<unknown>()
       const s = concatAll(M)([Schedule.exponential(100), Schedule.recurs(3), Schedule.constant(150)])
-      deepStrictEqual(Schedule.delays(s), [150, 200, 400])
+      deepStrictEqual(Driver.delays(s), [150, 200, 400])
       expect(M.empty).toBe(Schedule.forever)
     })
   })
@@ -1067,31 +1064,31 @@ describe('Schedule', () => {
     it('should concat with union and have stop as empty', () => {
       const M = Schedule.getUnionMonoid<unknown>()
       const s = concatAll(M)([Schedule.fromDelays([300, 300]), Schedule.fromDelays([100])])
-      deepStrictEqual(Schedule.delays(s), [100, 300])
+      deepStrictEqual(Driver.delays(s), [100, 300])
       expect(M.empty).toBe(Schedule.stop)
     })
   })
 
   describe('delays', () => {
     it('should produce at most 100 delays by default', () => {
-      deepStrictEqual(Schedule.delays(Schedule.forever), Array<number>(100).fill(0))
+      deepStrictEqual(Driver.delays(Schedule.forever), Array<number>(100).fill(0))
     })
 
     it('should produce at most limit delays', () => {
-      deepStrictEqual(Schedule.delays(Schedule.forever, { limit: 0 }), [])
-      expect(Schedule.delays(Schedule.linear(1), { limit: 1000 })).toHaveLength(1000)
+      deepStrictEqual(Driver.delays(Schedule.forever, { limit: 0 }), [])
+      expect(Driver.delays(Schedule.linear(1), { limit: 1000 })).toHaveLength(1000)
     })
 
     it('should draw from a fixed seeded Random by default', () => {
       const s = pipe(Schedule.exponential(100), Schedule.capped(10000), Schedule.fullJitter)
-      const first = Schedule.delays(s, { limit: 10 })
-      deepStrictEqual(Schedule.delays(s, { limit: 10 }), first)
-      deepStrictEqual(Schedule.delays(s, { limit: 10, random: Random.seeded(0) }), first)
+      const first = Driver.delays(s, { limit: 10 })
+      deepStrictEqual(Driver.delays(s, { limit: 10 }), first)
+      deepStrictEqual(Driver.delays(s, { limit: 10, random: Random.seeded(0) }), first)
     })
 
     it('should give every step the input', () => {
       const inputs: Array<string> = []
-      Schedule.delays(
+      Driver.delays(
         Schedule.make(null, (_: null, { input }: Schedule.StepContext<string>) => {
           inputs.push(input)
           return Schedule.continueAfter(0, null)
@@ -1131,7 +1128,7 @@ describe('Schedule', () => {
       ['resetAfter', 'ms', (x) => Schedule.resetAfter(x)],
       ['upTo', 'ms', (x) => Schedule.upTo(x)],
       ['maxCumulativeDelay', 'ms', (x) => Schedule.maxCumulativeDelay(x)],
-      ['delays', 'attemptDuration', (x) => Schedule.delays(Schedule.forever, { attemptDuration: x })]
+      ['Driver.delays', 'attemptDuration', (x) => Driver.delays(Schedule.forever, { attemptDuration: x })]
     ]
     /** Every count argument, likewise. */
     const counts: ReadonlyArray<readonly [fn: string, arg: string, call: (x: number) => unknown]> = [
@@ -1141,7 +1138,7 @@ describe('Schedule', () => {
         'maxDoublings',
         (x) => Schedule.truncatedBinaryExponential({ maxDoublings: x, maxDelay: 1000 })
       ],
-      ['delays', 'limit', (x) => Schedule.delays(Schedule.forever, { limit: x })]
+      ['Driver.delays', 'limit', (x) => Driver.delays(Schedule.forever, { limit: x })]
     ]
     /** Every function argument, likewise. */
     const functions: ReadonlyArray<readonly [fn: string, arg: string, call: (f: never) => unknown]> = [
@@ -1154,7 +1151,11 @@ describe('Schedule', () => {
       ['retryFreeWhen', 'predicate', (f) => Schedule.retryFreeWhen(f)]
     ]
     const naming = (fn: string, arg: string, value: string) =>
-      new RegExp(`^Schedule\\.${escapeRegExp(`${fn}: ${arg}`)} must be .*, received ${escapeRegExp(value)}$`)
+      new RegExp(
+        `^${fn.includes('.') ? '' : 'Schedule\\.'}${escapeRegExp(`${fn}: ${arg}`)} must be .*, received ${escapeRegExp(
+          value
+        )}$`
+      )
 
     itThrowsRangeErrors([
       ...durations.flatMap(([fn, arg, call]) =>
@@ -1228,7 +1229,7 @@ describe('Schedule', () => {
       ['maxCumulativeDelay', 'self', (s) => Schedule.maxCumulativeDelay(10)(s)],
       ['whileInput', 'self', (s) => Schedule.whileInput(() => true)(s)],
       ['untilInput', 'self', (s) => Schedule.untilInput(() => true)(s)],
-      ['delays', 'schedule', (s) => Schedule.delays(s)]
+      ['Driver.delays', 'schedule', (s) => Driver.delays(s)]
     ]
     const step = () => Schedule.done
     it.each<readonly [call: string, f: () => unknown, message: RegExp]>([
@@ -1253,12 +1254,16 @@ describe('Schedule', () => {
       ),
       ...schedules.flatMap(([fn, arg, call]) =>
         // an interpreter reads only the stepper (and checks only it): the combinators read every field
-        (fn === 'delays' ? notSchedules.filter(([name]) => name !== 'a stepper alone') : notSchedules).map(
+        (fn === 'Driver.delays' ? notSchedules.filter(([name]) => name !== 'a stepper alone') : notSchedules).map(
           ([name, value, shown]) =>
             [
               `${fn} with ${arg} = ${name}`,
               () => call(value),
-              new RegExp(`^Schedule\\.${fn}: ${arg} must be a Schedule, received ${escapeRegExp(shown)}$`)
+              new RegExp(
+                `^${fn.includes('.') ? '' : 'Schedule\\.'}${fn}: ${arg} must be a Schedule, received ${escapeRegExp(
+                  shown
+                )}$`
+              )
             ] as const
         )
       ),
@@ -1300,13 +1305,13 @@ describe('Schedule', () => {
       ],
       [
         'delays with options = null',
-        () => Schedule.delays(Schedule.forever, null as unknown as Schedule.DelaysOptions<unknown>),
-        /^Schedule\.delays: options must be an object, received null$/
+        () => Driver.delays(Schedule.forever, null as unknown as Driver.DelaysOptions<unknown>),
+        /^Driver\.delays: options must be an object, received null$/
       ],
       [
         'delays with random = 5',
-        () => Schedule.delays(Schedule.fullJitter(Schedule.constant(10)), { random: 5 as unknown as Random.Random }),
-        /^Schedule\.delays: options\.random must be a Random, received 5$/
+        () => Driver.delays(Schedule.fullJitter(Schedule.constant(10)), { random: 5 as unknown as Random.Random }),
+        /^Driver\.delays: options\.random must be a Random, received 5$/
       ],
       [
         'make with readsTime = "yes"',
@@ -1374,8 +1379,8 @@ describe('Schedule', () => {
         slowerWhen((e: { readonly ms: number }) => e.ms > 0),
         Schedule.maxCumulativeDelay(1000)
       )
-      deepStrictEqual(Schedule.delays(ordered, { input: { ms: 5000 } }), [])
-      deepStrictEqual(Schedule.delays(ordered, { input: { ms: 200 } }), [600])
+      deepStrictEqual(Driver.delays(ordered, { input: { ms: 5000 } }), [])
+      deepStrictEqual(Driver.delays(ordered, { input: { ms: 200 } }), [600])
     })
 
     it('should keep the limits it is given, copied, and read its default from readsTime', () => {
@@ -1589,13 +1594,13 @@ describe('Schedule', () => {
         Schedule.resetAfter(1000),
         Schedule.intersect(Schedule.fromDelays([1500, 0, 0]))
       )
-      deepStrictEqual(Schedule.delays(s), [1500, 200, 400])
+      deepStrictEqual(Driver.delays(s), [1500, 200, 400])
     })
 
     it('regression: fixed counted its period from its own delay, not from when the attempt was due', () => {
       const s = pipe(Schedule.fixed(1000), Schedule.intersect(Schedule.fromDelays([1500, 0])))
       // the second attempt was due at 1800 (300 + 1500) and failed at 2100: the next is due at 2800
-      deepStrictEqual(Schedule.delays(s, { attemptDuration: 300 }), [1500, 700])
+      deepStrictEqual(Driver.delays(s, { attemptDuration: 300 }), [1500, 700])
     })
 
     // (a) bad delays are rejected where they are made, never clamped nor lost
@@ -1605,7 +1610,7 @@ describe('Schedule', () => {
         Schedule.modifyDelay((d) => d - 1000),
         Schedule.intersect(Schedule.recurs(5))
       )
-      throwsRangeError(() => Schedule.delays(s), /^Schedule\.modifyDelay: f returned the delay -900;/)
+      throwsRangeError(() => Driver.delays(s), /^Schedule\.modifyDelay: f returned the delay -900;/)
     })
 
     it.each<readonly [string, (s: Schedule.Schedule<unknown>) => Schedule.Schedule<unknown>]>([
@@ -1623,35 +1628,31 @@ describe('Schedule', () => {
             Schedule.modifyDelay(() => NaN)
           )
         )
-        throwsRangeError(() => Schedule.delays(s), /^Schedule\.modifyDelay: f returned the delay NaN;/)
+        throwsRangeError(() => Driver.delays(s), /^Schedule\.modifyDelay: f returned the delay NaN;/)
       }
     )
 
     it("regression: a make step answering the string '5' or null slipped through; it is rejected naming the schedule", () => {
       throwsTypeError(
         () =>
-          Schedule.delays(
-            Schedule.make(null, () => '5' as unknown as Schedule.Decision<null>, { description: 'five' })
-          ),
+          Driver.delays(Schedule.make(null, () => '5' as unknown as Schedule.Decision<null>, { description: 'five' })),
         /^Schedule\.make: the step of five returned "5"/
       )
       throwsTypeError(
         () =>
-          Schedule.delays(
-            Schedule.make(null, () => null as unknown as Schedule.Decision<null>, { description: 'five' })
-          ),
+          Driver.delays(Schedule.make(null, () => null as unknown as Schedule.Decision<null>, { description: 'five' })),
         /^Schedule\.make: the step of five returned null/
       )
       throwsRangeError(
         () =>
-          Schedule.delays(
+          Driver.delays(
             Schedule.make(null, () => Schedule.continueAfter('5' as unknown as number, null), { description: 'five' })
           ),
         /^Schedule\.make: the step of five returned the delay "5"/
       )
       throwsRangeError(
         () =>
-          Schedule.delays(
+          Driver.delays(
             Schedule.make(null, () => Schedule.continueAfter(null as unknown as number, null), { description: 'five' })
           ),
         /^Schedule\.make: the step of five returned the delay null/
@@ -1666,17 +1667,17 @@ describe('Schedule', () => {
         () => s.step(s.initial, context),
         /^Schedule\.make: the step of endless returned the delay Infinity;/
       )
-      throwsRangeError(() => Schedule.delays(s), /^Schedule\.make: the step of endless returned the delay Infinity;/)
+      throwsRangeError(() => Driver.delays(s), /^Schedule\.make: the step of endless returned the delay Infinity;/)
     })
 
     // (b) huge arguments
     it('regression: decorrelatedJitter(6e307, 1e308) with a draw of 0 gave NaN delays; they are finite', () => {
-      const ds = Schedule.delays(Schedule.decorrelatedJitter(6e307, 1e308), { random: Random.fixed(0), limit: 5 })
+      const ds = Driver.delays(Schedule.decorrelatedJitter(6e307, 1e308), { random: Random.fixed(0), limit: 5 })
       deepStrictEqual(ds, [MAX, MAX, MAX, MAX, MAX])
     })
 
     it('regression: fixed(1e308) answered a delay just past the largest one, which the Driver rejected', () => {
-      const ds = Schedule.delays(Schedule.fixed(1e308), { limit: 6 })
+      const ds = Driver.delays(Schedule.fixed(1e308), { limit: 6 })
       // the period saturates at MAX; times that large are rounded to a few ms, so each delay is about MAX, never past it
       deepStrictEqual(ds.length, 6)
       deepStrictEqual(
@@ -1686,7 +1687,7 @@ describe('Schedule', () => {
     })
 
     it('regression: decorrelatedJitter with a cap beyond the largest delay never reached it; it follows the AWS formula', () => {
-      const ds = Schedule.delays(Schedule.decorrelatedJitter(1, 1e300), { random: Random.fixed(0.9), limit: 100 })
+      const ds = Driver.delays(Schedule.decorrelatedJitter(1, 1e300), { random: Random.fixed(0.9), limit: 100 })
       deepStrictEqual(ds.slice(-3), [MAX, MAX, MAX])
     })
 
@@ -1740,7 +1741,7 @@ describe('Schedule', () => {
               ok(e instanceof RangeError || e instanceof TypeError, String(e))
               return
             }
-            const ds = Schedule.delays(s, { random: Random.fixed(u), limit: 60, attemptDuration })
+            const ds = Driver.delays(s, { random: Random.fixed(u), limit: 60, attemptDuration })
             deepStrictEqual(
               ds.filter((d) => !(d >= 0 && d <= MAX) || Object.is(d, -0)),
               []
@@ -1753,7 +1754,7 @@ describe('Schedule', () => {
 
     // (c) -0
     it('regression: exponential(-0) waited -0 ms; it waits 0', () => {
-      const ds = Schedule.delays(Schedule.exponential(-0), { limit: 3 })
+      const ds = Driver.delays(Schedule.exponential(-0), { limit: 3 })
       deepStrictEqual(ds, [0, 0, 0])
       ok(ds.every((d) => Object.is(d, 0)))
     })
@@ -1873,7 +1874,7 @@ describe('Schedule: the draws of a Random given by the user', () => {
   describe.each(drawing)('%s', (name, schedule) => {
     it.each(bad)('a draw of %s should be a RangeError naming the schedule and the draw', (shown, u) => {
       throwsRangeError(
-        () => Schedule.delays(schedule, { random: answering(u), limit: 3 }),
+        () => Driver.delays(schedule, { random: answering(u), limit: 3 }),
         new RegExp(
           `^Schedule\\.${name}: random\\.next\\(\\) returned ${escapeRegExp(
             shown
@@ -1883,7 +1884,7 @@ describe('Schedule: the draws of a Random given by the user', () => {
     })
 
     it('a draw of -0 should make no -0 delay', () => {
-      for (const d of Schedule.delays(schedule, { random: answering(-0), limit: 3 })) ok(!Object.is(d, -0), `${d}`)
+      for (const d of Driver.delays(schedule, { random: answering(-0), limit: 3 })) ok(!Object.is(d, -0), `${d}`)
     })
   })
 

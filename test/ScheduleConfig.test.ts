@@ -68,7 +68,7 @@ const sameDelays = (
     for (const input of options.inputs ?? [undefined]) {
       for (const attemptDuration of options.attemptDurations ?? [0]) {
         const run = (s: Schedule.Schedule<unknown>) =>
-          Schedule.delays(s, { random: Random.seeded(seed), input, attemptDuration, limit: 40 })
+          Driver.delays(s, { random: Random.seeded(seed), input, attemptDuration, limit: 40 })
         deepStrictEqual(run(actual), run(expected))
       }
     }
@@ -246,7 +246,7 @@ const runArbitrary: fc.Arbitrary<RunContext> = fc.record({
 })
 
 const delaysOf = (schedule: Schedule.Schedule<unknown>, run: RunContext): ReadonlyArray<number> =>
-  Schedule.delays(schedule, {
+  Driver.delays(schedule, {
     random: Random.seeded(run.seed),
     input: run.input,
     attemptDuration: run.attemptDuration,
@@ -351,7 +351,7 @@ describe('ScheduleConfig', () => {
       })
       const schedule = toSchedule(config)
       // full jitter with a draw of 0.5 halves each delay: 100, 200, 400, 800, 1600 -> 50, ..., 800
-      deepStrictEqual(Schedule.delays(schedule, { random: Random.fixed(0.5) }), [50, 100, 200, 400, 800])
+      deepStrictEqual(Driver.delays(schedule, { random: Random.fixed(0.5) }), [50, 100, 200, 400, 800])
       sameDelays(
         schedule,
         pipe(
@@ -365,7 +365,7 @@ describe('ScheduleConfig', () => {
       )
       // 6 s attempts: the fifth retry would start after 5 attempts and 4 sleeps, past 30 s
       deepStrictEqual(
-        Schedule.delays(schedule, { random: Random.fixed(0.5), attemptDuration: 6000 }),
+        Driver.delays(schedule, { random: Random.fixed(0.5), attemptDuration: 6000 }),
         [50, 100, 200, 400]
       )
     })
@@ -373,7 +373,7 @@ describe('ScheduleConfig', () => {
     it('{ "constant": "10ms", "maxRetries": 3 }', () => {
       const config = decode(JSON.parse('{ "constant": "10ms", "maxRetries": 3 }'))
       deepStrictEqual<ScheduleConfig>(config, { constant: 10, maxRetries: 3 })
-      deepStrictEqual(Schedule.delays(toSchedule(config)), [10, 10, 10])
+      deepStrictEqual(Driver.delays(toSchedule(config)), [10, 10, 10])
       sameDelays(toSchedule(config), pipe(Schedule.constant(10), Schedule.intersect(Schedule.recurs(3))))
     })
 
@@ -381,8 +381,8 @@ describe('ScheduleConfig', () => {
       const config = decode(JSON.parse('{ "decorrelatedJitter": "5ms", "cap": "2s" }'))
       deepStrictEqual<ScheduleConfig>(config, { decorrelatedJitter: 5, cap: 2000 })
       // min(cap, base + u * (3 * previous - base)) with u = 0.5: 10, 17.5, 28.75, ...
-      deepStrictEqual(Schedule.delays(toSchedule(config), { random: Random.fixed(0.5), limit: 3 }), [10, 17.5, 28.75])
-      deepStrictEqual(Schedule.delays(toSchedule(config), { random: Random.fixed(0.999), limit: 12 }).slice(-1), [2000])
+      deepStrictEqual(Driver.delays(toSchedule(config), { random: Random.fixed(0.5), limit: 3 }), [10, 17.5, 28.75])
+      deepStrictEqual(Driver.delays(toSchedule(config), { random: Random.fixed(0.999), limit: 12 }).slice(-1), [2000])
       sameDelays(toSchedule(config), Schedule.decorrelatedJitter(5, 2000))
     })
 
@@ -390,7 +390,7 @@ describe('ScheduleConfig', () => {
       const config = decode(JSON.parse('{ "truncatedBinaryExponential": "10s", "maxDoublings": 9 }'))
       deepStrictEqual<ScheduleConfig>(config, { truncatedBinaryExponential: 10_000, maxDoublings: 9 })
       // 10 s / 2^9 = 19.53125 ms, doubled nine times to 10 s, then 10 s for good
-      const delays = Schedule.delays(toSchedule(config), { limit: 12 })
+      const delays = Driver.delays(toSchedule(config), { limit: 12 })
       deepStrictEqual(delays, [...Array.from({ length: 10 }, (_, i) => 10_000 / 2 ** (9 - i)), 10_000, 10_000])
       sameDelays(toSchedule(config), Schedule.truncatedBinaryExponential({ maxDoublings: 9, maxDelay: 10_000 }))
     })
@@ -400,11 +400,11 @@ describe('ScheduleConfig', () => {
       deepStrictEqual<ScheduleConfig>(config, { decorrelatedJitterV2: 100, cap: 10_000 })
       // draws pinned at 0.5: the retries come at about 90, 200, 400, 800 ms, ...; the cap is Polly's MaxDelay
       deepStrictEqual(
-        Schedule.delays(toSchedule(config), { random: Random.fixed(0.5), limit: 5 }).map(Math.round),
+        Driver.delays(toSchedule(config), { random: Random.fixed(0.5), limit: 5 }).map(Math.round),
         [90, 109, 204, 405, 808]
       )
       deepStrictEqual(
-        Schedule.delays(toSchedule(config), { random: Random.fixed(0.5), limit: 12 }).slice(-3),
+        Driver.delays(toSchedule(config), { random: Random.fixed(0.5), limit: 12 }).slice(-3),
         [10_000, 10_000, 10_000]
       )
       sameDelays(toSchedule(config), Schedule.decorrelatedJitterV2(100, 10_000))
@@ -558,7 +558,7 @@ describe('ScheduleConfig', () => {
 
     it('each case should make some delay, or be meant to make none (the table tests something)', () => {
       const empty = table
-        .filter(([, config]) => Schedule.delays(fromConfig(config), { limit: 5 }).length === 0)
+        .filter(([, config]) => Driver.delays(fromConfig(config), { limit: 5 }).length === 0)
         .map(([name]) => name)
       deepStrictEqual(empty, ['delays, empty', 'recurs(0)', 'stop'])
     })
@@ -566,10 +566,10 @@ describe('ScheduleConfig', () => {
     it('should apply the modifiers in one fixed order, whatever the order of the keys', () => {
       // minDelay after the jitter: a full jitter draw of 0 is raised to 100; the other order would not be
       const s = fromConfig({ minDelay: 100, jitter: 'full', constant: 1000 })
-      deepStrictEqual(Schedule.delays(s, { random: Random.fixed(0), limit: 2 }), [100, 100])
+      deepStrictEqual(Driver.delays(s, { random: Random.fixed(0), limit: 2 }), [100, 100])
       // the cap before the jitter: full jitter draws below the cap, not below the uncapped delay
       const t = fromConfig({ jitter: 'full', cap: 1000, exponential: 100 })
-      deepStrictEqual(Schedule.delays(t, { random: Random.fixed(0.5), limit: 6 }), [50, 100, 200, 400, 500, 500])
+      deepStrictEqual(Driver.delays(t, { random: Random.fixed(0.5), limit: 6 }), [50, 100, 200, 400, 500, 500])
     })
   })
 
@@ -581,7 +581,7 @@ describe('ScheduleConfig', () => {
     const noCode = new Error('no code')
 
     const retries = (config: unknown, input: unknown, options?: Parameters<typeof toSchedule>[1]): number =>
-      Schedule.delays(fromConfig(config, options), { input, limit: 10 }).length
+      Driver.delays(fromConfig(config, options), { input, limit: 10 }).length
 
     it('retryOn should retry only the listed codes, found by the default codeOf (code, status, statusCode)', () => {
       const config = { constant: 10, maxRetries: 3, retryOn: ['ECONNRESET', 503, 404] }
@@ -1295,7 +1295,7 @@ describe('ScheduleConfig', () => {
         deepStrictEqual(error.message.split('\n').length, error.issues.length + (error.omitted > 0 ? 1 : 0))
       } else {
         // whatever decodes builds a schedule that runs
-        const delays = Schedule.delays(toSchedule(result.right), { limit: 10, attemptDuration: 1 })
+        const delays = Driver.delays(toSchedule(result.right), { limit: 10, attemptDuration: 1 })
         assert.ok(delays.every((d) => d >= 0 && Number.isFinite(d)))
       }
     }

@@ -16,7 +16,7 @@ import * as path from 'path'
 import * as FileStore from '../src/FileStore'
 import { compiledFixture } from './support/child'
 import * as Random from '../src/Random'
-import * as Schedule from '../src/Schedule'
+import * as Driver from '../src/Driver'
 import * as ScheduleConfig from '../src/ScheduleConfig'
 import { deepStrictEqual, ok, rightOf, strictEqual } from './util'
 
@@ -123,7 +123,7 @@ const events = (log: ReadonlyArray<string>): ReadonlyArray<string> =>
   log.filter((line) => !line.startsWith('start ') && !line.startsWith('paused '))
 
 describe('a retry that survives SIGKILL', () => {
-  const delays = Schedule.delays(rightOf(ScheduleConfig.parse(CONFIG)), { random: Random.seeded(SEED) })
+  const delays = Driver.delays(rightOf(ScheduleConfig.parse(CONFIG)), { random: Random.seeded(SEED) })
   // What an uninterrupted run does, computed in this process with the same schedule and seed.
   const expected = [
     ...delays.slice(0, FAILURES).flatMap((delay, i) => [`attempt ${i + 1}`, `wait after ${i + 1}: ${delay}`]),

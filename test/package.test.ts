@@ -205,12 +205,13 @@ const requireScript = `
   const assert = require('assert')
   const index = require('fp-ts-retry')
   const Schedule = require('fp-ts-retry/Schedule')
+  const Driver = require('fp-ts-retry/Driver')
   for (const name of ${JSON.stringify(
     subpaths
   )}) assert.ok(Object.keys(require('fp-ts-retry/' + name)).length > 0, name)
   assert.strictEqual(index.Schedule, Schedule)
   assert.strictEqual(typeof index.retrying, 'function')
-  process.stdout.write(JSON.stringify(Schedule.delays(Schedule.intersect(Schedule.recurs(3))(Schedule.exponential(100)))))`
+  process.stdout.write(JSON.stringify(Driver.delays(Schedule.intersect(Schedule.recurs(3))(Schedule.exponential(100)))))`
 
 /** Imports the root and a subpath as a native ES module, named exports included; prints delays. */
 const importScript = `
@@ -218,7 +219,8 @@ const importScript = `
   import * as index from 'fp-ts-retry'
   import { retrying, Schedule as IndexSchedule } from 'fp-ts-retry'
   import * as Schedule from 'fp-ts-retry/Schedule'
-  import { delays, exponential, intersect, recurs } from 'fp-ts-retry/Schedule'
+  import { exponential, intersect, recurs } from 'fp-ts-retry/Schedule'
+  import { delays } from 'fp-ts-retry/Driver'
   assert.strictEqual(typeof retrying, 'function')
   assert.strictEqual(index.retrying, retrying)
   assert.strictEqual(IndexSchedule.exponential, exponential)
@@ -368,7 +370,7 @@ describe('the packed packages', () => {
   })
 
   describe('the library', () => {
-    it("should ship lib/ (the public modules with their declarations, internal/ with the model's only), the guides, the changelog; no sources, maps or tests", () => {
+    it("should ship lib/ (the public modules with their declarations, the private folders with the model's only), the guides, the changelog; no sources, maps or tests", () => {
       const files = packed.library.files.map((f) => f.path)
       const publicModules = ['index', ...subpaths]
       const unexpected = files.filter((file) => {
@@ -376,8 +378,10 @@ describe('the packed packages', () => {
         if (/^docs\/(modules\/)?[^/]+\.md$/.test(file) || /^docs\/[^/]+\.svg$/.test(file)) return false
         const module = /^lib\/(.+)\.(js|d\.ts)$/.exec(file)
         if (module === null) return true
-        // internal/ ships its code, and of its declarations only the plain types the public ones refer to
-        const internal = module[1].startsWith('internal/') && (module[2] === 'js' || module[1] === 'internal/model')
+        // the private folders (internal/, durable/) ship their code, and of their declarations only the plain types
+        // the public ones refer to
+        const internal =
+          /^(internal|durable)\//.test(module[1]) && (module[2] === 'js' || module[1] === 'internal/model')
         return !publicModules.includes(module[1]) && !internal
       })
       deepStrictEqual(unexpected, [])

@@ -58,10 +58,10 @@ export const scheduleStepping = async (peers: Peers, options: ScenarioOptions): 
 
   const schedule = pipe(Schedule.exponential(BASE), Schedule.capped(CAP))
   add({
-    name: 'fp-ts-retry `Schedule.delays`',
+    name: 'fp-ts-retry `Driver.delays`',
     pkg: 'fp-ts-retry',
     ours: true,
-    fn: () => Schedule.delays(schedule, { limit: N }),
+    fn: () => Driver.delays(schedule, { limit: N }),
     note: 'the pure interpreter: options checked, a `Driver` made, then `advance` per delay'
   })
   add({
@@ -196,7 +196,7 @@ export const scheduleStepping = async (peers: Peers, options: ScenarioOptions): 
       name: 'effect 3',
       pkg: 'effect',
       fn: () => Chunk.toReadonlyArray(Effect.runSync(S.run(capped, 0, inputs))).map(Duration.toMillis),
-      note: '`Schedule.run` over `Schedule.delays`, `union(spaced(cap))` as the cap'
+      note: '`Schedule.run` over `Driver.delays`, `union(spaced(cap))` as the cap'
     })
   }
 
@@ -274,10 +274,10 @@ const report = (rows: ReadonlyArray<Row>, skipped: ReadonlyArray<Skipped>): Scen
   return {
     title: 'Schedule stepping',
     met,
-    summary: `\`Schedule.delays\` ${fmtOurs(ours)} the bare loop (target ≤ ${TARGET}×)`,
+    summary: `\`Driver.delays\` ${fmtOurs(ours)} the bare loop (target ≤ ${TARGET}×)`,
     markdown: [
       `First ${N} delays of exponential(${BASE} ms, ×2) capped at ${CAP / 1000} s, computed purely into an array. ` +
-        `Target: \`Schedule.delays\` ≤ ${TARGET}× the bare loop.`,
+        `Target: \`Driver.delays\` ≤ ${TARGET}× the bare loop.`,
       '',
       rowsTable(
         rows,
@@ -286,7 +286,7 @@ const report = (rows: ReadonlyArray<Row>, skipped: ReadonlyArray<Skipped>): Scen
       ),
       '',
       `Per delay: the bare loop ${perStep(bare)} (a multiplication, a \`Math.min\`, a push), the stepper alone ` +
-        `${perStep(stepper)}, \`Driver.advance\` ${perStep(driver)}, \`Schedule.delays\` ${perStep(ours)} (its ` +
+        `${perStep(stepper)}, \`Driver.advance\` ${perStep(driver)}, \`Driver.delays\` ${perStep(ours)} (its ` +
         'setup included: options checked, a driver made). `delays` is a loop over `Driver.advance`, the one ' +
         "interpreter: each step calls the schedule's stepper, which keeps its state in place (here the next " +
         "delay of `exponential`, and `capped`'s bound), checks the delay it answers, and counts the retry in the " +

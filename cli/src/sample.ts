@@ -3,6 +3,7 @@
  */
 import * as Random from 'fp-ts-retry/Random'
 import * as Schedule from 'fp-ts-retry/Schedule'
+import * as Driver from 'fp-ts-retry/Driver'
 import { ms, table } from './format'
 
 export interface SampleOptions {
@@ -40,16 +41,17 @@ export interface Sample {
 }
 
 /** The nearest-rank percentile `p` (0 to 1) of sorted values. */
-const percentile = (sorted: Float64Array, p: number): number => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]
+const percentile = (sorted: Float64Array, p: number): number =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))]
 
-/** Samples `runs` runs of `schedule` with `Schedule.delays`, and summarises each retry. */
+/** Samples `runs` runs of `schedule` with `Driver.delays`, and summarises each retry. */
 export const sample = (schedule: Schedule.Schedule<unknown>, options: SampleOptions): Sample => {
   const random = Random.seeded(options.seed)
   const delays: Array<Array<number>> = Array.from({ length: options.retries }, () => [])
   const starts: Array<Array<number>> = Array.from({ length: options.retries }, () => [])
   let stopped = 0
   for (let run = 0; run < options.runs; run++) {
-    const ds = Schedule.delays(schedule, {
+    const ds = Driver.delays(schedule, {
       random,
       limit: options.retries + 1,
       attemptDuration: options.attemptDuration,
@@ -89,8 +91,9 @@ const percent = (part: number, whole: number): string => `${Math.round((part / w
  */
 export const sampleReport = (name: string, result: Sample, options: SampleOptions, why?: string): string => {
   const heading =
-    `${name}\n${result.runs} sampled runs (seed ${options.seed}), each attempt taking ${ms(options.attemptDuration)} ms; ` +
-    'delays and start times in ms'
+    `${name}\n${result.runs} sampled runs (seed ${options.seed}), each attempt taking ${ms(
+      options.attemptDuration
+    )} ms; ` + 'delays and start times in ms'
   if (result.rows.length === 0)
     return `${heading}\n\nNo retry: the schedule stops at the first failure${why === undefined ? '' : `: ${why}`}.`
   const body = table(
@@ -112,7 +115,9 @@ export const sampleReport = (name: string, result: Sample, options: SampleOption
     result.stopped === result.runs
       ? `Every run stops by itself within ${last} ${last === 1 ? 'retry' : 'retries'} (${last + 1} attempts).`
       : result.stopped === 0
-        ? `No run stops within ${options.retries} retries: the table is cut there (--retries).`
-        : `${percent(result.stopped, result.runs)} of the runs stop within ${options.retries} retries; the others go on (--retries).`
+      ? `No run stops within ${options.retries} retries: the table is cut there (--retries).`
+      : `${percent(result.stopped, result.runs)} of the runs stop within ${
+          options.retries
+        } retries; the others go on (--retries).`
   return `${heading}\n\n${body}\n\n${ending}`
 }

@@ -147,7 +147,7 @@ interface ScheduleShape {
 }
 
 /**
- * A schedule to step, for the interpreters (`Driver.make`, `Driver.restore`, `Schedule.delays`), which read only its
+ * A schedule to step, for the interpreters (`Driver.make`, `Driver.restore`, `Driver.delays`), which read only its
  * `stepper` (and its `description`, which a snapshot copies): checked by name, as this runs at every run.
  */
 export const stepping = <S>(where: string, name: string, value: S): S =>

@@ -14,6 +14,7 @@ import { define } from '../../src/Durable'
 import * as Random from '../../src/Random'
 import type { StopReason } from '../../src/Retry'
 import * as Schedule from '../../src/Schedule'
+import * as Driver from '../../src/Driver'
 
 /** Equal jitter keeps at least half of each delay; five attempts at most. */
 export const schedule = pipe(
@@ -40,7 +41,7 @@ export const random = (id: string): Random.Random => Random.seeded(seedOf(id))
 
 /** The delays the schedule gives the run `id`, in order. */
 export const delaysOf = (id: string): ReadonlyArray<number> =>
-  Schedule.delays(schedule, { random: random(id), input: 'x' })
+  Driver.delays(schedule, { random: random(id), input: 'x' })
 
 export const Payload = t.type({ failures: t.number })
 export type Payload = t.TypeOf<typeof Payload>

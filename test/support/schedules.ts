@@ -33,7 +33,7 @@ export const numbersIn = (value: unknown): ReadonlyArray<number> =>
 
 /**
  * What a run depends on besides the schedule: the seed of its `Random`, the inputs of its failures (cycled), how
- * long each attempt takes and when it starts. Times are simulated as `Schedule.delays` does.
+ * long each attempt takes and when it starts. Times are simulated as `Driver.delays` does.
  */
 export interface RunPlan {
   readonly seed: number
@@ -160,7 +160,7 @@ export const runPlanArbitrary = (limit = 25): fc.Arbitrary<RunPlan> =>
     limit: fc.constant(limit)
   })
 
-/** The run `Schedule.delays` makes: one seed, one input for every failure, attempts of one length, from time 0. */
+/** The run `Driver.delays` makes: one seed, one input for every failure, attempts of one length, from time 0. */
 export interface RunContext {
   readonly seed: number
   readonly input: number
@@ -183,9 +183,9 @@ export const planOf = (context: RunContext, limit = 30): RunPlan => ({
   limit
 })
 
-/** `Schedule.delays` in a run context, with a fresh `Random.seeded(seed)` each call. */
+/** `Driver.delays` in a run context, with a fresh `Random.seeded(seed)` each call. */
 export const delaysIn = (schedule: Schedule.Schedule<number>, context: RunContext, limit = 30): ReadonlyArray<number> =>
-  Schedule.delays(schedule, {
+  Driver.delays(schedule, {
     random: Random.seeded(context.seed),
     input: context.input,
     attemptDuration: context.attemptDuration,
