@@ -11,7 +11,7 @@
  * 4. `Decision`: what follows an attempt, above the `Driver` and the guards, below every module that retries.
  * 5. The runners and engines (`Retry`, `Hedging`, `Durable`, `FileEngine`, `BullMQ`, `Http`, ...). Private code
  *    that builds on the public core but is no foundation lives in its own folder, imported only by its owners:
- *    `src/durable/` (the step the durable engines share).
+ *    `src/durable/` (the step the durable engines share) and `src/runner/` (the runner's loop and its attempts).
  *
  * Across all layers: no cycle; an optional peer (bullmq, ioredis, @opentelemetry/api, fast-check) is loaded only by
  * the module reached by its subpath, never through the index; no runtime import of a development dependency.
@@ -46,7 +46,7 @@ module.exports = {
       comment: 'Decision is what every runner and engine decides with: it imports none of them.',
       severity: 'error',
       from: { path: '^src/Decision[.]ts$' },
-      to: { path: '^src/(Retry|Hedging|Durable|FileEngine|BullMQ|Http|OpenTelemetry)[.]ts$|^src/durable/' }
+      to: { path: '^src/(Retry|Hedging|Durable|FileEngine|BullMQ|Http|OpenTelemetry)[.]ts$|^src/(durable|runner)/' }
     },
     {
       name: 'durable-folder-is-private',
@@ -54,6 +54,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/(durable/|(Durable|FileEngine|BullMQ)[.]ts$)' },
       to: { path: '^src/durable/' }
+    },
+    {
+      name: 'runner-folder-is-private',
+      comment: "src/runner/ is the runner's loop and attempts: only Retry imports it.",
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(runner/|Retry[.]ts$)' },
+      to: { path: '^src/runner/' }
     },
     {
       name: 'optional-peers-by-subpath-only',
