@@ -27,8 +27,8 @@ const scenarios: ReadonlyArray<Scenario> = [
     expected: { a: REQUESTS * attempts, b: REQUESTS * attempts ** 2, c: REQUESTS * attempts ** 3 }
   },
   {
-    name: '`tokenBucket({ maxTokens: 10, tokenRatio: 0.1 })`',
-    budget: () => Budget.tokenBucket({ maxTokens: 10, tokenRatio: 0.1 }),
+    name: '`retryThrottle({ maxTokens: 10, tokenRatio: 0.1 })`',
+    budget: () => Budget.retryThrottle({ maxTokens: 10, tokenRatio: 0.1 }),
     expected: { a: REQUESTS + 3, b: REQUESTS + 6, c: REQUESTS + 9 }
   },
   {
@@ -73,18 +73,23 @@ const report = (rows: ReadonlyArray<Row>): string => {
     '| --- | ---: | ---: | ---: | ---: | ---: | ---: |',
     ...rows.map(
       (r) =>
-        `| ${r.scenario.name} | ${n(r.calls.a)} | ${n(r.calls.b)} | ${n(r.calls.c)} | ${(r.calls.c / REQUESTS).toFixed(2)} | ` +
-        `${n(r.scenario.expected.c)}${same(r.calls, r.scenario.expected) ? '' : ' (differs!)'} | ${n(Math.round(r.ms))} |`
+        `| ${r.scenario.name} | ${n(r.calls.a)} | ${n(r.calls.b)} | ${n(r.calls.c)} | ${(r.calls.c / REQUESTS).toFixed(
+          2
+        )} | ` +
+        `${n(r.scenario.expected.c)}${same(r.calls, r.scenario.expected) ? '' : ' (differs!)'} | ${n(
+          Math.round(r.ms)
+        )} |`
     ),
     '',
-    `Without budgets every request to A becomes ${attempts} × ${attempts} × ${attempts} = ${attempts ** 3} calls at C. ` +
+    `Without budgets every request to A becomes ${attempts} × ${attempts} × ${attempts} = ${
+      attempts ** 3
+    } calls at C. ` +
       'With a budget per caller, each caller adds a fixed allowance of retries in all (3 for the token bucket, 7 for ' +
       'the adaptive guard), after which it makes one attempt per call: the layers add their allowances instead of ' +
       'multiplying their attempts.'
   ]
   return lines.join('\n')
 }
-
 
 const main = async (): Promise<void> => {
   const rows: Array<Row> = []

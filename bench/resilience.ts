@@ -221,7 +221,7 @@ interface OutageRow {
 
 const retryPolicy = pipe(Schedule.exponential(100), Schedule.fullJitter, Schedule.intersect(Schedule.recurs(3)))
 const halfOpenAfter = pipe(Schedule.exponential(1_000), Schedule.capped(5_000))
-const bucket = (): Budget.RetryBudget => Budget.tokenBucket({ maxTokens: 10, tokenRatio: 0.1 })
+const bucket = (): Budget.RetryBudget => Budget.retryThrottle({ maxTokens: 10, tokenRatio: 0.1 })
 
 const protections: ReadonlyArray<Protection> = [
   { name: 'no retries', retries: false },
@@ -311,7 +311,7 @@ const outage = async (): Promise<{ readonly section: string; readonly rows: Read
         OUTAGE_END / 1000
       } s. ` +
       'Retries: `pipe(exponential(100), fullJitter, intersect(recurs(3)))` (3 retries, 4 attempts). Budget: ' +
-      '`tokenBucket({ maxTokens: 10, tokenRatio: 0.1 })`. Breaker: `consecutive({ threshold: 5, halfOpenAfter: ' +
+      '`retryThrottle({ maxTokens: 10, tokenRatio: 0.1 })`. Breaker: `consecutive({ threshold: 5, halfOpenAfter: ' +
       "pipe(exponential(1_000), capped(5_000)) })`, inside the retry (`Breaker.guard` on each attempt, and the runner's " +
       '`breaker` option). On a `TestClock`, seeded: exact. **Recovery** is how long after the dependency comes back the ' +
       'last call fails.',
@@ -437,16 +437,13 @@ const shared = async (): Promise<string> => {
       ['breaker in Redis, fresh local copy (`staleness: 60_000`)', await throughput(...breakerIn(60_000))],
       ['breaker in Redis, stale local copy (`staleness: 0`)', await throughput(...breakerIn(0))],
       [
-        'rate limiter, local (`RateLimiter.tokenBucket`)',
-        await throughput(pipe(ok, RateLimiter.throttle(RateLimiter.tokenBucket(wide))), none)
+        'rate limiter, local (`RateLimiter.gcra`)',
+        await throughput(pipe(ok, RateLimiter.throttle(RateLimiter.gcra(wide))), none)
       ],
       [
-        'rate limiter in Redis (`RedisRateLimiter.tokenBucket`)',
+        'rate limiter in Redis (`RedisRateLimiter.gcra`)',
         await throughput(
-          pipe(
-            ok,
-            RateLimiter.throttle(RedisRateLimiter.tokenBucket({ redis: limited.client, key: 'bench-rate', ...wide }))
-          ),
+          pipe(ok, RateLimiter.throttle(RedisRateLimiter.gcra({ redis: limited.client, key: 'bench-rate', ...wide }))),
           limited.trips
         )
       ]
@@ -489,7 +486,7 @@ const main = async (): Promise<void> => {
     '## Resilience: hedging, breakers and budgets',
     '',
     'Both runs are simulations on virtual time (`TestClock`, seeded draws), using the library itself ' +
-      '(`hedging`, `Breaker.consecutive` and `Breaker.guard`, `Budget.tokenBucket`, `retrying`): every figure is exact ' +
+      '(`hedging`, `Breaker.consecutive` and `Breaker.guard`, `Budget.retryThrottle`, `retrying`): every figure is exact ' +
       'and the same on every machine. Regenerate with `npm run bench:resilience` ' +
       `(${Math.round((performance.now() - began) / 1000)} s).`,
     '',

@@ -74,7 +74,7 @@ export interface BudgetAttempt {
  * import * as Budget from 'fp-ts-retry/Budget'
  * import * as assert from 'assert'
  *
- * const budget: Budget.LocalBudget = Budget.tokenBucket({ maxTokens: 10, tokenRatio: 0.1 })
+ * const budget: Budget.LocalBudget = Budget.retryThrottle({ maxTokens: 10, tokenRatio: 0.1 })
  * const allowed: boolean = budget.onFailure(5, 0, { retries: 0, error: 'timeout', retrying: true })
  * assert.strictEqual(allowed, true)
  *
@@ -88,36 +88,36 @@ export interface LocalBudget extends RetryBudget {
 }
 
 /**
- * A {@link RetryBudget} that can tell how many tokens it holds: see {@link tokenBucket}.
+ * A {@link RetryBudget} that can tell how many tokens it holds: see {@link retryThrottle}.
  *
  * @example
  * import * as Budget from 'fp-ts-retry/Budget'
  * import * as assert from 'assert'
  *
- * const bucket: Budget.TokenBucket = Budget.tokenBucket({ maxTokens: 10, tokenRatio: 0.1 })
+ * const bucket: Budget.RetryThrottle = Budget.retryThrottle({ maxTokens: 10, tokenRatio: 0.1 })
  * assert.strictEqual(bucket.tokens, 10)
  *
  * @category model
  * @since 0.1.0
  */
-export interface TokenBucket extends LocalBudget {
+export interface RetryThrottle extends LocalBudget {
   /** The tokens left, in `[0, maxTokens]`. */
   readonly tokens: number
 }
 
 /**
- * Options of {@link tokenBucket}, named as in gRPC's service config (`retryThrottling`).
+ * Options of {@link retryThrottle}, named as in gRPC's service config (`retryThrottling`).
  *
  * @example
- * import type { TokenBucketOptions } from 'fp-ts-retry/Budget'
+ * import type { RetryThrottleOptions } from 'fp-ts-retry/Budget'
  *
  * // gRPC's example: throttles retries once failures pass about 10% of calls
- * const options: TokenBucketOptions = { maxTokens: 10, tokenRatio: 0.1 }
+ * const options: RetryThrottleOptions = { maxTokens: 10, tokenRatio: 0.1 }
  *
  * @category model
  * @since 0.1.0
  */
-export interface TokenBucketOptions {
+export interface RetryThrottleOptions {
   readonly maxTokens: number
   readonly tokenRatio: number
 }
@@ -184,7 +184,7 @@ const MILLI = 1000
  * import * as Budget from 'fp-ts-retry/Budget'
  * import * as assert from 'assert'
  *
- * const bucket = Budget.tokenBucket({ maxTokens: 4, tokenRatio: 0.5 })
+ * const bucket = Budget.retryThrottle({ maxTokens: 4, tokenRatio: 0.5 })
  * const attempt = { retries: 0, error: new Error('503'), retrying: true }
  * assert.strictEqual(bucket.onFailure(10, 0, attempt), true) // 3 tokens: 3 > 2
  * assert.strictEqual(bucket.onFailure(10, 0, attempt), false) // 2 tokens: 2 > 2 is false
@@ -194,8 +194,8 @@ const MILLI = 1000
  * @category constructors
  * @since 0.1.0
  */
-export const tokenBucket = (options: TokenBucketOptions): TokenBucket => {
-  const where = 'Budget.tokenBucket'
+export const retryThrottle = (options: RetryThrottleOptions): RetryThrottle => {
+  const where = 'Budget.retryThrottle'
   validate.object(where, 'options', options)
   const max = validate.thousandths(where, 'maxTokens', options.maxTokens)
   const ratio = validate.thousandths(where, 'tokenRatio', options.tokenRatio)
@@ -482,7 +482,7 @@ const isTimeoutError = (error: unknown): boolean => {
  *
  * **Details**
  *
- * - Unlike {@link tokenBucket}, where every failure costs a token, only retries cost here: a failure that the
+ * - Unlike {@link retryThrottle}, where every failure costs a token, only retries cost here: a failure that the
  *   schedule will not retry takes nothing. With the defaults, 100 retries in a row (50 of timeouts) empty it.
  * - The quota is shared by every run that uses it and never exceeds `tokens`.
  * - Every option is checked when built: a `RangeError` names a number out of range, a `TypeError` an `isTimeout`
@@ -546,7 +546,7 @@ export const retryQuota = (options: RetryQuotaOptions = {}): RetryQuota => {
  * import * as Budget from 'fp-ts-retry/Budget'
  * import * as assert from 'assert'
  *
- * const bucket = Budget.tokenBucket({ maxTokens: 4, tokenRatio: 0.1 })
+ * const bucket = Budget.retryThrottle({ maxTokens: 4, tokenRatio: 0.1 })
  * const guard = Budget.asGuard(bucket, { counts: (e) => e !== 'bad request' })
  * const failure = { ok: false, latency: 0, now: 0, retries: 0, retrying: true, delay: 10 }
  * assert.strictEqual(guard.admit({ ...failure, error: 'timeout' }), true) // 4 tokens -> 3: above half

@@ -541,7 +541,7 @@ const NONE: ReadonlyArray<Guard.Guard> = Object.freeze([])
  * import * as Budget from 'fp-ts-retry/Budget'
  * import * as assert from 'assert'
  *
- * const guards = Decision.guardsOf('myRunner', { budget: Budget.tokenBucket({ maxTokens: 10, tokenRatio: 0.1 }) })
+ * const guards = Decision.guardsOf('myRunner', { budget: Budget.retryThrottle({ maxTokens: 10, tokenRatio: 0.1 }) })
  * assert.deepStrictEqual(guards.map((g) => g.reason), ['budget'])
  * assert.throws(() => Decision.guardsOf('myRunner', { guards: [{}] as never }), TypeError)
  *

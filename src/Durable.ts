@@ -174,7 +174,7 @@ export interface DefinitionOptions<P, E, A> {
  *   error goes to `onError` and the hook is called again a second later.
  * - `onRetry({ id, error, status, delay })`: once the retry's state is stored; `status` is the one the schedule
  *   decided with. Its errors go to `onError`.
- * - `budget`: a shared {@link RetryBudget} (for a fleet: `RedisBudget.tokenBucket`), told of every attempt; a
+ * - `budget`: a shared {@link RetryBudget} (for a fleet: `RedisBudget.retryThrottle`), told of every attempt; a
  *   refusal ends the run with reason `'budget'`. Its answers may be promises. When it throws or rejects, a failed
  *   attempt ends the run as a {@link Defect} (never an early retry); a successful one stays a success, and the
  *   error goes to `onError`.

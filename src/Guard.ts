@@ -28,7 +28,7 @@
  *   await pipe(TE.left('down'), run)()
  *   await pipe(TE.left('down'), run)()
  *   assert.deepStrictEqual(reasons, ['budget', 'budget'])
- *   assert.ok(Budget.asGuard(Budget.tokenBucket({ maxTokens: 10, tokenRatio: 0.1 })).readsTime)
+ *   assert.ok(Budget.asGuard(Budget.retryThrottle({ maxTokens: 10, tokenRatio: 0.1 })).readsTime)
  * }
  * main()
  *

@@ -132,7 +132,7 @@ export interface Summary {
  * const options: HedgingOptions<{ status: number }, Response> = {
  *   maxConcurrent: 2,
  *   isFatal: (e) => e.status >= 400 && e.status < 500,
- *   budget: Budget.tokenBucket({ maxTokens: 10, tokenRatio: 0.1 }),
+ *   budget: Budget.retryThrottle({ maxTokens: 10, tokenRatio: 0.1 }),
  *   release: (result) => void (result._tag === 'Right' && result.right.body?.cancel())
  * }
  *

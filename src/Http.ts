@@ -372,7 +372,7 @@ export interface RequestOptions {
  * import type { RetryingFetchOptions } from 'fp-ts-retry/Http'
  * import * as Budget from 'fp-ts-retry/Budget'
  *
- * const options: RetryingFetchOptions = { timeout: 2_000, budget: Budget.tokenBucket({ maxTokens: 10, tokenRatio: 0.1 }) }
+ * const options: RetryingFetchOptions = { timeout: 2_000, budget: Budget.retryThrottle({ maxTokens: 10, tokenRatio: 0.1 }) }
  *
  * @category model
  * @since 0.1.0
@@ -400,7 +400,7 @@ export interface RetryingFetchOptions extends RequestOptions, Hooks<HttpError, H
  * import type { HedgingFetchOptions } from 'fp-ts-retry/Http'
  * import * as Budget from 'fp-ts-retry/Budget'
  *
- * const options: HedgingFetchOptions = { timeout: 2_000, maxConcurrent: 2, budget: Budget.tokenBucket({ maxTokens: 10, tokenRatio: 0.1 }) }
+ * const options: HedgingFetchOptions = { timeout: 2_000, maxConcurrent: 2, budget: Budget.retryThrottle({ maxTokens: 10, tokenRatio: 0.1 }) }
  *
  * @category model
  * @since 0.2.0

@@ -26,7 +26,7 @@ import * as validate from './internal/validate'
  * - `tracer`: where the spans go (one for each run, a child for each attempt). Without it, no span is made.
  * - `meter`: where the metrics go (see the table in the observability guide). Without it, none is recorded.
  * - `budgets`: budgets to report the tokens of, by name (`fp_ts_retry.budget.tokens`): those with a numeric
- *   `tokens` (`Budget.tokenBucket`, `Budget.retryQuota`); the others are skipped.
+ *   `tokens` (`Budget.retryThrottle`, `Budget.retryQuota`); the others are skipped.
  * - `errorType` (default {@link errorType}): the `error.type` of a failed attempt's error. Keep its answers few (a
  *   class, a code): they are a metric's attribute.
  *

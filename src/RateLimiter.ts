@@ -1,7 +1,7 @@
 /**
  * Rate limiters: at most `burst` calls at once, and `rate` calls every `per` ms on average after that.
  *
- * {@link tokenBucket} is a limiter local to the process. {@link throttle} makes an action wait for its turn, on
+ * {@link gcra} is a limiter local to the process. {@link throttle} makes an action wait for its turn, on
  * the clock, first come first served; {@link throttleSignalled} lets a waiting call be aborted. {@link asGuard}
  * limits the retries of the runners instead: a retry beyond the rate is refused and the run ends, reason
  * `'rateLimit'`.
@@ -18,7 +18,7 @@
  *
  * async function main() {
  *   const clock = TestClock.make()
- *   const limiter = RateLimiter.tokenBucket({ rate: 1, per: 100, burst: 2, clock })
+ *   const limiter = RateLimiter.gcra({ rate: 1, per: 100, burst: 2, clock })
  *   const started: Array<number> = []
  *   const call: TaskEither<never, number> = () => (started.push(clock.now()), Promise.resolve({ _tag: 'Right', right: 1 }))
  *   const calls = Array.from({ length: 4 }, () => pipe(call, RateLimiter.throttle(limiter, { clock }))())
@@ -58,7 +58,7 @@ import * as validate from './internal/validate'
  * import * as TestClock from 'fp-ts-retry/TestClock'
  * import * as assert from 'assert'
  *
- * const limiter = RateLimiter.tokenBucket({ rate: 1, per: 1_000, burst: 1, clock: TestClock.make() })
+ * const limiter = RateLimiter.gcra({ rate: 1, per: 1_000, burst: 1, clock: TestClock.make() })
  * assert.strictEqual((limiter.reserve() as RateLimiter.Reservation).wait, 0)
  * const next = limiter.reserve() as RateLimiter.Reservation
  * assert.strictEqual(next.wait, 1_000)
@@ -92,7 +92,7 @@ export interface Reservation {
  * import * as TestClock from 'fp-ts-retry/TestClock'
  * import * as assert from 'assert'
  *
- * const limiter: RateLimiter.RateLimiter = RateLimiter.tokenBucket({ rate: 10, per: 1_000, burst: 1, clock: TestClock.make() })
+ * const limiter: RateLimiter.RateLimiter = RateLimiter.gcra({ rate: 10, per: 1_000, burst: 1, clock: TestClock.make() })
  * assert.strictEqual(limiter.take(), true)
  * assert.strictEqual(limiter.take(), false)
  *
@@ -105,7 +105,7 @@ export interface RateLimiter {
 }
 
 /**
- * Options of {@link tokenBucket}.
+ * Options of {@link gcra}.
  *
  * **Details**
  *
@@ -118,14 +118,14 @@ export interface RateLimiter {
  *   `take` finds no token.
  *
  * @example
- * import type { TokenBucketOptions } from 'fp-ts-retry/RateLimiter'
+ * import type { GcraOptions } from 'fp-ts-retry/RateLimiter'
  *
- * const options: TokenBucketOptions = { rate: 100, per: 60_000, burst: 10 } // 100 a minute, 10 at once
+ * const options: GcraOptions = { rate: 100, per: 60_000, burst: 10 } // 100 a minute, 10 at once
  *
  * @category model
  * @since 0.2.0
  */
-export interface TokenBucketOptions {
+export interface GcraOptions {
   readonly rate: number
   readonly per: number
   readonly burst: number
@@ -176,19 +176,19 @@ export interface ThrottleOptions {
  *
  * async function main() {
  *   const clock = TestClock.make()
- *   const limiter = RateLimiter.tokenBucket({ rate: 2, per: 1_000, burst: 2, clock })
+ *   const limiter = RateLimiter.gcra({ rate: 2, per: 1_000, burst: 2, clock })
  *   assert.deepStrictEqual([limiter.take(), limiter.take(), limiter.take()], [true, true, false])
  *   await clock.advance(500) // one token back every 500 ms
  *   assert.deepStrictEqual([limiter.take(), limiter.take()], [true, false])
- *   assert.throws(() => RateLimiter.tokenBucket({ rate: 0, per: 1_000, burst: 1 }), /rate must be a finite number > 0/)
+ *   assert.throws(() => RateLimiter.gcra({ rate: 0, per: 1_000, burst: 1 }), /rate must be a finite number > 0/)
  * }
  * main()
  *
  * @category constructors
  * @since 0.2.0
  */
-export const tokenBucket = (options: TokenBucketOptions): RateLimiter => {
-  const where = 'RateLimiter.tokenBucket'
+export const gcra = (options: GcraOptions): RateLimiter => {
+  const where = 'RateLimiter.gcra'
   validate.object(where, 'options', options)
   const positive = (name: string, value: number): number => validate.positive(where, name, value)
   const rate = positive('rate', options.rate)
@@ -253,7 +253,7 @@ export const tokenBucket = (options: TokenBucketOptions): RateLimiter => {
  *
  * async function main() {
  *   const clock = TestClock.make()
- *   const retries = RateLimiter.tokenBucket({ rate: 1, per: 60_000, burst: 2, clock }) // 2 retries, then 1 a minute
+ *   const retries = RateLimiter.gcra({ rate: 1, per: 60_000, burst: 2, clock }) // 2 retries, then 1 a minute
  *   const reasons: Array<StopReason> = []
  *   const run = pipe(
  *     TE.left('503'),
@@ -307,7 +307,7 @@ export const asGuard = (limiter: RateLimiter): Guard => {
  *
  * async function main() {
  *   const clock = TestClock.make()
- *   const limiter = RateLimiter.tokenBucket({ rate: 5, per: 1_000, burst: 1, clock })
+ *   const limiter = RateLimiter.gcra({ rate: 5, per: 1_000, burst: 1, clock })
  *   const call = pipe(TE.right('ok'), RateLimiter.throttle(limiter, { clock }))
  *   const calls = [call(), call(), call()]
  *   await clock.runAll()
@@ -352,7 +352,7 @@ export const throttle = (
  *
  * async function main() {
  *   const clock = TestClock.make()
- *   const limiter = RateLimiter.tokenBucket({ rate: 1, per: 1_000, burst: 1, clock })
+ *   const limiter = RateLimiter.gcra({ rate: 1, per: 1_000, burst: 1, clock })
  *   const call = pipe((_: AbortSignal) => TE.right(clock.now()), RateLimiter.throttleSignalled(limiter, (reason) => `aborted: ${reason}`, { clock }))
  *   assert.deepStrictEqual(await call()(), { _tag: 'Right', right: 0 })
  *   const controller = new AbortController()

@@ -2,7 +2,7 @@
  * A retry budget shared by a fleet: gRPC's token bucket (gRFC A6) kept in Redis, so that every process that uses
  * the same key draws on one bucket.
  *
- * It is `Budget.tokenBucket` with the count on a server: the same rules, the same thousandths of a token, and
+ * It is `Budget.retryThrottle` with the count on a server: the same rules, the same thousandths of a token, and
  * each failure's token taken and its retry decided in one atomic script, so that no interleaving of processes
  * over- or under-spends. It answers with promises; the runner and the durable workers await them.
  *
@@ -56,19 +56,19 @@ export type RedisClient = model.RedisClient
 export type Fallback = 'local' | 'allow' | 'refuse'
 
 /**
- * Options of {@link tokenBucket}: the client, the key of the shared bucket, and gRPC's `retryThrottling` numbers;
+ * Options of {@link retryThrottle}: the client, the key of the shared bucket, and gRPC's `retryThrottling` numbers;
  * how long a Redis call may take (`timeout`, ms, default 100), what to do when it takes longer or fails
  * (`fallback`, default `'local'`), and an observer told when Redis is unavailable and when it answers again.
  *
  * @example
- * import type { TokenBucketOptions, RedisClient } from 'fp-ts-retry/RedisBudget'
+ * import type { RetryThrottleOptions, RedisClient } from 'fp-ts-retry/RedisBudget'
  *
- * const optionsFor = (redis: RedisClient): TokenBucketOptions => ({ redis, key: 'retry-budget:payments-api', maxTokens: 10, tokenRatio: 0.1 })
+ * const optionsFor = (redis: RedisClient): RetryThrottleOptions => ({ redis, key: 'retry-budget:payments-api', maxTokens: 10, tokenRatio: 0.1 })
  *
  * @category model
  * @since 0.2.0
  */
-export interface TokenBucketOptions {
+export interface RetryThrottleOptions {
   readonly redis: RedisClient
   readonly key: string
   readonly maxTokens: number
@@ -82,14 +82,14 @@ export interface TokenBucketOptions {
  * A {@link RetryBudget} kept in Redis, that can also read its count.
  *
  * @example
- * import type { RedisTokenBucket } from 'fp-ts-retry/RedisBudget'
+ * import type { RedisRetryThrottle } from 'fp-ts-retry/RedisBudget'
  *
- * const report = async (bucket: RedisTokenBucket) => `tokens left: ${await bucket.tokens()}`
+ * const report = async (bucket: RedisRetryThrottle) => `tokens left: ${await bucket.tokens()}`
  *
  * @category model
  * @since 0.2.0
  */
-export interface RedisTokenBucket extends RetryBudget {
+export interface RedisRetryThrottle extends RetryBudget {
   readonly onSuccess: (latency: number, now: number) => Promise<void>
   readonly onFailure: (latency: number, now: number) => Promise<boolean>
   /** Whether a retry (or a hedge) would be allowed now, recording nothing. */
@@ -140,7 +140,7 @@ const SERVICE = 'retry budget'
  *
  * **Details**
  *
- * - The rules of `Budget.tokenBucket`: the bucket starts full at `maxTokens` (a missing key is full); each failed
+ * - The rules of `Budget.retryThrottle`: the bucket starts full at `maxTokens` (a missing key is full); each failed
  *   attempt takes 1 token (not below 0), each success gives back `tokenRatio` (not above `maxTokens`); a retry is
  *   allowed only while `tokens > maxTokens / 2`. In an outage a fresh bucket allows `ceil(maxTokens / 2) - 1`
  *   retries in all, across the fleet.
@@ -156,7 +156,7 @@ const SERVICE = 'retry budget'
  *   queues commands while disconnected and waits for a reconnection: a run would freeze with it). A call that
  *   fails or does not answer in time never rejects: the budget answers by its `fallback` and tells
  *   `ServiceUnavailable` (`source: 'budget'`, `service: 'retry budget'`) through `onEvent`, then `ServiceRecovered`
- *   once Redis answers again. `'local'` (the default) is a `Budget.tokenBucket` of the same numbers in this process,
+ *   once Redis answers again. `'local'` (the default) is a `Budget.retryThrottle` of the same numbers in this process,
  *   told of every outcome all along, so it holds what this process saw lately; `'allow'` allows every retry
  *   (the schedule alone decides); `'refuse'` refuses every retry. `onSuccess` never rejects: a success stays a
  *   success. Only `tokens()`, which no run awaits, rejects.
@@ -173,15 +173,15 @@ const SERVICE = 'retry budget'
  * // needs a Redis server: defined, not called here
  * export async function callWithFleetBudget(call: TaskEither<Error, string>) {
  *   const redis = new Redis({ host: '127.0.0.1', port: 6379 })
- *   const budget = RedisBudget.tokenBucket({ redis, key: 'retry-budget:payments-api', maxTokens: 10, tokenRatio: 0.1 })
+ *   const budget = RedisBudget.retryThrottle({ redis, key: 'retry-budget:payments-api', maxTokens: 10, tokenRatio: 0.1 })
  *   return pipe(call, retrying(Schedule.exponential(100), { budget }))()
  * }
  *
  * @category constructors
  * @since 0.2.0
  */
-export const tokenBucket = (options: TokenBucketOptions): RedisTokenBucket => {
-  const where = 'RedisBudget.tokenBucket'
+export const retryThrottle = (options: RetryThrottleOptions): RedisRetryThrottle => {
+  const where = 'RedisBudget.retryThrottle'
   validate.object(where, 'options', options)
   const redis = checkClient(where, options.redis)
   const key = checkKey(where, options.key)
@@ -189,7 +189,7 @@ export const tokenBucket = (options: TokenBucketOptions): RedisTokenBucket => {
   const ratio = validate.thousandths(where, 'options.tokenRatio', options.tokenRatio)
   const { fallback, timeout } = serviceOptions(where, options)
   const clock = LiveClock.live
-  const local = Budget.tokenBucket({ maxTokens: max / MILLI, tokenRatio: ratio / MILLI })
+  const local = Budget.retryThrottle({ maxTokens: max / MILLI, tokenRatio: ratio / MILLI })
   const service = health('budget', SERVICE, fallback, clock.now, options.onEvent)
   const evaluate = script(redis, SCRIPT)
   const run = (operation: 'f' | 's' | 'r' | 'a'): Promise<number> =>

@@ -1,5 +1,5 @@
 /**
- * A rate limit shared by a fleet: `RateLimiter.tokenBucket`'s GCRA kept in Redis, so that every process that uses
+ * A rate limit shared by a fleet: `RateLimiter.gcra`'s GCRA kept in Redis, so that every process that uses
  * the same key draws on one bucket, on the server's time.
  *
  * It implements the `RateLimiter.RateLimiter` interface, answering by promise: use it with `RateLimiter.throttle`
@@ -39,22 +39,22 @@ import * as validate from './internal/validate'
 export type Fallback = 'local' | 'allow' | 'refuse'
 
 /**
- * Options of {@link tokenBucket}: the client, the key of the shared bucket, the fleet's `rate` tokens every `per`
- * ms and its `burst` (as `RateLimiter.tokenBucket`'s); how long a Redis call may take (`timeout`, ms, default
+ * Options of {@link gcra}: the client, the key of the shared bucket, the fleet's `rate` tokens every `per`
+ * ms and its `burst` (as `RateLimiter.gcra`'s); how long a Redis call may take (`timeout`, ms, default
  * 100), what to do when it takes longer or fails (`fallback`, default `'local'`), how many processes share the
  * limit (`processes`, default 1: the local bucket's share), and an observer.
  *
  * @example
- * import type { TokenBucketOptions } from 'fp-ts-retry/RedisRateLimiter'
+ * import type { GcraOptions } from 'fp-ts-retry/RedisRateLimiter'
  * import type { RedisClient } from 'fp-ts-retry/RedisBudget'
  *
  * // 100 calls a second for the whole fleet of 4 processes, 10 at once
- * const optionsFor = (redis: RedisClient): TokenBucketOptions => ({ redis, key: 'rate:payments-api', rate: 100, per: 1_000, burst: 10, processes: 4 })
+ * const optionsFor = (redis: RedisClient): GcraOptions => ({ redis, key: 'rate:payments-api', rate: 100, per: 1_000, burst: 10, processes: 4 })
  *
  * @category model
  * @since 0.2.0
  */
-export interface TokenBucketOptions {
+export interface GcraOptions {
   readonly redis: RedisClient
   readonly key: string
   readonly rate: number
@@ -71,7 +71,7 @@ export interface TokenBucketOptions {
 // -------------------------------------------------------------------------------------
 
 /**
- * `RateLimiter.tokenBucket`'s GCRA in Lua, on one hash: `t` the theoretical arrival time of the next token (ms on
+ * `RateLimiter.gcra`'s GCRA in Lua, on one hash: `t` the theoretical arrival time of the next token (ms on
  * the server's clock) and `n` the changes made, which tells a cancel whether its reservation was the last one.
  * ARGV: the operation (`t` take, `r` reserve, `c` cancel), `per`, `rate`, `burst`, and for a cancel the `n` of
  * its reservation. A take answers 1 or 0; a reserve { wait (ms, as a string: a Lua number would be truncated),
@@ -116,11 +116,11 @@ return { string.format('%.17g', wait), n }
 const SERVICE = 'rate limiter'
 
 /**
- * A rate limit shared by every process whose limiter has the same `key`: `RateLimiter.tokenBucket` kept in Redis.
+ * A rate limit shared by every process whose limiter has the same `key`: `RateLimiter.gcra` kept in Redis.
  *
  * **Details**
  *
- * - The rules of `RateLimiter.tokenBucket` (the GCRA): `burst` tokens, one more every `per / rate` ms; `take()`
+ * - The rules of `RateLimiter.gcra` (the GCRA): `burst` tokens, one more every `per / rate` ms; `take()`
  *   takes a token if one is there and no reservation waits for it; `reserve()` reserves the next one in turn, and
  *   its `cancel()` gives it back only if nothing was taken or reserved after it. Every process should give the
  *   same `rate`, `per` and `burst` for a key.
@@ -130,13 +130,13 @@ const SERVICE = 'rate limiter'
  * - Every Redis call is bounded by `timeout` (default 100 ms), whatever client is passed. A call that fails or
  *   does not answer in time never rejects: the limiter answers by its `fallback` and tells `ServiceUnavailable`
  *   (`source: 'rateLimit'`, `service: 'rate limiter'`) through `onEvent`, then `ServiceRecovered` once Redis
- *   answers again. `'local'` (the default) is a `RateLimiter.tokenBucket` in this process at `rate / processes`,
+ *   answers again. `'local'` (the default) is a `RateLimiter.gcra` in this process at `rate / processes`,
  *   with a burst of `max(1, floor(burst / processes))`, full when the outage starts: with `processes` the number
  *   of processes sharing the key, the fleet keeps about its rate (with the default of 1, each process may go at
  *   the fleet's whole rate). `'allow'` lets every call through at once; `'refuse'` refuses every `take` (a guard's
  *   retries end with reason `'rateLimit'`), and paces reservations on the local bucket, since a throttled call
  *   cannot be refused. A reservation's `cancel()` goes where its reservation was made, and never rejects.
- * - `onEvent` is told `RateLimitWaited` and `RateLimitRefused` as `RateLimiter.tokenBucket` tells them, whichever
+ * - `onEvent` is told `RateLimitWaited` and `RateLimitRefused` as `RateLimiter.gcra` tells them, whichever
  *   answered.
  * - Bad options are a `TypeError` or `RangeError` naming them.
  *
@@ -150,15 +150,15 @@ const SERVICE = 'rate limiter'
  * // needs a Redis server: defined, not called here
  * export function throttledForTheFleet(call: TaskEither<Error, string>) {
  *   const redis = new Redis({ host: '127.0.0.1', port: 6379 })
- *   const limiter = RedisRateLimiter.tokenBucket({ redis, key: 'rate:payments-api', rate: 100, per: 1_000, burst: 10, processes: 4 })
+ *   const limiter = RedisRateLimiter.gcra({ redis, key: 'rate:payments-api', rate: 100, per: 1_000, burst: 10, processes: 4 })
  *   return pipe(call, RateLimiter.throttle(limiter))
  * }
  *
  * @category constructors
  * @since 0.2.0
  */
-export const tokenBucket = (options: TokenBucketOptions): RateLimiter.RateLimiter => {
-  const where = 'RedisRateLimiter.tokenBucket'
+export const gcra = (options: GcraOptions): RateLimiter.RateLimiter => {
+  const where = 'RedisRateLimiter.gcra'
   validate.object(where, 'options', options)
   const redis = checkClient(where, options.redis)
   const key = checkKey(where, options.key)
@@ -170,7 +170,7 @@ export const tokenBucket = (options: TokenBucketOptions): RateLimiter.RateLimite
   const processes = options.processes === undefined ? 1 : whole('processes', options.processes)
   const { fallback, timeout } = serviceOptions(where, options)
   const clock = LiveClock.live
-  const local = RateLimiter.tokenBucket({
+  const local = RateLimiter.gcra({
     rate: rate / processes,
     per,
     burst: Math.max(1, Math.floor(burst / processes)),

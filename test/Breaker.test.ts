@@ -849,7 +849,7 @@ describe('Breaker', () => {
     it('should tell a budget of the refused attempt and stop with reason breaker, not budget', async () => {
       const clock = TestClock.make()
       const breaker = Breaker.consecutive({ threshold: 1, halfOpenAfter: constant(30_000), clock })
-      const budget = Budget.tokenBucket({ maxTokens: 100, tokenRatio: 1 })
+      const budget = Budget.retryThrottle({ maxTokens: 100, tokenRatio: 1 })
       const reasons: Array<StopReason> = []
       const dep = dependency(clock, () => true)
       const run = pipe(

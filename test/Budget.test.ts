@@ -45,9 +45,9 @@ const run = async <E, A>(
 const alwaysDown = (): TaskEither<string, never> => () => Promise.resolve(E.left('down'))
 
 describe('Budget', () => {
-  describe('tokenBucket', () => {
+  describe('retryThrottle', () => {
     it('should start full and allow a retry while the failure leaves more than maxTokens / 2, refusing exactly at half', () => {
-      const bucket = Budget.tokenBucket({ maxTokens: 10, tokenRatio: 0.1 })
+      const bucket = Budget.retryThrottle({ maxTokens: 10, tokenRatio: 0.1 })
       strictEqual(bucket.tokens, 10)
       const allowed = Array.from({ length: 7 }, () => bucket.onFailure(1, 0, attempt))
       // 9, 8, 7, 6 tokens: allowed; 5 (exactly half), 4, 3: refused
@@ -56,7 +56,7 @@ describe('Budget', () => {
     })
 
     it('should give back tokenRatio per success, exactly, in thousandths as gRPC does', () => {
-      const bucket = Budget.tokenBucket({ maxTokens: 10, tokenRatio: 0.1 })
+      const bucket = Budget.retryThrottle({ maxTokens: 10, tokenRatio: 0.1 })
       for (let i = 0; i < 4; i++) bucket.onFailure(1, 0, attempt)
       strictEqual(bucket.onFailure(1, 0, attempt), false) // 5 tokens
       for (let i = 0; i < 10; i++) bucket.onSuccess(1, 0, attempt) // 0.1 ten times: exactly 1
@@ -76,7 +76,7 @@ describe('Budget', () => {
           thousandths(2),
           fc.array(fc.boolean(), { maxLength: 300 }),
           (maxTokens, tokenRatio, outcomes) => {
-            const bucket = Budget.tokenBucket({ maxTokens, tokenRatio })
+            const bucket = Budget.retryThrottle({ maxTokens, tokenRatio })
             // The reference: gRFC A6 in whole thousandths.
             const max = Math.round(maxTokens * 1000)
             let model = max
@@ -100,7 +100,7 @@ describe('Budget', () => {
     it('should allow ceil(maxTokens / 2) - 1 retries in all through an outage, then none', () => {
       fc.assert(
         fc.property(fc.integer({ min: 1, max: 200 }), (maxTokens) => {
-          const bucket = Budget.tokenBucket({ maxTokens, tokenRatio: 0.1 })
+          const bucket = Budget.retryThrottle({ maxTokens, tokenRatio: 0.1 })
           let retries = 0
           for (let i = 0; i < 3 * maxTokens; i++) if (bucket.onFailure(0, 0, attempt)) retries++
           strictEqual(retries, Math.ceil(maxTokens / 2) - 1)
@@ -109,7 +109,7 @@ describe('Budget', () => {
     })
 
     it('should be shared: the failures of one run throttle the retries of another', async () => {
-      const bucket = Budget.tokenBucket({ maxTokens: 6, tokenRatio: 0.1 })
+      const bucket = Budget.retryThrottle({ maxTokens: 6, tokenRatio: 0.1 })
       const policy = pipe(Schedule.constant(100), Schedule.intersect(Schedule.recurs(5)))
       const first = await run(policy, bucket, alwaysDown)
       // 5 tokens (retry), 4 (retry), 3 = half: refused
@@ -119,7 +119,7 @@ describe('Budget', () => {
     })
 
     it("should end a run with the last error and onDone's reason 'budget'", async () => {
-      const bucket = Budget.tokenBucket({ maxTokens: 4, tokenRatio: 1 })
+      const bucket = Budget.retryThrottle({ maxTokens: 4, tokenRatio: 1 })
       let n = 0
       const { result, attempts, reason } = await run(
         pipe(Schedule.constant(10), Schedule.intersect(Schedule.recurs(10))),
@@ -356,8 +356,8 @@ describe('Budget', () => {
   })
 
   describe('allows', () => {
-    it('tokenBucket: should answer whether the tokens are above half, taking none', () => {
-      const bucket = Budget.tokenBucket({ maxTokens: 4, tokenRatio: 0.5 })
+    it('retryThrottle: should answer whether the tokens are above half, taking none', () => {
+      const bucket = Budget.retryThrottle({ maxTokens: 4, tokenRatio: 0.5 })
       strictEqual(bucket.allows?.(0), true)
       bucket.onFailure(1, 0, attempt) // 3
       strictEqual(bucket.allows?.(0), true)
@@ -385,7 +385,7 @@ describe('Budget', () => {
 
     it('should record nothing: a budget asked between its attempts decides as its twin that is never asked', () => {
       const kinds: ReadonlyArray<() => Budget.RetryBudget> = [
-        () => Budget.tokenBucket({ maxTokens: 5, tokenRatio: 0.5 }),
+        () => Budget.retryThrottle({ maxTokens: 5, tokenRatio: 0.5 }),
         () => Budget.adaptive({ window: 100, minSuccessRate: 0.5, minSamples: 3 }),
         () => Budget.retryQuota({ tokens: 20 })
       ]
@@ -422,14 +422,14 @@ describe('Budget', () => {
       ...[0, 0.0001, 1e13, ...notDurations.map(([, v]) => v)].flatMap(
         (bad): ReadonlyArray<RangeErrorCase> => [
           [
-            `tokenBucket({ maxTokens: ${bad} })`,
-            () => Budget.tokenBucket({ maxTokens: bad, tokenRatio: 0.1 }),
-            /^Budget\.tokenBucket: maxTokens must be a number in \[0\.001, 1000000000000\], received/
+            `retryThrottle({ maxTokens: ${bad} })`,
+            () => Budget.retryThrottle({ maxTokens: bad, tokenRatio: 0.1 }),
+            /^Budget\.retryThrottle: maxTokens must be a number in \[0\.001, 1000000000000\], received/
           ],
           [
-            `tokenBucket({ tokenRatio: ${bad} })`,
-            () => Budget.tokenBucket({ maxTokens: 10, tokenRatio: bad }),
-            /^Budget\.tokenBucket: tokenRatio must be a number in \[0\.001, 1000000000000\], received/
+            `retryThrottle({ tokenRatio: ${bad} })`,
+            () => Budget.retryThrottle({ maxTokens: 10, tokenRatio: bad }),
+            /^Budget\.retryThrottle: tokenRatio must be a number in \[0\.001, 1000000000000\], received/
           ]
         ]
       ),
@@ -518,8 +518,8 @@ describe('Budget', () => {
 
     it('options that are not an object should be a TypeError naming the constructor', () => {
       throwsTypeError(
-        () => Budget.tokenBucket(null as unknown as Budget.TokenBucketOptions),
-        /^Budget\.tokenBucket: options must be an object, received null/
+        () => Budget.retryThrottle(null as unknown as Budget.RetryThrottleOptions),
+        /^Budget\.retryThrottle: options must be an object, received null/
       )
       throwsTypeError(
         () => Budget.adaptive(null as unknown as Budget.AdaptiveOptions),

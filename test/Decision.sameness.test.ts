@@ -128,8 +128,7 @@ const harness = (c: Case): Harness => {
       Budget.asGuard(spied, c.budget === 'counted' ? { counts: (e) => (e as Failure).kind !== 'bad' } : undefined)
     )
   }
-  if (c.limiter)
-    guards.push(RateLimiter.asGuard(RateLimiter.tokenBucket({ rate: 1, per: 30, burst: 2, clock: time.clock })))
+  if (c.limiter) guards.push(RateLimiter.asGuard(RateLimiter.gcra({ rate: 1, per: 30, burst: 2, clock: time.clock })))
   let calls = 0
   const scriptedAttempt: TE.TaskEither<Failure, number> = () => {
     const o = c.outcomes[calls] ?? { kind: 'ok', latency: 0, hint: undefined }

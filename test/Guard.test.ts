@@ -160,7 +160,7 @@ describe('Guard', () => {
     })
 
     it('should not tell the failures that do not count, and admit them', () => {
-      const bucket = Budget.tokenBucket({ maxTokens: 10, tokenRatio: 0.5 })
+      const bucket = Budget.retryThrottle({ maxTokens: 10, tokenRatio: 0.5 })
       const guard = Budget.asGuard(bucket, { counts: (e) => e !== 'bad request' })
       strictEqual(guard.admit({ ...failure, error: 'bad request' }), true)
       strictEqual(bucket.tokens, 10)
@@ -174,7 +174,7 @@ describe('Guard', () => {
         /^Budget\.asGuard: budget must be a RetryBudget, received \{\}$/
       )
       throwsTypeError(
-        () => Budget.asGuard(Budget.tokenBucket({ maxTokens: 1, tokenRatio: 1 }), { counts: 1 as never }),
+        () => Budget.asGuard(Budget.retryThrottle({ maxTokens: 1, tokenRatio: 1 }), { counts: 1 as never }),
         /^Budget\.asGuard: options\.counts must be a function, received 1$/
       )
     })
@@ -183,7 +183,7 @@ describe('Guard', () => {
   describe('Decision.guardsOf', () => {
     it('should put the breaker before the budget before the run’s own guards, and check them', () => {
       const breaker = Breaker.consecutive({ threshold: 1, halfOpenAfter: Schedule.constant(1) })
-      const budget = Budget.tokenBucket({ maxTokens: 10, tokenRatio: 0.1 })
+      const budget = Budget.retryThrottle({ maxTokens: 10, tokenRatio: 0.1 })
       const own = scripted('budget', [true])
       const guards = Decision.guardsOf('here', { guards: [own], budget, breaker })
       deepStrictEqual(
@@ -308,7 +308,7 @@ describe('Guard', () => {
     it('should say which refused, the breaker or the budget, when both are given', async () => {
       const clock = TestClock.make()
       const breaker = Breaker.consecutive({ threshold: 1, halfOpenAfter: Schedule.constant(1_000), clock })
-      const budget = Budget.tokenBucket({ maxTokens: 10, tokenRatio: 0.1 })
+      const budget = Budget.retryThrottle({ maxTokens: 10, tokenRatio: 0.1 })
       const log = recorded()
       const action = Breaker.guard(breaker, () => 'open')(TE.left('down'))
       const run = pipe(action, retrying(Schedule.constant(10), { clock, breaker, budget, onDone: log.onDone }))()

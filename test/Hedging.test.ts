@@ -363,7 +363,7 @@ describe('Hedging', () => {
       })
 
       it('should always send the first attempt, and a hedge only while the token bucket is above half', async () => {
-        const bucket = Budget.tokenBucket({ maxTokens: 4, tokenRatio: 1 })
+        const bucket = Budget.retryThrottle({ maxTokens: 4, tokenRatio: 1 })
         bucket.onFailure(0, 0, { retries: 0, error: 'x', retrying: false }) // 3 tokens
         bucket.onFailure(0, 0, { retries: 0, error: 'x', retrying: false }) // 2: at half, throttled
         const clock = TestClock.make()
@@ -384,7 +384,7 @@ describe('Hedging', () => {
 
       it('should stop launching when the budget refuses the hedge a failure prompts, ending with reason budget', async () => {
         const clock = TestClock.make()
-        const bucket = Budget.tokenBucket({ maxTokens: 3, tokenRatio: 0.1 })
+        const bucket = Budget.retryThrottle({ maxTokens: 3, tokenRatio: 0.1 })
         const s = scripted(clock, [20, 30, 1_000], ['fail', 'fail', 'ok'])
         const { result, summary } = await run(clock, (o) =>
           pipe(s.attempt, hedging(every(100, 5), { clock, budget: bucket, ...o }))

@@ -669,7 +669,7 @@ describe('Http', () => {
     it("should end the run with the last error and reason 'budget' when the budget refuses", async () => {
       const s = await serve((_, res) => answer(res, 503))
       const clock = TestClock.make()
-      const budget = Budget.tokenBucket({ maxTokens: 4, tokenRatio: 0.1 })
+      const budget = Budget.retryThrottle({ maxTokens: 4, tokenRatio: 0.1 })
       const log = logged()
       const result = await drive(clock, Http.retryingFetch(threeRetries(100), { clock, budget, ...log })(`${s.url}/`)())
       // 4 tokens: the first failure leaves 3 (> 2: retry), the second 2 (refused)
@@ -682,7 +682,7 @@ describe('Http', () => {
     it('should tell the budget of transient failures only, as gRPC counts retryable codes only', async () => {
       const s = await serve((req, res) => answer(res, req.url === '/missing' ? 404 : 503))
       const clock = TestClock.make()
-      const budget = Budget.tokenBucket({ maxTokens: 10, tokenRatio: 0.5 })
+      const budget = Budget.retryThrottle({ maxTokens: 10, tokenRatio: 0.5 })
       const get = Http.retryingFetch(Schedule.stop, { clock, budget })
       for (let i = 0; i < 3; i++) await get(`${s.url}/missing`)()
       strictEqual(budget.tokens, 10)

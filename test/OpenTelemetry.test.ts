@@ -377,7 +377,7 @@ describe('OpenTelemetry', () => {
       const hold = bulkhead.enter() as Bulkhead.Release
       const queued = bulkhead.enter()
       strictEqual(bulkhead.enter(), undefined)
-      const limiter = RateLimiter.tokenBucket({ rate: 1, per: 100, burst: 1, clock, onEvent })
+      const limiter = RateLimiter.gcra({ rate: 1, per: 100, burst: 1, clock, onEvent })
       const throttled = [0, 1].map(() => pipe(TE.right(1), RateLimiter.throttle(limiter, { clock }))())
       strictEqual(limiter.take(), false)
       const hangs: TaskEither<string, never> = () => new Promise(() => undefined)
@@ -582,11 +582,11 @@ describe('OpenTelemetry', () => {
 
     it("should report the named budgets' tokens as a gauge, and skip a budget that holds no count", async () => {
       const s = sdk()
-      const bucket = Budget.tokenBucket({ maxTokens: 10, tokenRatio: 0.1 })
+      const bucket = Budget.retryThrottle({ maxTokens: 10, tokenRatio: 0.1 })
       observe(s, {
         budgets: {
           api: bucket,
-          other: Budget.tokenBucket({ maxTokens: 4, tokenRatio: 0.5 }),
+          other: Budget.retryThrottle({ maxTokens: 4, tokenRatio: 0.5 }),
           none: { onSuccess: () => undefined, onFailure: () => true }
         }
       })

@@ -24,10 +24,10 @@ const reserve = (limiter: RateLimiter.RateLimiter): RateLimiter.Reservation =>
   limiter.reserve() as RateLimiter.Reservation
 
 describe('RateLimiter', () => {
-  describe('tokenBucket', () => {
+  describe('gcra', () => {
     it('should let a burst through, then one token every per / rate ms', async () => {
       const clock = TestClock.make(1_700_000_000_000)
-      const limiter = RateLimiter.tokenBucket({ rate: 3, per: 300, burst: 3, clock })
+      const limiter = RateLimiter.gcra({ rate: 3, per: 300, burst: 3, clock })
       deepStrictEqual([limiter.take(), limiter.take(), limiter.take(), limiter.take()], [true, true, true, false])
       await clock.advance(99)
       strictEqual(limiter.take(), false) // never early
@@ -39,7 +39,7 @@ describe('RateLimiter', () => {
 
     it('should answer reservations in turn, with exact waits, and never let take overtake one', () => {
       const clock = TestClock.make()
-      const limiter = RateLimiter.tokenBucket({ rate: 1, per: 100, burst: 1, clock })
+      const limiter = RateLimiter.gcra({ rate: 1, per: 100, burst: 1, clock })
       deepStrictEqual(
         [0, 1, 2].map(() => reserve(limiter).wait),
         [0, 100, 200]
@@ -48,7 +48,7 @@ describe('RateLimiter', () => {
     })
 
     it('should answer fractional waits as they are, not rounded', () => {
-      const limiter = RateLimiter.tokenBucket({ rate: 3, per: 1_000, burst: 1, clock: TestClock.make() })
+      const limiter = RateLimiter.gcra({ rate: 3, per: 1_000, burst: 1, clock: TestClock.make() })
       deepStrictEqual(
         [0, 1, 2, 3].map(() => reserve(limiter).wait),
         [0, 1_000 / 3, 2_000 / 3, 1_000]
@@ -56,7 +56,7 @@ describe('RateLimiter', () => {
     })
 
     it('should give a cancelled token back only when nothing was reserved after it', () => {
-      const limiter = RateLimiter.tokenBucket({ rate: 1, per: 100, burst: 1, clock: TestClock.make() })
+      const limiter = RateLimiter.gcra({ rate: 1, per: 100, burst: 1, clock: TestClock.make() })
       reserve(limiter)
       const a = reserve(limiter)
       const b = reserve(limiter)
@@ -76,27 +76,21 @@ describe('RateLimiter', () => {
       ['per', { rate: 1, per: -5, burst: 1 }],
       ['per', { rate: 1, per: 0, burst: 1 }]
     ])('should refuse a bad %s with a RangeError naming it', (name, options) => {
-      throwsRangeError(
-        () => RateLimiter.tokenBucket(options),
-        new RegExp(`tokenBucket: ${name} must be a finite number > 0`)
-      )
+      throwsRangeError(() => RateLimiter.gcra(options), new RegExp(`gcra: ${name} must be a finite number > 0`))
     })
 
     it.each([0, 1.5, NaN, -1])('should refuse burst %s with a RangeError naming it', (burst) => {
-      throwsRangeError(
-        () => RateLimiter.tokenBucket({ rate: 1, per: 1, burst }),
-        /tokenBucket: burst must be a whole number >= 1/
-      )
+      throwsRangeError(() => RateLimiter.gcra({ rate: 1, per: 1, burst }), /gcra: burst must be a whole number >= 1/)
     })
 
     it('should refuse options, clocks, limiters and callbacks of the wrong type with a TypeError', () => {
-      throwsTypeError(() => RateLimiter.tokenBucket(null as never), /options must be an object/)
+      throwsTypeError(() => RateLimiter.gcra(null as never), /options must be an object/)
       throwsTypeError(
-        () => RateLimiter.tokenBucket({ rate: 1, per: 1, burst: 1, clock: {} as never }),
+        () => RateLimiter.gcra({ rate: 1, per: 1, burst: 1, clock: {} as never }),
         /options\.clock must be a Clock/
       )
       throwsTypeError(() => RateLimiter.asGuard({ take: () => true } as never), /limiter must be a RateLimiter/)
-      const limiter = RateLimiter.tokenBucket({ rate: 1, per: 1, burst: 1 })
+      const limiter = RateLimiter.gcra({ rate: 1, per: 1, burst: 1 })
       throwsTypeError(() => RateLimiter.throttle(limiter, null as never), /options must be an object/)
       throwsTypeError(() => RateLimiter.throttleSignalled(limiter, 'x' as never), /onAborted must be a function/)
       const call = pipe(
@@ -105,7 +99,7 @@ describe('RateLimiter', () => {
       )
       throwsTypeError(() => call({} as never), /signal must be an AbortSignal/)
       throwsTypeError(
-        () => RateLimiter.tokenBucket({ rate: 1, per: 1, burst: 1, onEvent: 'log' as never }),
+        () => RateLimiter.gcra({ rate: 1, per: 1, burst: 1, onEvent: 'log' as never }),
         /options\.onEvent must be a function/
       )
     })
@@ -113,7 +107,7 @@ describe('RateLimiter', () => {
     it('should tell each wait and each refusal through onEvent, and nothing for a token there at once', async () => {
       const clock = TestClock.make(500)
       const events: Array<Event> = []
-      const limiter = RateLimiter.tokenBucket({
+      const limiter = RateLimiter.gcra({
         rate: 1,
         per: 100,
         burst: 1,
@@ -153,7 +147,7 @@ describe('RateLimiter', () => {
           (rate, per, burst, ops) => {
             let now = 0
             const clock = { now: () => now, sleep: () => Promise.resolve() }
-            const limiter = RateLimiter.tokenBucket({ rate, per, burst, clock })
+            const limiter = RateLimiter.gcra({ rate, per, burst, clock })
             const granted: Array<number> = []
             // reservations to cancel later, each at a time before it is due (a waiter that gives up)
             const pending: Array<{ readonly at: number; readonly cancel: () => void; readonly index: number }> = []
@@ -193,7 +187,7 @@ describe('RateLimiter', () => {
   describe('throttle', () => {
     it('should start the calls in order, each when its token is due, exactly', async () => {
       const clock = TestClock.make()
-      const limiter = RateLimiter.tokenBucket({ rate: 1, per: 100, burst: 2, clock })
+      const limiter = RateLimiter.gcra({ rate: 1, per: 100, burst: 2, clock })
       const { started, action } = recorder(clock)
       const calls = Array.from({ length: 5 }, () => pipe(action, RateLimiter.throttle(limiter, { clock }))())
       await clock.runAll()
@@ -204,7 +198,7 @@ describe('RateLimiter', () => {
 
     it('should not start a call before its token is due', async () => {
       const clock = TestClock.make()
-      const limiter = RateLimiter.tokenBucket({ rate: 1, per: 1_000, burst: 1, clock })
+      const limiter = RateLimiter.gcra({ rate: 1, per: 1_000, burst: 1, clock })
       const { started, action } = recorder(clock)
       const calls = [0, 1].map(() => pipe(action, RateLimiter.throttle(limiter, { clock }))())
       await clock.advance(999)
@@ -218,7 +212,7 @@ describe('RateLimiter', () => {
   describe('throttleSignalled', () => {
     it('should let an aborted waiter leave at once, the calls behind it keeping their turns', async () => {
       const clock = TestClock.make()
-      const limiter = RateLimiter.tokenBucket({ rate: 1, per: 100, burst: 1, clock })
+      const limiter = RateLimiter.gcra({ rate: 1, per: 100, burst: 1, clock })
       const { started, action } = recorder(clock)
       const call = pipe(
         (_: AbortSignal) => action,
@@ -240,7 +234,7 @@ describe('RateLimiter', () => {
 
     it('should give back the token of the last waiter when it aborts', async () => {
       const clock = TestClock.make()
-      const limiter = RateLimiter.tokenBucket({ rate: 1, per: 100, burst: 1, clock })
+      const limiter = RateLimiter.gcra({ rate: 1, per: 100, burst: 1, clock })
       const call = pipe(
         (_: AbortSignal) => () => Promise.resolve(E.right(clock.now())),
         RateLimiter.throttleSignalled(limiter, () => 'aborted', { clock })
@@ -258,7 +252,7 @@ describe('RateLimiter', () => {
 
     it('should neither reserve nor run for a signal that has aborted already', async () => {
       const clock = TestClock.make()
-      const limiter = RateLimiter.tokenBucket({ rate: 1, per: 100, burst: 1, clock })
+      const limiter = RateLimiter.gcra({ rate: 1, per: 100, burst: 1, clock })
       const { started, action } = recorder(clock)
       const call = pipe(
         (_: AbortSignal) => action,
@@ -273,7 +267,7 @@ describe('RateLimiter', () => {
   describe('asGuard', () => {
     it("should take a token for each retry and end the run, reason 'rateLimit', at the first it cannot have", async () => {
       const clock = TestClock.make()
-      const limiter = RateLimiter.tokenBucket({ rate: 1, per: 1_000, burst: 2, clock })
+      const limiter = RateLimiter.gcra({ rate: 1, per: 1_000, burst: 2, clock })
       const reasons: Array<StopReason> = []
       let attempts = 0
       const run = pipe(
@@ -293,7 +287,7 @@ describe('RateLimiter', () => {
     })
 
     it('should not charge first attempts, and charge hedges through allows', () => {
-      const limiter = RateLimiter.tokenBucket({ rate: 1, per: 1_000, burst: 1, clock: TestClock.make() })
+      const limiter = RateLimiter.gcra({ rate: 1, per: 1_000, burst: 1, clock: TestClock.make() })
       const guard = RateLimiter.asGuard(limiter)
       const outcome = { ok: false, error: 'x', latency: 0, now: 0, retries: 0, retrying: false, delay: -1 }
       strictEqual(guard.admit(outcome), true)

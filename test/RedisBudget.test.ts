@@ -14,23 +14,23 @@ import { deepStrictEqual } from './util'
 
 const attempt = { retries: 0, error: undefined, retrying: true }
 
-describe('RedisBudget.tokenBucket (no server needed)', () => {
+describe('RedisBudget.retryThrottle (no server needed)', () => {
   const redis: RedisBudget.RedisClient = { evalsha: async () => 0, eval: async () => 0 }
 
   it('should name a bad option in its error', () => {
     assert.throws(
-      () => RedisBudget.tokenBucket({ redis: {} as never, key: 'k', maxTokens: 10, tokenRatio: 0.1 }),
-      /RedisBudget\.tokenBucket: options\.redis must be a Redis client with evalsha and eval/
+      () => RedisBudget.retryThrottle({ redis: {} as never, key: 'k', maxTokens: 10, tokenRatio: 0.1 }),
+      /RedisBudget\.retryThrottle: options\.redis must be a Redis client with evalsha and eval/
     )
     assert.throws(
-      () => RedisBudget.tokenBucket({ redis, key: '', maxTokens: 10, tokenRatio: 0.1 }),
-      /RedisBudget\.tokenBucket: options\.key must be a non-empty string, received ""/
+      () => RedisBudget.retryThrottle({ redis, key: '', maxTokens: 10, tokenRatio: 0.1 }),
+      /RedisBudget\.retryThrottle: options\.key must be a non-empty string, received ""/
     )
     assert.throws(
-      () => RedisBudget.tokenBucket({ redis, key: 'k', maxTokens: 0, tokenRatio: 0.1 }),
-      /RedisBudget\.tokenBucket: options\.maxTokens must be a number in \[0\.001, 1000000000000\], received 0/
+      () => RedisBudget.retryThrottle({ redis, key: 'k', maxTokens: 0, tokenRatio: 0.1 }),
+      /RedisBudget\.retryThrottle: options\.maxTokens must be a number in \[0\.001, 1000000000000\], received 0/
     )
-    assert.throws(() => RedisBudget.tokenBucket({ redis, key: 'k', maxTokens: 1, tokenRatio: NaN }), RangeError)
+    assert.throws(() => RedisBudget.retryThrottle({ redis, key: 'k', maxTokens: 1, tokenRatio: NaN }), RangeError)
   })
 
   it('should type an ioredis client as a RedisClient', () => {
@@ -41,7 +41,7 @@ describe('RedisBudget.tokenBucket (no server needed)', () => {
   })
 })
 
-describeWithRedis('RedisBudget.tokenBucket on a real Redis', (server) => {
+describeWithRedis('RedisBudget.retryThrottle on a real Redis', (server) => {
   let redis: Redis
   let n = 0
   const key = (): string => `budget-${++n}`
@@ -54,7 +54,7 @@ describeWithRedis('RedisBudget.tokenBucket on a real Redis', (server) => {
     await redis.quit()
   })
 
-  it('should answer as Budget.tokenBucket does, on any sequence of outcomes, in thousandths of a token', async () => {
+  it('should answer as Budget.retryThrottle does, on any sequence of outcomes, in thousandths of a token', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(fc.boolean(), { maxLength: 60 }),
@@ -62,8 +62,8 @@ describeWithRedis('RedisBudget.tokenBucket on a real Redis', (server) => {
         fc.integer({ min: 1, max: 3_000 }),
         async (outcomes, maxMilli, ratioMilli) => {
           const options = { maxTokens: maxMilli / 1000, tokenRatio: ratioMilli / 1000 }
-          const local = Budget.tokenBucket(options)
-          const shared = RedisBudget.tokenBucket({ redis, key: key(), ...options })
+          const local = Budget.retryThrottle(options)
+          const shared = RedisBudget.retryThrottle({ redis, key: key(), ...options })
           for (const succeeded of outcomes) {
             if (succeeded) {
               local.onSuccess(1, 0, attempt)
@@ -81,7 +81,7 @@ describeWithRedis('RedisBudget.tokenBucket on a real Redis', (server) => {
   })
 
   it('should load its script again when the server has forgotten it (NOSCRIPT)', async () => {
-    const bucket = RedisBudget.tokenBucket({ redis, key: key(), maxTokens: 10, tokenRatio: 0.1 })
+    const bucket = RedisBudget.retryThrottle({ redis, key: key(), maxTokens: 10, tokenRatio: 0.1 })
     deepStrictEqual(await bucket.onFailure(1, 0), true)
     await redis.script('FLUSH')
     deepStrictEqual(await bucket.onFailure(1, 0), true)
@@ -91,7 +91,7 @@ describeWithRedis('RedisBudget.tokenBucket on a real Redis', (server) => {
   })
 
   it('should be awaited by the runner: retries stop once the shared bucket is at half', async () => {
-    const budget = RedisBudget.tokenBucket({ redis, key: key(), maxTokens: 4, tokenRatio: 0.5 })
+    const budget = RedisBudget.retryThrottle({ redis, key: key(), maxTokens: 4, tokenRatio: 0.5 })
     let attempts = 0
     const result = await retrying(Schedule.forever, { budget })(() => (attempts++, Promise.resolve(E.left('503'))))()
     deepStrictEqual([result, attempts], [E.left('503'), 2]) // 3 > 2 retries, 2 > 2 does not
@@ -115,7 +115,7 @@ describeWithRedis('RedisBudget.tokenBucket on a real Redis', (server) => {
       )
       return results.map((l) => Number(l.split(' ')[2]))
     }
-    const bucket = () => RedisBudget.tokenBucket({ redis, key: shared, maxTokens: 10, tokenRatio: 0.1 })
+    const bucket = () => RedisBudget.retryThrottle({ redis, key: shared, maxTokens: 10, tokenRatio: 0.1 })
     const sum = (xs: ReadonlyArray<number>): number => xs.reduce((a, b) => a + b, 0)
 
     // A fresh bucket of 10 allows ceil(10 / 2) - 1 = 4 retries in an outage, whoever asks and in whatever order.
@@ -144,13 +144,13 @@ describeWithRedis('RedisBudget.tokenBucket on a real Redis', (server) => {
 
 // Issue 20, Redis faults 1-3: with Redis paused the budget's calls hung (ioredis queues and waits), freezing every
 // run; with Redis gone they rejected, ending runs as defects; a failing onSuccess made a success reject.
-describeWithRedis('RedisBudget.tokenBucket when Redis is paused or killed', () => {
+describeWithRedis('RedisBudget.retryThrottle when Redis is paused or killed', () => {
   let server: RedisServer
   let redis: Redis
   let n = 0
   const events: Array<Event> = []
   const bucket = (fallback?: RedisBudget.Fallback) =>
-    RedisBudget.tokenBucket({
+    RedisBudget.retryThrottle({
       redis,
       key: `faults-${++n}`,
       maxTokens: 10,
@@ -160,7 +160,7 @@ describeWithRedis('RedisBudget.tokenBucket when Redis is paused or killed', () =
       onEvent: (e) => void events.push(e)
     })
   /** A run of up to 4 attempts: its result, attempts, stop reason and how long it took (real ms). */
-  const runWith = async (budget: RedisBudget.RedisTokenBucket, ok: boolean) => {
+  const runWith = async (budget: RedisBudget.RedisRetryThrottle, ok: boolean) => {
     let attempts = 0
     let reason: StopReason | undefined
     const start = Date.now()

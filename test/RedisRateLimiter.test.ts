@@ -13,52 +13,46 @@ import { killChildren, startChild, type Child } from './support/fleet'
 import { describeWithRedis } from './support/redis'
 import { deepStrictEqual, ok, strictEqual, throwsRangeError, throwsTypeError } from './util'
 
-describe('RedisRateLimiter.tokenBucket (no server needed)', () => {
-  const redis: RedisRateLimiter.TokenBucketOptions['redis'] = { evalsha: async () => 0, eval: async () => 0 }
+describe('RedisRateLimiter.gcra (no server needed)', () => {
+  const redis: RedisRateLimiter.GcraOptions['redis'] = { evalsha: async () => 0, eval: async () => 0 }
   const options = { redis, key: 'k', rate: 10, per: 1_000, burst: 1 }
 
   it('should name a bad option in its error: TypeError for a wrong type, RangeError for a value out of range', () => {
     throwsTypeError(
-      () => RedisRateLimiter.tokenBucket({ ...options, redis: {} as never }),
-      /RedisRateLimiter\.tokenBucket: options\.redis must be a Redis client with evalsha and eval/
+      () => RedisRateLimiter.gcra({ ...options, redis: {} as never }),
+      /RedisRateLimiter\.gcra: options\.redis must be a Redis client with evalsha and eval/
     )
     throwsTypeError(
-      () => RedisRateLimiter.tokenBucket({ ...options, key: '' }),
-      /RedisRateLimiter\.tokenBucket: options\.key must be a non-empty string, received ""/
+      () => RedisRateLimiter.gcra({ ...options, key: '' }),
+      /RedisRateLimiter\.gcra: options\.key must be a non-empty string, received ""/
     )
+    throwsRangeError(() => RedisRateLimiter.gcra({ ...options, rate: 0 }), /options\.rate must be a finite number > 0/)
+    throwsRangeError(() => RedisRateLimiter.gcra({ ...options, per: NaN }), /options\.per must be a finite number > 0/)
     throwsRangeError(
-      () => RedisRateLimiter.tokenBucket({ ...options, rate: 0 }),
-      /options\.rate must be a finite number > 0/
-    )
-    throwsRangeError(
-      () => RedisRateLimiter.tokenBucket({ ...options, per: NaN }),
-      /options\.per must be a finite number > 0/
-    )
-    throwsRangeError(
-      () => RedisRateLimiter.tokenBucket({ ...options, burst: 1.5 }),
+      () => RedisRateLimiter.gcra({ ...options, burst: 1.5 }),
       /options\.burst must be a whole number >= 1/
     )
     throwsRangeError(
-      () => RedisRateLimiter.tokenBucket({ ...options, processes: 0 }),
+      () => RedisRateLimiter.gcra({ ...options, processes: 0 }),
       /options\.processes must be a whole number >= 1, received 0/
     )
     throwsRangeError(
-      () => RedisRateLimiter.tokenBucket({ ...options, timeout: -1 }),
+      () => RedisRateLimiter.gcra({ ...options, timeout: -1 }),
       /options\.timeout must be a finite number > 0/
     )
     throwsRangeError(
-      () => RedisRateLimiter.tokenBucket({ ...options, fallback: 'wait' as never }),
+      () => RedisRateLimiter.gcra({ ...options, fallback: 'wait' as never }),
       /options\.fallback must be 'local', 'allow' or 'refuse'/
     )
     throwsTypeError(
-      () => RedisRateLimiter.tokenBucket({ ...options, onEvent: 1 as never }),
+      () => RedisRateLimiter.gcra({ ...options, onEvent: 1 as never }),
       /options\.onEvent must be a function/
     )
   })
 
   it('should take a script that answers nonsense as Redis failing: the fallback answers, and says so', async () => {
     const events: Array<Event> = []
-    const limiter = RedisRateLimiter.tokenBucket({ ...options, fallback: 'allow', onEvent: (e) => void events.push(e) })
+    const limiter = RedisRateLimiter.gcra({ ...options, fallback: 'allow', onEvent: (e) => void events.push(e) })
     deepStrictEqual((await limiter.reserve()).wait, 0)
     expect(events).toMatchObject([
       { _tag: 'ServiceUnavailable', source: 'rateLimit', service: 'rate limiter', fallback: 'allow' }
@@ -84,7 +78,7 @@ const opArbitrary: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ _tag: fc.constant('advance' as const), seconds: fc.integer({ min: 1, max: 4 }) })
 )
 
-describeWithRedis('RedisRateLimiter.tokenBucket on a real Redis', (server) => {
+describeWithRedis('RedisRateLimiter.gcra on a real Redis', (server) => {
   let redis: Redis
   let n = 0
   const key = (): string => `rate-${++n}`
@@ -97,7 +91,7 @@ describeWithRedis('RedisRateLimiter.tokenBucket on a real Redis', (server) => {
     redis.disconnect()
   })
 
-  it('should answer as RateLimiter.tokenBucket does, for the same sequence of takes, reservations and cancels', async () => {
+  it('should answer as RateLimiter.gcra does, for the same sequence of takes, reservations and cancels', async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.integer({ min: 1, max: 4 }),
@@ -107,9 +101,9 @@ describeWithRedis('RedisRateLimiter.tokenBucket on a real Redis', (server) => {
         async (rate, perSeconds, burst, ops) => {
           const options = { rate, per: perSeconds * 1_000, burst }
           const clock = TestClock.make(0)
-          const local = RateLimiter.tokenBucket({ ...options, clock })
+          const local = RateLimiter.gcra({ ...options, clock })
           const k = key()
-          const shared = RedisRateLimiter.tokenBucket({ redis, key: k, ...options, timeout: 5_000 })
+          const shared = RedisRateLimiter.gcra({ redis, key: k, ...options, timeout: 5_000 })
           const localReservations: Array<RateLimiter.Reservation> = []
           const sharedReservations: Array<RateLimiter.Reservation> = []
           const started = Date.now()
@@ -148,14 +142,14 @@ describeWithRedis('RedisRateLimiter.tokenBucket on a real Redis', (server) => {
   }, 15_000)
 
   it('should load its script again when the server has forgotten it (NOSCRIPT)', async () => {
-    const limiter = RedisRateLimiter.tokenBucket({ redis, key: key(), rate: 1, per: 60_000, burst: 1 })
+    const limiter = RedisRateLimiter.gcra({ redis, key: key(), rate: 1, per: 60_000, burst: 1 })
     strictEqual(await limiter.take(), true)
     await redis.script('FLUSH')
     strictEqual(await limiter.take(), false)
   })
 
   it("should end a run with reason 'rateLimit' as a guard, and give a cancelled reservation back as a throttle", async () => {
-    const retries = RedisRateLimiter.tokenBucket({ redis, key: key(), rate: 1, per: 60_000, burst: 2 })
+    const retries = RedisRateLimiter.gcra({ redis, key: key(), rate: 1, per: 60_000, burst: 2 })
     const reasons: Array<StopReason> = []
     let attempts = 0
     const result = await pipe(
@@ -167,7 +161,7 @@ describeWithRedis('RedisRateLimiter.tokenBucket on a real Redis', (server) => {
     )()
     deepStrictEqual([result, attempts, reasons], [E.left('503'), 3, ['rateLimit' as StopReason]])
 
-    const limiter = RedisRateLimiter.tokenBucket({ redis, key: key(), rate: 1, per: 60_000, burst: 1 })
+    const limiter = RedisRateLimiter.gcra({ redis, key: key(), rate: 1, per: 60_000, burst: 1 })
     const call = pipe(
       (_: AbortSignal): TaskEither<never, string> =>
         () =>
@@ -216,7 +210,7 @@ describeWithRedis('RedisRateLimiter.tokenBucket on a real Redis', (server) => {
       const pid = server().pid
       const from = processes.map((p) => p.lines.length)
       const events: Array<Event> = []
-      const limiter = RedisRateLimiter.tokenBucket({
+      const limiter = RedisRateLimiter.gcra({
         redis,
         key: key(),
         rate: 1,
@@ -225,7 +219,7 @@ describeWithRedis('RedisRateLimiter.tokenBucket on a real Redis', (server) => {
         processes: 2,
         onEvent: (e) => void events.push(e)
       })
-      const refusing = RedisRateLimiter.tokenBucket({
+      const refusing = RedisRateLimiter.gcra({
         redis,
         key: key(),
         rate: 100,

@@ -25,10 +25,10 @@ describe('retry amplification through a chain of three services', () => {
   })
 
   it('should stay near 1× with a token bucket per caller: N + 3 + 3 + 3 calls reach C for N requests', async () => {
-    // tokenBucket(10, 0.1) starts at 10 tokens and refuses at 5: after its first 3 failures it allows a retry
+    // retryThrottle(10, 0.1) starts at 10 tokens and refuses at 5: after its first 3 failures it allows a retry
     // (9, 8, 7 tokens left), after the 4th (6) recurs(3) has stopped anyway, and from the 5th on it refuses. So
     // each caller adds exactly 3 retries in all, and each layer adds them to the calls it receives.
-    const bucket = (): Budget.RetryBudget => Budget.tokenBucket({ maxTokens: 10, tokenRatio: 0.1 })
+    const bucket = (): Budget.RetryBudget => Budget.retryThrottle({ maxTokens: 10, tokenRatio: 0.1 })
     const requests = 10
     deepStrictEqual(await measure(requests, bucket), { a: requests + 3, b: requests + 6, c: requests + 9 })
   })
