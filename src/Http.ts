@@ -780,6 +780,7 @@ export const Show: ShowT<HttpError> = {
  * (by default this condition) itself.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Http from 'fp-ts-retry/Http'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import { pipe } from 'fp-ts/function'
@@ -788,8 +789,8 @@ export const Show: ShowT<HttpError> = {
  * const request = { method: 'GET', url: 'http://127.0.0.1/', idempotent: true }
  * const status = (n: number): Http.HttpError => ({ _tag: 'StatusError', request, status: n, response: new Response(null, { status: n }) })
  * const policy = pipe(Schedule.constant(100), Http.retryable, Schedule.intersect(Schedule.recurs(2)))
- * assert.deepStrictEqual(Schedule.delays(policy, { input: status(503) }), [100, 100])
- * assert.deepStrictEqual(Schedule.delays(policy, { input: status(404) }), [])
+ * assert.deepStrictEqual(Driver.delays(policy, { input: status(503) }), [100, 100])
+ * assert.deepStrictEqual(Driver.delays(policy, { input: status(404) }), [])
  *
  * @category combinators
  * @since 0.1.0
@@ -818,6 +819,7 @@ export const retryable: <In>(self: Schedule.Schedule<In>) => Schedule.Schedule<I
  * - The schedule's input must admit an {@link HttpError}: a schedule of another error type is a type error here.
  *
  * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
  * import * as Http from 'fp-ts-retry/Http'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import { pipe } from 'fp-ts/function'
@@ -828,9 +830,9 @@ export const retryable: <In>(self: Schedule.Schedule<In>) => Schedule.Schedule<I
  *   _tag: 'StatusError', request, status: 503, response: new Response(null, { status: 503, headers: { 'Retry-After': retryAfter } })
  * })
  * const policy = pipe(Schedule.exponential(100), Http.retryAfter(5_000), Schedule.intersect(Schedule.recurs(3)))
- * assert.deepStrictEqual(Schedule.delays(policy, { input: busy('2') }), [2000, 2000, 2000])
- * assert.deepStrictEqual(Schedule.delays(policy, { input: busy('3600') }), [5000, 5000, 5000]) // clamped
- * assert.deepStrictEqual(Schedule.delays(policy, { input: busy('0') }), [100, 200, 400]) // the backoff is a floor
+ * assert.deepStrictEqual(Driver.delays(policy, { input: busy('2') }), [2000, 2000, 2000])
+ * assert.deepStrictEqual(Driver.delays(policy, { input: busy('3600') }), [5000, 5000, 5000]) // clamped
+ * assert.deepStrictEqual(Driver.delays(policy, { input: busy('0') }), [100, 200, 400]) // the backoff is a floor
  * // the order that would let upTo be overslept is refused
  * assert.throws(() => pipe(Schedule.exponential(100), Schedule.upTo(10_000), Http.retryAfter(5_000)), TypeError)
  *

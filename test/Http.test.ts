@@ -9,6 +9,7 @@ import * as Budget from '../src/Budget'
 import * as Http from '../src/Http'
 import type { StopReason } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
+import * as Driver from '../src/Driver'
 import * as ScheduleConfig from '../src/ScheduleConfig'
 import * as TestClock from '../src/TestClock'
 import { closedPort, startServer, startTlsServer, type Handler, type TestServer } from './support/http'
@@ -343,10 +344,10 @@ describe('Http', () => {
   describe('retryable', () => {
     it('should stop on what isRetryable refuses, and leave the rest to the schedule', () => {
       const policy = pipe(Schedule.constant(10), Http.retryable, Schedule.intersect(Schedule.recurs(2)))
-      deepStrictEqual(Schedule.delays(policy, { input: statusError(503) }), [10, 10])
-      deepStrictEqual(Schedule.delays(policy, { input: statusError(501) }), [])
+      deepStrictEqual(Driver.delays(policy, { input: statusError(503) }), [10, 10])
+      deepStrictEqual(Driver.delays(policy, { input: statusError(501) }), [])
       deepStrictEqual(
-        Schedule.delays(policy, { input: statusError(503, {}, { ...GET, method: 'POST', idempotent: false }) }),
+        Driver.delays(policy, { input: statusError(503, {}, { ...GET, method: 'POST', idempotent: false }) }),
         []
       )
     })
@@ -356,15 +357,15 @@ describe('Http', () => {
     const policy = pipe(Schedule.exponential(100), Http.retryAfter(5000), Schedule.intersect(Schedule.recurs(3)))
 
     it("should use the server's delay, clamped to the maximum, and the schedule's otherwise", () => {
-      deepStrictEqual(Schedule.delays(policy, { input: statusError(503, { 'Retry-After': '2' }) }), [2000, 2000, 2000])
+      deepStrictEqual(Driver.delays(policy, { input: statusError(503, { 'Retry-After': '2' }) }), [2000, 2000, 2000])
       deepStrictEqual(
-        Schedule.delays(policy, { input: statusError(503, { 'Retry-After': '86400' }) }),
+        Driver.delays(policy, { input: statusError(503, { 'Retry-After': '86400' }) }),
         [5000, 5000, 5000]
       )
-      deepStrictEqual(Schedule.delays(policy, { input: statusError(503) }), [100, 200, 400])
-      deepStrictEqual(Schedule.delays(policy, { input: statusError(503, { 'Retry-After': 'later' }) }), [100, 200, 400])
+      deepStrictEqual(Driver.delays(policy, { input: statusError(503) }), [100, 200, 400])
+      deepStrictEqual(Driver.delays(policy, { input: statusError(503, { 'Retry-After': 'later' }) }), [100, 200, 400])
       deepStrictEqual(
-        Schedule.delays(policy, { input: { _tag: 'TimeoutError', request: GET, timeout: 1 } }),
+        Driver.delays(policy, { input: { _tag: 'TimeoutError', request: GET, timeout: 1 } }),
         [100, 200, 400]
       )
     })
@@ -385,7 +386,7 @@ describe('Http', () => {
             readableDate.map((d) => d.toUTCString())
           ),
           (max, value) => {
-            const ds = Schedule.delays(
+            const ds = Driver.delays(
               pipe(Schedule.constant(50), Http.retryAfter(max), Schedule.intersect(Schedule.recurs(2))),
               {
                 input: statusError(429, { 'Retry-After': value })
@@ -400,15 +401,15 @@ describe('Http', () => {
     })
 
     it('regression: Retry-After: 0 should not collapse the backoff, which is a floor', () => {
-      deepStrictEqual(Schedule.delays(policy, { input: statusError(503, { 'Retry-After': '0' }) }), [100, 200, 400])
-      // a date that has come (Schedule.delays starts its clock at 0, the epoch) reads as 0 too
+      deepStrictEqual(Driver.delays(policy, { input: statusError(503, { 'Retry-After': '0' }) }), [100, 200, 400])
+      // a date that has come (Driver.delays starts its clock at 0, the epoch) reads as 0 too
       deepStrictEqual(
-        Schedule.delays(policy, { input: statusError(503, { 'Retry-After': 'Thu, 01 Jan 1970 00:00:00 GMT' }) }),
+        Driver.delays(policy, { input: statusError(503, { 'Retry-After': 'Thu, 01 Jan 1970 00:00:00 GMT' }) }),
         [100, 200, 400]
       )
       // and a header below the backoff gives way to it
       deepStrictEqual(
-        Schedule.delays(
+        Driver.delays(
           pipe(Schedule.exponential(1000), Http.retryAfter(5000), Schedule.intersect(Schedule.recurs(4))),
           {
             input: statusError(503, { 'Retry-After': '3' })
@@ -420,8 +421,8 @@ describe('Http', () => {
 
     it('should count toward a later upTo: a Retry-After past the deadline stops the run', () => {
       const limited = pipe(Schedule.constant(100), Http.retryAfter(10_000), Schedule.upTo(1500))
-      deepStrictEqual(Schedule.delays(limited, { input: statusError(503, { 'Retry-After': '2' }), limit: 5 }), [])
-      deepStrictEqual(Schedule.delays(limited, { input: statusError(503, { 'Retry-After': '1' }), limit: 5 }), [1000])
+      deepStrictEqual(Driver.delays(limited, { input: statusError(503, { 'Retry-After': '2' }), limit: 5 }), [])
+      deepStrictEqual(Driver.delays(limited, { input: statusError(503, { 'Retry-After': '1' }), limit: 5 }), [1000])
     })
 
     it('should refuse a schedule that already has a time limit, since the limit would be overslept', () => {
