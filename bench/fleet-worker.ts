@@ -2,7 +2,7 @@
  * A worker process of `npm run bench:fleet`: a BullMQ `Worker` on the Redis at 127.0.0.1:<port>, whose jobs fail
  * their first attempt and succeed on the retry, with either
  *
- * - `ours`: `BullMQ.processor` of a `Durable` definition (the adapter; what `BullMQ.engine` runs), schedule
+ * - `ours`: `BullMQ.processor` of a `Durable` definition (the adapter; what `BullMQ.make` runs), schedule
  *   `exponential(10)` limited to 3 retries: the retry 10 ms after the failure, through `moveToDelayed`;
  * - `bullmq`: a plain processor that throws, with BullMQ's own `{ attempts: 4, backoff: { type: 'exponential',
  *   delay: 10 } }` on the jobs: the retry 10 ms after the failure.

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:fleet`: jobs per second through a retry cycle on a real Redis, with the fp-ts-retry adapter
- * (`BullMQ.processor`, what `BullMQ.engine` runs) against BullMQ's own exponential backoff, and against the floor
+ * (`BullMQ.processor`, what `BullMQ.make` runs) against BullMQ's own exponential backoff, and against the floor
  * (BullMQ's backoff plus the write of a run's state, see fleet-worker.ts), at 1, 2 and 4 worker processes; and the
  * lateness of the retries (the start of the retry minus the time it was due). Prints the tables
  * and writes them into bench/RESULTS.md between the `fleet` markers (the file's other sections are left as they
@@ -232,7 +232,7 @@ const main = async (): Promise<void> => {
   out()
   out(
     'Every job fails its first attempt and succeeds on its retry 10 ms later. **ours**: `BullMQ.processor` of a ' +
-      '`Durable` definition (`exponential(10)`, 3 retries), jobs added by `BullMQ.submit`, as `BullMQ.engine` does: ' +
+      '`Durable` definition (`exponential(10)`, 3 retries), jobs added by `BullMQ.submit`, as `BullMQ.make` does: ' +
       "the run's state stored in the job's data (`updateData`), then the job delayed through BullMQ's failure path " +
       '(a retry already due once its state is stored is made at once, in the same delivery). **BullMQ**: a ' +
       "processor that throws, jobs with BullMQ's own `backoff: { type: 'exponential', delay: 10 }`. **floor**: " +

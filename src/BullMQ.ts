@@ -27,7 +27,7 @@
  *
  * // needs a Redis server: defined, not called here
  * export async function service(outcomes: Array<string>) {
- *   const engine = BullMQ.engine({ connection: { host: '127.0.0.1', port: 6379 } })
+ *   const engine = BullMQ.make({ connection: { host: '127.0.0.1', port: 6379 } })
  *   await engine.work(notify, { concurrency: 16, onDone: ({ id, result, reason }) => void outcomes.push(`${id} ${result._tag} ${reason}`) })
  *   await engine.submit(notify, 'user-7:welcome', { user: 'user-7' })
  * }
@@ -83,7 +83,7 @@ export type Connection =
   | { readonly duplicate: (...args: never) => unknown; readonly options: object }
 
 /**
- * Options of {@link engine}.
+ * Options of {@link make}.
  *
  * **Details**
  *
@@ -165,7 +165,7 @@ export class RedisSettingsWarning extends Error {
     readonly value: string
   ) {
     super(
-      `BullMQ.engine: Redis's ${setting} is ${JSON.stringify(value)}: runs acknowledged by submit may be lost ` +
+      `BullMQ.make: Redis's ${setting} is ${JSON.stringify(value)}: runs acknowledged by submit may be lost ` +
         (setting === 'appendonly'
           ? 'when Redis restarts (set appendonly yes, with appendfsync always or everysec)'
           : 'when Redis evicts keys under memory pressure (set maxmemory-policy noeviction)')
@@ -326,7 +326,7 @@ const dueLater = (dueAt: number): DueLater => {
 }
 
 /**
- * The worker options {@link engine} uses, for teams with their own `Worker` running {@link processor}: no limit
+ * The worker options {@link make} uses, for teams with their own `Worker` running {@link processor}: no limit
  * on stalls, so that the schedule, not BullMQ, decides when a run gives up; and the backoff strategy the jobs of
  * {@link submit} name, which delays a retry until its stored due time (rounded up to a whole ms), and a delivery
  * that failed for a reason of its own (a lost connection) by a second.
@@ -383,7 +383,7 @@ const jobOptions = (id: string, keepDone: number): JobOptions => ({
 })
 
 /**
- * Adds a run to a queue of your own, as {@link engine}'s `submit` does: the job's data is a `Durable.StoredRun`,
+ * Adds a run to a queue of your own, as {@link make}'s `submit` does: the job's data is a `Durable.StoredRun`,
  * its id {@link jobId}`(id)`; idempotent by id while the job is pending or kept (`keepDone`, default 24 hours).
  *
  * @example
@@ -433,7 +433,7 @@ export const submit = async <P, E, A>(
 
 /**
  * The processor of a definition's jobs, for a `Worker` of your own: `new Worker(queue, BullMQ.processor(def,
- * options), { connection, ...BullMQ.workerOptions })`. What {@link engine}'s workers run.
+ * options), { connection, ...BullMQ.workerOptions })`. What {@link make}'s workers run.
  *
  * **Details**
  *
@@ -599,7 +599,7 @@ export const processor = <P, E, A>(
  *
  * // needs a Redis server: defined, not called here
  * export async function worker() {
- *   const engine = BullMQ.engine({ connection: { host: '127.0.0.1', port: 6379 }, lockDuration: 10_000 })
+ *   const engine = BullMQ.make({ connection: { host: '127.0.0.1', port: 6379 }, lockDuration: 10_000 })
  *   const working = await engine.work(resize, { concurrency: 4 })
  *   await engine.submit(resize, 'img-1', 'https://example.com/1.png')
  *   process.once('SIGTERM', () => void working.close().then(() => engine.close()))
@@ -608,8 +608,8 @@ export const processor = <P, E, A>(
  * @category constructors
  * @since 0.2.0
  */
-export const engine = (options: EngineOptions): Durable.Engine => {
-  const where = 'BullMQ.engine'
+export const make = (options: EngineOptions): Durable.Engine => {
+  const where = 'BullMQ.make'
   validate.object(where, 'options', options)
   const { connection, prefix } = options
   if (connection === null || typeof connection !== 'object') {

@@ -3,7 +3,7 @@
  *
  * A {@link Definition} names a kind of run: its schedule, the codec of its payload (plain JSON) and its action.
  * An {@link Engine} stores the runs submitted to it and has workers make their attempts when due:
- * `FileEngine.make` (module `fp-ts-retry/FileEngine`) for one machine, `BullMQ.engine` (module
+ * `FileEngine.make` (module `fp-ts-retry/FileEngine`) for one machine, `BullMQ.make` (module
  * `fp-ts-retry/BullMQ`) for many workers on Redis. Every engine makes its decisions through {@link deliver}, one
  * step built on the `Driver`, so every engine decides alike: the same attempts, delays and outcome for the same
  * definition, seed and failures.
@@ -333,7 +333,7 @@ export interface Pending {
 }
 
 /**
- * Where runs are stored and worked: the file store (`FileEngine.make`) or a queue (`BullMQ.engine`).
+ * Where runs are stored and worked: the file store (`FileEngine.make`) or a queue (`BullMQ.make`).
  *
  * **Details**
  *
@@ -405,19 +405,19 @@ export class PayloadInvalid extends Error {
  * import * as Durable from 'fp-ts-retry/Durable'
  * import * as assert from 'assert'
  *
- * const e = new Durable.CorruptState('job-1', 'not a RetryState', ['iterNumber: -1'])
+ * const e = new Durable.CorruptRun('job-1', 'not a RetryState', ['iterNumber: -1'])
  * assert.match(e.message, /iterNumber: -1/)
  *
  * @category model
  * @since 0.2.0
  */
-export class CorruptState extends Error {
+export class CorruptRun extends Error {
   /**
    * The tag that tells this error apart in a {@link RunError}.
    *
    * @since 0.2.0
    */
-  readonly _tag = 'CorruptState'
+  readonly _tag = 'CorruptRun'
   constructor(
     /** The run. */
     readonly id: string,
@@ -427,7 +427,7 @@ export class CorruptState extends Error {
     readonly errors: ReadonlyArray<string>
   ) {
     super(`Durable: the stored data of run ${JSON.stringify(id)} is ${reason} (${errors.join('; ')})`)
-    this.name = 'CorruptState'
+    this.name = 'CorruptRun'
   }
 }
 
@@ -472,7 +472,7 @@ export class Defect extends Error {
  * - {@link PayloadInvalid}: the payload does not decode with the definition's codec.
  * - `Driver.ScheduleMismatch`: the stored state belongs to another schedule (the definition changed while the run
  *   waited). Its status is the stored one.
- * - {@link CorruptState}: the stored record, retry state or outcome does not decode, or the stored state is not
+ * - {@link CorruptRun}: the stored record, retry state or outcome does not decode, or the stored state is not
  *   one its schedule recognises.
  * - {@link Defect}: the action threw or rejected, or the schedule threw.
  *
@@ -483,7 +483,7 @@ export class Defect extends Error {
  *   switch (e._tag) {
  *     case 'PayloadInvalid': return `bad payload: ${e.errors.join(', ')}`
  *     case 'ScheduleMismatch': return `stored by ${e.found}, not ${e.expected}`
- *     case 'CorruptState': return `damaged: ${e.reason}`
+ *     case 'CorruptRun': return `damaged: ${e.reason}`
  *     case 'Defect': return `bug: ${String(e.error)}`
  *   }
  * }
@@ -491,7 +491,7 @@ export class Defect extends Error {
  * @category model
  * @since 0.2.0
  */
-export type RunError = PayloadInvalid | Driver.ScheduleMismatch | CorruptState | Defect
+export type RunError = PayloadInvalid | Driver.ScheduleMismatch | CorruptRun | Defect
 
 /**
  * A run as an engine stores it: plain JSON.
@@ -669,7 +669,7 @@ const RunErrorJson = t.union([
   t.type({ _tag: t.literal('PayloadInvalid'), errors: Strings }),
   t.type({ _tag: t.literal('ScheduleMismatch'), expected: t.string, found: t.string }),
   t.type({
-    _tag: t.literal('CorruptState'),
+    _tag: t.literal('CorruptRun'),
     reason: t.keyof({ 'not a run': null, 'not a RetryState': null, 'not an outcome': null }),
     errors: Strings
   }),
@@ -687,10 +687,7 @@ const OutcomeJson = t.type({
 })
 
 const isRunError = (e: unknown): e is RunError =>
-  e instanceof PayloadInvalid ||
-  e instanceof Driver.ScheduleMismatch ||
-  e instanceof CorruptState ||
-  e instanceof Defect
+  e instanceof PayloadInvalid || e instanceof Driver.ScheduleMismatch || e instanceof CorruptRun || e instanceof Defect
 
 const encodeRunError = (e: RunError): Json => {
   switch (e._tag) {
@@ -698,7 +695,7 @@ const encodeRunError = (e: RunError): Json => {
       return { _tag: e._tag, errors: [...e.errors] }
     case 'ScheduleMismatch':
       return { _tag: e._tag, expected: e.expected, found: e.found }
-    case 'CorruptState':
+    case 'CorruptRun':
       return { _tag: e._tag, reason: e.reason, errors: [...e.errors] }
     case 'Defect':
       return { _tag: e._tag, error: plainCodec.encode(e.error) }
@@ -711,8 +708,8 @@ const decodeRunError = (id: string, e: t.TypeOf<typeof RunErrorJson>): RunError 
       return new PayloadInvalid(id, e.errors)
     case 'ScheduleMismatch':
       return new Driver.ScheduleMismatch(e.expected, e.found)
-    case 'CorruptState':
-      return new CorruptState(id, e.reason, e.errors)
+    case 'CorruptRun':
+      return new CorruptRun(id, e.reason, e.errors)
     case 'Defect': {
       const error = plainCodec.decode(e.error)
       return new Defect(id, E.isRight(error) ? error.right : e.error)
@@ -746,7 +743,7 @@ const encodeOutcome = <P, E, A>(def: Definition<P, E, A>, outcome: Outcome<E, A>
 
 const decodeOutcome = <P, E, A>(def: Definition<P, E, A>, id: string, json: unknown): Outcome<E, A> => {
   const corrupt = (errors: t.Errors): Outcome<E, A> => ({
-    result: E.left(new CorruptState(id, 'not an outcome', errorLines(errors))),
+    result: E.left(new CorruptRun(id, 'not an outcome', errorLines(errors))),
     status: RetryStatus.initial,
     reason: 'failed'
   })
@@ -896,7 +893,7 @@ const statusOfState = (state: RetryState, now: number): RetryStatus.RetryStatus 
  * In order:
  *
  * 1. A run with a stored outcome (its `onDone` did not finish): `Done`, repeating that outcome, no attempt.
- * 2. A stored retry state that does not decode: `Done` with a {@link CorruptState}, no attempt (as for a state
+ * 2. A stored retry state that does not decode: `Done` with a {@link CorruptRun}, no attempt (as for a state
  *    its schedule does not recognise, at step 4).
  * 3. A run delivered before its stored `dueAt`: `NotDue`, no attempt. So no retry starts earlier than its
  *    schedule, whatever delivered the run early.
@@ -978,7 +975,7 @@ export const deliver = async <P, E, A>(
   /** Ends the run with `outcome` (told once, unless repeated), and what to store. */
   const settle = (run: StoredRun, outcome: Outcome<E, A>, ended: Decision.Decision<E> | undefined): Delivery => {
     if (ended !== undefined) {
-      if (E.isLeft(outcome.result) && outcome.result.left instanceof CorruptState)
+      if (E.isLeft(outcome.result) && outcome.result.left instanceof CorruptRun)
         ended.emit({ _tag: 'RunCorrupt', ...ended.base(context.now()), id, error: outcome.result.left })
       ended.end(outcome.reason, context.now())
     }
@@ -1012,7 +1009,7 @@ export const deliver = async <P, E, A>(
 
   if (run === undefined) {
     const record: StoredRun = { id, payload: null, retry: null, outcome: null }
-    const error = new CorruptState(id, 'not a run', [`(root): ${showValue(stored, 60)}`])
+    const error = new CorruptRun(id, 'not a run', [`(root): ${showValue(stored, 60)}`])
     return fail(record, error, RetryStatus.initial, before(0, context.now()))
   }
   // 1. a repeated onDone
@@ -1022,7 +1019,7 @@ export const deliver = async <P, E, A>(
   if (run.retry !== null) {
     const decoded = decodeState(run.retry)
     if (E.isLeft(decoded)) {
-      const error = new CorruptState(id, 'not a RetryState', decoded.left)
+      const error = new CorruptRun(id, 'not a RetryState', decoded.left)
       return fail(run, error, RetryStatus.initial, before(0, context.now()))
     }
     state = decoded.right
@@ -1038,7 +1035,7 @@ export const deliver = async <P, E, A>(
       const status = statusOfState(state, context.now())
       return fail(
         run,
-        error instanceof Driver.ScheduleMismatch ? error : new CorruptState(id, 'not a RetryState', error),
+        error instanceof Driver.ScheduleMismatch ? error : new CorruptRun(id, 'not a RetryState', error),
         status,
         before(state.iterNumber, state.startedAt)
       )

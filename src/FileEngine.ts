@@ -3,9 +3,9 @@
  * atomic writes of `FileStore`, timers for due runs, pending runs picked up again when a worker starts after a
  * restart.
  *
- * Every decision is made by `Durable.deliver`, and every write follows the same durable step as `BullMQ.engine`,
+ * Every decision is made by `Durable.deliver`, and every write follows the same durable step as `BullMQ.make`,
  * so runs behave here exactly as on BullMQ: the same attempts, delays and outcome for the same definition, seed and
- * failures. For a fleet of workers, use `BullMQ.engine`.
+ * failures. For a fleet of workers, use `BullMQ.make`.
  *
  * @example
  * import * as Durable from 'fp-ts-retry/Durable'
@@ -363,7 +363,7 @@ const startFileWorker = <P, E, A>(
  *   `outcome.json` (the outcome, while `onDone` is pending). A done run's folder moves to `<dir>/<name>/done/`
  *   and is pruned after `keepDone`. Names and ids are escaped to file names one-to-one (a long id is hashed).
  * - One engine per folder, in one process: two processes working one folder are not coordinated (use
- *   `BullMQ.engine` for a fleet). A run submitted while a worker of its name is running is worked at once;
+ *   `BullMQ.make` for a fleet). A run submitted while a worker of its name is running is worked at once;
  *   otherwise when a worker starts.
  * - Every write is flushed to disk before the next step; a run's retry state is saved before its timer is set, so
  *   a process killed at any point resumes it no earlier than its schedule says. A write that fails is made again

@@ -87,7 +87,7 @@ export {
   Event,
   /**
    * Durable retries: `define` a run, `submit` it to an `Engine` (the embedded `FileEngine.make`, or
-   * `BullMQ.engine`), `work` it; one `deliver` step decides for every engine.
+   * `BullMQ.make`), `work` it; one `deliver` step decides for every engine.
    *
    * @category interpreters
    * @since 0.2.0

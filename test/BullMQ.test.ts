@@ -74,16 +74,16 @@ const expectedWarnings = ({ error }: Durable.WorkerError): void => {
 describe('BullMQ (no server needed)', () => {
   it('should check the options of engine, naming the bad one', () => {
     assert.throws(
-      () => BullMQ.engine({ connection: null as never }),
-      /BullMQ\.engine: options\.connection must be \{ host, port \} or an ioredis instance, received null/
+      () => BullMQ.make({ connection: null as never }),
+      /BullMQ\.make: options\.connection must be \{ host, port \} or an ioredis instance, received null/
     )
     assert.throws(
-      () => BullMQ.engine({ connection: { host: 'h', port: 1 }, prefix: '' }),
-      /BullMQ\.engine: options\.prefix must be a non-empty string/
+      () => BullMQ.make({ connection: { host: 'h', port: 1 }, prefix: '' }),
+      /BullMQ\.make: options\.prefix must be a non-empty string/
     )
     assert.throws(
-      () => BullMQ.engine({ connection: { host: 'h', port: 1 }, lockDuration: 0 }),
-      /BullMQ\.engine: options\.lockDuration must be a finite number >= 1, received 0/
+      () => BullMQ.make({ connection: { host: 'h', port: 1 }, lockDuration: 0 }),
+      /BullMQ\.make: options\.lockDuration must be a finite number >= 1, received 0/
     )
     assert.throws(() => BullMQ.jobId(''), /BullMQ\.jobId: id must be a non-empty string, received ""/)
   })
@@ -261,7 +261,7 @@ describeWithRedis('BullMQ on a real Redis', (server) => {
   const engines: Array<Durable.Engine> = []
   const closers: Array<() => Promise<unknown>> = []
   const engine = (p: string, extra: Partial<BullMQ.EngineOptions> = {}): Durable.Engine => {
-    const e = BullMQ.engine({
+    const e = BullMQ.make({
       connection: { host: server().host, port: server().port },
       prefix: p,
       lockDuration: 800,
@@ -436,10 +436,10 @@ describeWithRedis('BullMQ on a real Redis', (server) => {
     })
     await all.done
     deepStrictEqual(Object.fromEntries(seen), {
-      corrupt: ['CorruptState', 'failed'],
+      corrupt: ['CorruptRun', 'failed'],
       mismatch: ['ScheduleMismatch', 'failed'],
       payload: ['PayloadInvalid', 'failed'],
-      'not-a-run': ['CorruptState', 'failed'],
+      'not-a-run': ['CorruptRun', 'failed'],
       good: 'ok 1'
     })
     deepStrictEqual([...record.attempts.keys()], ['good'])
@@ -555,7 +555,7 @@ describeWithRedis('BullMQ on a real Redis', (server) => {
 })
 
 describeWithRedis(
-  'BullMQ.engine: events, and Redis faults (a redis-server killed, paused, restarted by pid)',
+  'BullMQ.make: events, and Redis faults (a redis-server killed, paused, restarted by pid)',
   (server) => {
     const engines: Array<Durable.Engine> = []
     const servers: Array<S.OwnRedis> = []
@@ -568,7 +568,7 @@ describeWithRedis(
     })
     let n = 0
     const engine = (port: number, extra: Partial<BullMQ.EngineOptions> = {}): Durable.Engine => {
-      const e = BullMQ.engine({
+      const e = BullMQ.make({
         connection: { host: '127.0.0.1', port },
         prefix: `f${++n}`,
         onError: expectedWarnings,
@@ -657,7 +657,7 @@ describeWithRedis(
       const paused = await S.startOwnRedis(port, ['--save', '', '--appendonly', 'no'])
       servers.push(paused)
       const errors: Array<unknown> = []
-      const e = BullMQ.engine({
+      const e = BullMQ.make({
         connection: { host: '127.0.0.1', port },
         prefix: 'paused',
         timeout: 300,
@@ -667,7 +667,7 @@ describeWithRedis(
       await e.submit(def, 'before', 0)
       paused.pause()
       let started = Date.now()
-      await assert.rejects(e.submit(def, 'during', 0), /BullMQ\.engine: submit of "during" took longer than 300 ms/)
+      await assert.rejects(e.submit(def, 'during', 0), /BullMQ\.make: submit of "during" took longer than 300 ms/)
       const submitMs = Date.now() - started
       started = Date.now()
       await working.close({ deadline: 300 })

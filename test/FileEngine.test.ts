@@ -301,8 +301,8 @@ describe('Durable.deliver', () => {
 
   // Regression: a stored state its schedule could not read made the stepper throw outside the delivery's try, and
   // the worker delivered the run again every second. It is a damaged state (the schedule refuses it, or throws on
-  // it), the same CorruptState as one that does not decode, with no attempt.
-  it('should end a run whose stored state its schedule does not recognise with a CorruptState, no attempt', async () => {
+  // it), the same CorruptRun as one that does not decode, with no attempt.
+  it('should end a run whose stored state its schedule does not recognise with a CorruptRun, no attempt', async () => {
     const tuple = pipe(Schedule.exponential(100), Schedule.intersect(Schedule.recurs(2)))
     for (const [schedule, scheduleState] of [
       [tuple, null],
@@ -324,9 +324,7 @@ describe('Durable.deliver', () => {
         context(() => 0, {
           onDone: ({ result, reason }) =>
             void outcomes.push(
-              `${reason}: ${
-                E.isLeft(result) && result.left instanceof Durable.CorruptState ? result.left.reason : 'no'
-              }`
+              `${reason}: ${E.isLeft(result) && result.left instanceof Durable.CorruptRun ? result.left.reason : 'no'}`
             )
         })
       )
@@ -408,14 +406,14 @@ describe('Durable.deliver', () => {
     return seen
   }
 
-  it('should end a run whose stored state is corrupt with a CorruptState, reason failed, no attempt', async () => {
+  it('should end a run whose stored state is corrupt with a CorruptRun, reason failed, no attempt', async () => {
     const [error, status, reason] = await endsWith({ ...fresh, retry: { iterNumber: -1 } })
-    assert.ok(error instanceof Durable.CorruptState)
+    assert.ok(error instanceof Durable.CorruptRun)
     deepStrictEqual([error.reason, status, reason], ['not a RetryState', RetryStatus.initial, 'failed'])
     const [notARun] = await endsWith('garbage')
-    assert.ok(notARun instanceof Durable.CorruptState && notARun.reason === 'not a run')
+    assert.ok(notARun instanceof Durable.CorruptRun && notARun.reason === 'not a run')
     const [badOutcome] = await endsWith({ ...fresh, outcome: { result: 1 } })
-    assert.ok(badOutcome instanceof Durable.CorruptState && badOutcome.reason === 'not an outcome')
+    assert.ok(badOutcome instanceof Durable.CorruptRun && badOutcome.reason === 'not an outcome')
   })
 
   it('should end a run stored by another schedule with a ScheduleMismatch and its stored status', async () => {
@@ -505,7 +503,7 @@ describe('FileEngine.make', () => {
       /FileEngine\.make: submit: id must be a non-empty string, received ""/
     )
     // regression: a payload the codec refuses, or that is not plain JSON, was stored and failed later (PayloadInvalid,
-    // or CorruptState "not a run" for undefined)
+    // or CorruptRun "not a run" for undefined)
     for (const [payload, message] of [
       [{ failures: 'x' }, /^FileEngine\.make: submit: payload must be a .*, received \{"failures":"x"\}$/],
       [undefined, /^FileEngine\.make: submit: payload must be a .*, received undefined$/],
@@ -746,7 +744,7 @@ describe('FileEngine.make', () => {
     })
     await all.done
     deepStrictEqual(Object.fromEntries(errors), {
-      corrupt: ['CorruptState', 'failed'],
+      corrupt: ['CorruptRun', 'failed'],
       mismatch: ['ScheduleMismatch', 'failed'],
       payload: ['PayloadInvalid', 'failed'],
       good: 'ok 1'

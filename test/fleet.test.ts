@@ -1,6 +1,6 @@
 /**
  * The fleet's guarantees, with real processes and a real Redis: two worker processes (test/fixtures/fleet-worker.ts)
- * work 200 jobs through `BullMQ.engine`; one of them is killed with SIGKILL at random moments and restarted, ten
+ * work 200 jobs through `BullMQ.make`; one of them is killed with SIGKILL at random moments and restarted, ten
  * times. Afterwards every job must be done exactly as its schedule says, none lost; an attempt made twice only if it
  * was in flight at a kill; no retry started sooner after the failure before it than the schedule's delay.
  *
@@ -47,7 +47,7 @@ describeWithRedis(
       const start = (mode: 'work' | 'standby'): Child => startChild('fleet-worker.ts', [port, PREFIX, NAME, mode, '4'])
       // The test's Redis keeps no AOF (a throwaway server): the engine says so, and must say nothing else.
       const errors: Array<unknown> = []
-      const engine = BullMQ.engine({
+      const engine = BullMQ.make({
         connection: { host: server().host, port: server().port },
         prefix: PREFIX,
         onError: ({ error }) => void errors.push(error)
