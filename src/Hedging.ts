@@ -38,6 +38,7 @@ import type { RetryBudget } from './Budget'
 import type { Clock } from './Clock'
 import * as LiveClock from './Clock'
 import * as Decision from './Decision'
+import type { RetryStatus } from './RetryStatus'
 import * as Event from './Event'
 import * as Guard from './Guard'
 import { noop, onAbort } from './internal/abort'
@@ -86,21 +87,24 @@ export type Attempt<E, A> = (signal: AbortSignal, index: number) => TaskEither<E
 export type StopReason = Decision.StopReason
 
 /**
- * What the `onDone` hook is told of a hedged call: when each attempt was launched (ms on the clock, in order),
- * which one won (its index, `undefined` when none did), and why the call ended.
+ * What the `onDone` hook is told of a hedged call: the runners' record (`Retry.Ended`: the call's result, the
+ * status of its last decision, why it ended), with when each attempt was launched (ms on the clock, in order) and
+ * which one won (its index, `undefined` when none did).
  *
  * @example
  * import type { Summary } from 'fp-ts-retry/Hedging'
  *
- * const extraLoad = (summary: Summary): number => summary.launches.length - 1
+ * const extraLoad = (summary: Summary<Error, string>): number => summary.launches.length - 1
  *
  * @category model
  * @since 0.2.0
  */
-export interface Summary {
+export interface Summary<E = unknown, A = unknown> {
+  readonly result: Either<E | ReadonlyArray<E>, A>
+  readonly status: RetryStatus
+  readonly reason: StopReason
   readonly launches: ReadonlyArray<number>
   readonly winner: number | undefined
-  readonly reason: StopReason
 }
 
 /**
@@ -149,7 +153,7 @@ export interface HedgingOptions<E, A> {
   readonly guards?: ReadonlyArray<Guard.Guard> | undefined
   readonly errors?: 'last' | 'all' | undefined
   readonly release?: ((result: Either<E, A>) => unknown) | undefined
-  readonly onDone?: ((summary: Summary) => void) | undefined
+  readonly onDone?: ((summary: Summary<E, A>) => void) | undefined
   readonly onEvent?: Event.Observer | undefined
 }
 
@@ -168,7 +172,7 @@ interface Config<E, A> {
   readonly guards: ReadonlyArray<Guard.Guard>
   readonly all: boolean
   readonly release: ((result: Either<E, A>) => unknown) | undefined
-  readonly onDone: ((summary: Summary) => void) | undefined
+  readonly onDone: ((summary: Summary<E, A>) => void) | undefined
   readonly onEvent: Event.Observer | undefined
 }
 
@@ -377,7 +381,7 @@ class Call<E, A> {
     for (const left of unused) this.release({ _tag: 'Left', left })
     const deliver = (): void => {
       try {
-        this.c.onDone?.({ launches: this.launches, winner, reason })
+        this.c.onDone?.({ result, status: this.decision.driver.status, reason, launches: this.launches, winner })
       } catch (error) {
         return this.reject(error)
       }
@@ -515,7 +519,7 @@ const configOf = <E, A>(schedule: Schedule<unknown>, options: HedgingOptions<E, 
  *   await clock.runAll()
  *   assert.deepStrictEqual(await call, E.right('from attempt 2'))
  *   // 0 at once; its failure at 40 launches 1 at once; 2 is due 100 ms later, at 140, and wins at 165
- *   assert.deepStrictEqual(summaries, [{ launches: [0, 40, 140], winner: 2, reason: 'succeeded' }])
+ *   assert.deepStrictEqual(summaries.map(({ launches, winner, reason }) => ({ launches, winner, reason })), [{ launches: [0, 40, 140], winner: 2, reason: 'succeeded' }])
  *   assert.deepStrictEqual(aborted, [1])
  * }
  * main()
