@@ -44,6 +44,7 @@ import type * as model from './internal/model'
 
 /**
  * An attempt started (`attempt` counts from 1). For a hedged call, `index` is the hedge's (0 for the first).
+ * `http`: the request an `Http` attempt sends (see {@link HttpAttempt}), on the events of `source: 'http'`.
  *
  * @example
  * import type { AttemptStarted } from 'fp-ts-retry/Event'
@@ -61,11 +62,13 @@ export interface AttemptStarted {
   readonly attempt: number
   readonly id?: string | undefined
   readonly definition?: string | undefined
+  readonly http?: HttpAttempt | undefined
 }
 
 /**
  * An attempt ended: it succeeded, it failed with `error` (its `Left`), or it timed out after `timeout` ms (its
- * `error` is the run's `onTimeout()`). `latency` is how long it took.
+ * `error` is the run's `onTimeout()`). `latency` is how long it took. `http`: for an `Http` attempt, its request
+ * and, when a response came, its `statusCode` (see {@link HttpAttempt}).
  *
  * @example
  * import type { AttemptEnded } from 'fp-ts-retry/Event'
@@ -85,6 +88,7 @@ export type AttemptEnded =
       readonly latency: number
       readonly id?: string | undefined
       readonly definition?: string | undefined
+      readonly http?: HttpAttempt | undefined
     }
   | {
       readonly _tag: 'AttemptFailed'
@@ -96,6 +100,7 @@ export type AttemptEnded =
       readonly error: unknown
       readonly id?: string | undefined
       readonly definition?: string | undefined
+      readonly http?: HttpAttempt | undefined
     }
   | {
       readonly _tag: 'AttemptTimedOut'
@@ -108,7 +113,42 @@ export type AttemptEnded =
       readonly error: unknown
       readonly id?: string | undefined
       readonly definition?: string | undefined
+      readonly http?: HttpAttempt | undefined
     }
+
+/**
+ * What an `Http` attempt sent and, once it ended, what came back: the facts OpenTelemetry's HTTP client
+ * conventions require of a request's span, as plain JSON. `Http.retryingFetch` and `Http.hedgingFetch` put it on
+ * their `AttemptStarted` and attempt-ended events.
+ *
+ * **Details**
+ *
+ * - `method`: the method as `fetch` sends it (`GET`, `POST`, ...: the six it normalizes in upper case, any other
+ *   as given).
+ * - `url`: the absolute URL, as `url.full` asks: a user name and password in it are replaced by `REDACTED`, and
+ *   so are the values of the query parameters that sign a URL (`X-Amz-Signature`, `X-Amz-Credential`,
+ *   `X-Amz-Security-Token`, `AWSAccessKeyId`, `Signature`, `sig`, `X-Goog-Signature`), so that a log line of the
+ *   event holds no secret.
+ * - `serverAddress`: the URL's host (an IPv6 address without its brackets); `serverPort`: its port, or the
+ *   scheme's (80 for `http:`, 443 for `https:`).
+ * - `statusCode`: on an attempt-ended event, the status of the response, when one came (a `StatusError`'s too);
+ *   absent when none did (a network error, a timeout, an abort).
+ *
+ * @example
+ * import type { HttpAttempt } from 'fp-ts-retry/Event'
+ *
+ * const http: HttpAttempt = { method: 'GET', url: 'https://api.example.com/users/1', serverAddress: 'api.example.com', serverPort: 443, statusCode: 503 }
+ *
+ * @category model
+ * @since 0.2.0
+ */
+export interface HttpAttempt {
+  readonly method: string
+  readonly url: string
+  readonly serverAddress: string
+  readonly serverPort: number
+  readonly statusCode?: number | undefined
+}
 
 /**
  * The schedule (and every guard) agreed to another attempt after `delay` ms: `attempt` is the one that failed.

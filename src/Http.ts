@@ -40,7 +40,7 @@ import { noop, onAbort } from './internal/abort'
 import { showValue } from './internal/show'
 import { MAX_DELAY } from './internal/validate'
 import * as validate from './internal/validate'
-import type { Observer } from './Event'
+import type { HttpAttempt, Observer } from './Event'
 import * as Guard from './Guard'
 import type { Random } from './Random'
 import * as LiveRandom from './Random'
@@ -1047,6 +1047,9 @@ export const request = (
  * - `options.budget` is told of every attempt, transient failures counting as failures and other errors not at
  *   all, and is asked before every retry; when it refuses, the run ends with the last error, reason `'budget'`.
  * - The schedule's time (`upTo`) and the timeouts both run on `options.clock` (default `Clock.live`).
+ * - `options.onEvent` is told the run's events with `source: 'http'` (an attempt is a request, a retry its
+ *   resend); each attempt's `AttemptStarted` and end carry `http`, what it sent and the status that came back
+ *   (`Event.HttpAttempt`, the facts of OpenTelemetry's HTTP client spans).
  *
  * @example
  * import * as Http from 'fp-ts-retry/Http'
@@ -1104,19 +1107,23 @@ export const retryingFetch = (
     ...(breaker === undefined ? [] : [Breakers.asGuard(breaker, { refused: (e) => isCircuitOpen(e as HttpError) })]),
     ...(budget === undefined ? [] : [Budget.asGuard(budget, { counts: (e) => isTransient(e as HttpError) })])
   ]
-  const { onEvent } = options
+  const onEvent =
+    options.onEvent === undefined ? undefined : validate.callable(where, 'options.onEvent', options.onEvent)
   const hooks: Hooks<HttpError, HttpError, Response> = {
     onRetry: (retried) => {
       void discardBody(retried.error)
       return onRetry?.(retried)
     },
-    onDone,
-    // the runner's events, as this module's: an attempt is a request, and a retry its resend
-    onEvent: onEvent === undefined ? undefined : (event) => onEvent({ ...event, source: 'http' })
+    onDone
   }
-  const retried = retryingReaderTaskEither(policy, hooks)
-  // A body that can be read once is sent once: the run makes that one attempt.
-  const once = retryingReaderTaskEither(Schedule.stop, { onDone, onEvent: hooks.onEvent })
+  // The runners; observed, a request's own, made as it is sent: its events say what it sends (requestEvents).
+  const runnerOf = (replayable: boolean, observer: Observer | undefined) =>
+    replayable
+      ? retryingReaderTaskEither(policy, { ...hooks, onEvent: observer })
+      : // A body that can be read once is sent once: the run makes that one attempt.
+        retryingReaderTaskEither(Schedule.stop, { onDone, onEvent: observer })
+  const retried = runnerOf(true, undefined)
+  const once = runnerOf(false, undefined)
   const guarded =
     breaker === undefined
       ? undefined
@@ -1129,7 +1136,14 @@ export const retryingFetch = (
     const signal = init.signal ?? undefined
     const fetchOnce: TaskEither<HttpError, Response> = () => attempt(input, init, requestSummary, timeout, clock)
     const action = guarded === undefined ? fetchOnce : guarded(requestSummary)(fetchOnce)
-    const run = (isReplayable(init.body) ? retried : once)(() => action)({ clock, random, signal, guards })
+    const replayable = isReplayable(init.body)
+    const events = onEvent === undefined ? undefined : requestEvents(onEvent, input, init)
+    // The runner makes one call of the action per attempt: the calls counted are the events' `attempt`.
+    let sent = 0
+    const counted: TaskEither<HttpError, Response> =
+      events === undefined ? action : () => action().then((result) => events.ended(++sent, result))
+    const runner = events === undefined ? (replayable ? retried : once) : runnerOf(replayable, events.observer)
+    const run = runner(() => counted)({ clock, random, signal, guards })
     return async () => {
       if (signal?.aborted)
         return { _tag: 'Left', left: { _tag: 'AbortError', request: requestSummary, reason: signal.reason } }
@@ -1164,6 +1178,99 @@ const releaseResult = (
 ): Promise<void> | undefined =>
   result._tag === 'Left' ? discardBody(result.left) : result.right.bodyUsed ? undefined : result.right.body?.cancel()
 
+/** The methods that `fetch` sends in upper case whatever case they are given in (the Fetch standard's "normalize"). */
+const NORMALIZED_METHODS: ReadonlySet<string> = new Set(['DELETE', 'GET', 'HEAD', 'OPTIONS', 'POST', 'PUT'])
+
+/**
+ * The query parameters whose values sign a URL: OpenTelemetry's HTTP conventions redact them in `url.full`
+ * (matched case-sensitively, as they ask).
+ */
+const SIGNING_PARAMETERS: ReadonlySet<string> = new Set([
+  'X-Amz-Signature',
+  'X-Amz-Credential',
+  'X-Amz-Security-Token',
+  'AWSAccessKeyId',
+  'Signature',
+  'sig',
+  'X-Goog-Signature'
+])
+
+/**
+ * What the events of a request's attempts say it sends (`Event.HttpAttempt`), its secrets redacted; `undefined`
+ * when `input` is no `http:` or `https:` URL (the attempt is then an `InvalidRequestError`, sending nothing).
+ */
+const httpAttemptOf = (input: string | URL, init: RequestInit): HttpAttempt | undefined => {
+  let url: URL
+  try {
+    url = new URL(String(input))
+  } catch {
+    return undefined
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined
+  if (url.username !== '') url.username = 'REDACTED'
+  if (url.password !== '') url.password = 'REDACTED'
+  const params = [...url.searchParams]
+  if (params.some(([key]) => SIGNING_PARAMETERS.has(key)))
+    url.search = new URLSearchParams(
+      params.map(([key, value]): [string, string] => [key, SIGNING_PARAMETERS.has(key) ? 'REDACTED' : value])
+    ).toString()
+  const method = init.method ?? 'GET'
+  return {
+    method: NORMALIZED_METHODS.has(method.toUpperCase()) ? method.toUpperCase() : method,
+    url: url.href,
+    serverAddress: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    serverPort: url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port)
+  }
+}
+
+type Result = { readonly _tag: 'Left'; readonly left: HttpError } | { readonly _tag: 'Right'; readonly right: Response }
+
+/**
+ * A request's events, as this module's (`source: 'http'`: an attempt is a request, a retry or a hedge its resend):
+ * its attempts' events carry what it sends (`http`) and, once they end, the status of the response, if one came.
+ * `ended(attempt, result)` is told each attempt's result before the runner or hedging tells its end.
+ */
+const requestEvents = (
+  onEvent: Observer,
+  input: string | URL,
+  init: RequestInit
+): { readonly observer: Observer; readonly ended: <R extends Result>(attempt: number, result: R) => R } => {
+  const http = httpAttemptOf(input, init)
+  /** The status of each attempt's response, by attempt, until its end is told. */
+  const statuses = new Map<number, number>()
+  return {
+    observer: (event) => {
+      if (http !== undefined)
+        switch (event._tag) {
+          case 'AttemptStarted':
+            return onEvent({ ...event, source: 'http', http })
+          case 'AttemptSucceeded':
+          case 'AttemptFailed':
+          case 'AttemptTimedOut': {
+            const statusCode = statuses.get(event.attempt)
+            statuses.delete(event.attempt)
+            return onEvent({
+              ...event,
+              source: 'http',
+              http: statusCode === undefined ? http : { ...http, statusCode }
+            })
+          }
+        }
+      onEvent({ ...event, source: 'http' })
+    },
+    ended: (attempt, result) => {
+      const status =
+        result._tag === 'Right'
+          ? result.right.status
+          : result.left._tag === 'StatusError'
+          ? result.left.status
+          : undefined
+      if (http !== undefined && status !== undefined) statuses.set(attempt, status)
+      return result
+    }
+  }
+}
+
 /**
  * A hedged `fetch`, for idempotent requests only: `hedgingFetch(schedule, options)(input, init)` makes the
  * request with {@link request}, and while no response has come, another after each of the schedule's delays; the
@@ -1180,6 +1287,8 @@ const releaseResult = (
  * - The bodies of the responses that lose (a 200 that arrives second, the `StatusError`s not returned) are
  *   released, so that no connection is held. The response returned is yours to read.
  * - `options.timeout` applies to each attempt, on `options.clock`.
+ * - `options.onEvent` is told hedging's events with `source: 'http'` (each hedge a resend of the request); each
+ *   attempt's `AttemptStarted` and end carry `http`, as `retryingFetch`'s do (`Event.HttpAttempt`).
  *
  * @example
  * import * as Http from 'fp-ts-retry/Http'
@@ -1233,7 +1342,9 @@ export const hedgingFetch = (
   return (input, init = {}) => {
     const requestSummary = summarize(input, init, options)
     const signal = init.signal ?? undefined
-    const hedged = hedging<HttpError, Response>(schedule, { ...hedgingOptions, signal })
+    // its events as this module's, with what each attempt sends: a hedge is a resend of the request
+    const events = onEvent === undefined ? undefined : requestEvents(onEvent, input, init)
+    const hedged = hedging<HttpError, Response>(schedule, { ...hedgingOptions, signal, onEvent: events?.observer })
     return async () => {
       const refuse = (message: string): { readonly _tag: 'Left'; readonly left: HttpError } => ({
         _tag: 'Left',
@@ -1260,9 +1371,12 @@ export const hedgingFetch = (
         return { _tag: 'Left', left: { _tag: 'AbortError', request: requestSummary, reason: signal.reason } }
       }
       const once =
-        (attemptSignal: AbortSignal): TaskEither<HttpError, Response> =>
-        () =>
-          attempt(input, { ...init, signal: attemptSignal }, requestSummary, timeout, clock)
+        (attemptSignal: AbortSignal, index: number): TaskEither<HttpError, Response> =>
+        () => {
+          const sent = attempt(input, { ...init, signal: attemptSignal }, requestSummary, timeout, clock)
+          // hedge `index` is the call's attempt `index + 1`
+          return events === undefined ? sent : sent.then((result) => events.ended(index + 1, result))
+        }
       return hedged(once)()
     }
   }

@@ -4,14 +4,18 @@
  * `Http`, of a breaker or of a durable engine (compose several observers with `Event.all`).
  *
  * It imports `@opentelemetry/api` alone (an optional peer dependency of this library), never an SDK: the
- * application chooses and configures its SDK and exporters, as OpenTelemetry asks of libraries.
+ * application chooses and configures its SDK and exporters, as OpenTelemetry asks of libraries. Both current
+ * lines of the JavaScript SDK, 2.x and 3.x, are tested; the observability guide names their packages. `Http`'s
+ * attempts follow the HTTP client semantic conventions.
  *
  * @since 0.2.0
  */
 import type { Attributes, Context, Counter, Histogram, HrTime, Meter, Span, Tracer } from '@opentelemetry/api'
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
+import type { Breaker } from './Breaker'
 import type { RetryBudget } from './Budget'
 import type * as Event from './Event'
+import { showValue } from './internal/show'
 import * as validate from './internal/validate'
 
 // -------------------------------------------------------------------------------------
@@ -25,16 +29,30 @@ import * as validate from './internal/validate'
  *
  * - `tracer`: where the spans go (one for each run, a child for each attempt). Without it, no span is made.
  * - `meter`: where the metrics go (see the table in the observability guide). Without it, none is recorded.
+ * - `breakers`: breakers to report the state of, by name (`fp_ts_retry.breaker.state`), from the start: a breaker
+ *   that never changed state is reported closed, as resilience4j's `resilience4j.circuitbreaker.state` reports
+ *   every breaker it is given. Each is read at each collection (`breaker.state`, this process's view). A breaker
+ *   that is not given here is reported from its first `BreakerStateChanged`, under the `name` its events carry.
  * - `budgets`: budgets to report the tokens of, by name (`fp_ts_retry.budget.tokens`): those with a numeric
  *   `tokens` (`Budget.retryThrottle`, `Budget.retryQuota`); the others are skipped.
  * - `errorType` (default {@link errorType}): the `error.type` of a failed attempt's error. Keep its answers few (a
  *   class, a code): they are a metric's attribute.
+ * - `knownMethods` (default {@link KnownMethods}): the HTTP methods an `Http` attempt's span names and reports as
+ *   they are; any other is `_OTHER` (its span is named `HTTP`, and `http.request.method_original` holds it), as the
+ *   HTTP conventions ask. The list replaces the default, it does not add to it; the names are case-sensitive.
  *
  * @example
  * import type { ObserverOptions } from 'fp-ts-retry/OpenTelemetry'
+ * import * as Breaker from 'fp-ts-retry/Breaker'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
  * import { trace, metrics } from '@opentelemetry/api'
  *
- * const options: ObserverOptions = { tracer: trace.getTracer('checkout'), meter: metrics.getMeter('checkout') }
+ * const payments = Breaker.consecutive({ threshold: 5, halfOpenAfter: Schedule.constant(10_000), name: 'payments' })
+ * const options: ObserverOptions = {
+ *   tracer: trace.getTracer('checkout'),
+ *   meter: metrics.getMeter('checkout'),
+ *   breakers: { payments }
+ * }
  *
  * @category model
  * @since 0.2.0
@@ -42,8 +60,10 @@ import * as validate from './internal/validate'
 export interface ObserverOptions {
   readonly tracer?: Tracer | undefined
   readonly meter?: Meter | undefined
+  readonly breakers?: Readonly<Record<string, Breaker>> | undefined
   readonly budgets?: Readonly<Record<string, RetryBudget>> | undefined
   readonly errorType?: ((error: unknown) => string) | undefined
+  readonly knownMethods?: ReadonlyArray<string> | undefined
 }
 
 // -------------------------------------------------------------------------------------
@@ -81,6 +101,33 @@ export const errorType = (error: unknown): string => {
   return '_OTHER'
 }
 
+/**
+ * The HTTP methods the HTTP conventions call known by default: those of RFC 9110, `PATCH` (RFC 5789) and `QUERY`
+ * (the safe method with a body). The default of `options.knownMethods`.
+ *
+ * @example
+ * import { KnownMethods } from 'fp-ts-retry/OpenTelemetry'
+ * import * as assert from 'assert'
+ *
+ * assert.ok(KnownMethods.includes('GET') && KnownMethods.includes('PATCH'))
+ * assert.ok(!KnownMethods.includes('PURGE'))
+ *
+ * @category utils
+ * @since 0.2.0
+ */
+export const KnownMethods: ReadonlyArray<string> = [
+  'CONNECT',
+  'DELETE',
+  'GET',
+  'HEAD',
+  'OPTIONS',
+  'PATCH',
+  'POST',
+  'PUT',
+  'QUERY',
+  'TRACE'
+]
+
 // -------------------------------------------------------------------------------------
 // implementation
 // -------------------------------------------------------------------------------------
@@ -96,14 +143,23 @@ const A = {
   delay: 'fp_ts_retry.delay',
   timeout: 'fp_ts_retry.timeout',
   hint: 'fp_ts_retry.hint',
+  hintDelay: 'fp_ts_retry.hint_delay',
   id: 'fp_ts_retry.run.id',
+  definition: 'fp_ts_retry.definition',
   index: 'fp_ts_retry.hedge.index',
   winner: 'fp_ts_retry.hedge.winner',
   breaker: 'fp_ts_retry.breaker.name',
   state: 'fp_ts_retry.breaker.state',
   budget: 'fp_ts_retry.budget.name',
   service: 'fp_ts_retry.service',
+  // OpenTelemetry's HTTP client span (semantic conventions 1.x, stable)
+  method: 'http.request.method',
+  methodOriginal: 'http.request.method_original',
   resendCount: 'http.request.resend_count',
+  statusCode: 'http.response.status_code',
+  serverAddress: 'server.address',
+  serverPort: 'server.port',
+  url: 'url.full',
   errorType: 'error.type'
 } as const
 
@@ -124,7 +180,7 @@ interface Instruments {
   readonly hedgeWins: Counter
 }
 
-/** A run's span, its attempts' spans in flight, and its last error (for the run's `error.type`). */
+/** A run's span, its attempts' spans in flight, and what its next spans need: all of it dropped at its end. */
 interface RunSpan {
   readonly span: Span
   /** The context its attempts' spans are started in: the run's span in the context of its start. */
@@ -132,7 +188,12 @@ interface RunSpan {
   /** Whether the run's span is recorded: a run that is not (no SDK, or sampled out) makes no attempt span. */
   readonly recording: boolean
   readonly attempts: Map<number, Span>
+  /** The highest attempt started. */
+  lastAttempt: number
+  /** The `error.type` of the latest attempt, if it failed: the error the run returns, if it stops now. */
   lastError: string | undefined
+  /** The delay a hint set for the retry scheduled, reported on the attempt that follows it. */
+  hint: number | undefined
 }
 
 const seconds = (ms: number): number => ms / 1000
@@ -147,10 +208,15 @@ const hrTime = (ms: number): HrTime => {
   return ns >= 1e9 ? [s + 1, ns - 1e9] : [s, ns]
 }
 
-/** What tells a run apart: a durable run by its `id` (it outlives a worker), the others by `source` and `run`. */
+/**
+ * What tells a run apart: its module and number, and, for a durable run, its `id` and definition. Each delivery of
+ * a durable run has a number of its own (`Event.nextRun`), so it is a run here; two definitions may run one id.
+ */
 const keyOf = (event: Event.Event): string => {
-  const id = (event as { readonly id?: unknown }).id
-  return event.source === 'durable' && typeof id === 'string' ? `durable ${id}` : `${event.source} ${event.run}`
+  const { id, definition } = event as { readonly id?: unknown; readonly definition?: unknown }
+  return typeof id === 'string'
+    ? JSON.stringify([event.source, event.run, id, typeof definition === 'string' ? definition : null])
+    : `${event.source} ${event.run}`
 }
 
 const makeInstruments = (meter: Meter): Instruments => ({
@@ -178,25 +244,32 @@ const makeInstruments = (meter: Meter): Instruments => ({
   })
 })
 
-/** The gauges that are read at collection: the breakers' states (as seen in their events) and the budgets' tokens. */
+/**
+ * The gauges that are read at collection: the breakers' states (those given, read from them; the others as their
+ * events told) and the budgets' tokens.
+ */
 const observeGauges = (
   meter: Meter,
-  breakers: ReadonlyMap<string | undefined, BreakerState>,
+  given: ReadonlyArray<readonly [string, Breaker]>,
+  seen: ReadonlyMap<string | undefined, BreakerState>,
   budgets: ReadonlyArray<readonly [string, { readonly tokens: number }]>
 ): void => {
+  const names = new Set(given.map(([name]) => name))
   meter
     .createObservableGauge('fp_ts_retry.breaker.state', {
       unit: '1',
       description: "A circuit breaker's state: 1 for the one it is in, 0 for the others, by breaker name."
     })
     .addCallback((result) => {
-      for (const [name, current] of breakers) {
+      const observe = (name: string | undefined, current: BreakerState): void => {
         for (const state of STATES) {
           const attributes: Attributes = { [A.state]: STATE_NAMES[state] }
           if (name !== undefined) attributes[A.breaker] = name
           result.observe(state === current ? 1 : 0, attributes)
         }
       }
+      for (const [name, breaker] of given) observe(name, breaker.state._tag)
+      for (const [name, current] of seen) if (name === undefined || !names.has(name)) observe(name, current)
     })
   if (budgets.length === 0) return
   meter
@@ -212,6 +285,9 @@ const observeGauges = (
 /** The attributes of the events counter: the kind, the module, and what keeps the count readable. */
 const counted = (event: Event.Event): Attributes => {
   const attributes: Attributes = { [A.event]: event._tag, [A.source]: event.source }
+  // a durable run's definition: as few as the application defines
+  const { definition } = event as { readonly definition?: unknown }
+  if (typeof definition === 'string') attributes[A.definition] = definition
   switch (event._tag) {
     case 'RunStopped':
     case 'GuardRefused':
@@ -232,6 +308,12 @@ const counted = (event: Event.Event): Attributes => {
 const hasTokens = (budget: unknown): budget is { readonly tokens: number } =>
   typeof (budget as { readonly tokens?: unknown } | null)?.tokens === 'number'
 
+/** An `Http` error that says the caller aborted the request: a cancellation, not an error, to the HTTP conventions. */
+const isCancellation = (event: Event.AttemptEnded): boolean =>
+  event.source === 'http' &&
+  event._tag === 'AttemptFailed' &&
+  (event.error as { readonly _tag?: unknown } | null)?._tag === 'AbortError'
+
 // -------------------------------------------------------------------------------------
 // interpreters
 // -------------------------------------------------------------------------------------
@@ -242,24 +324,31 @@ const hasTokens = (budget: unknown): budget is { readonly tokens: number } =>
  * **Details**
  *
  * - Spans: one `INTERNAL` span for each run (named after its source: `retry`, `hedging`, `http`, `durable`),
- *   child of the context active at its first event; a `CLIENT` span for each attempt (`<source> attempt`), child
- *   of its run's, as OpenTelemetry's HTTP conventions ask of a client that resends a request (each resend its own
- *   span; for `Http`, `http.request.resend_count` from the second attempt on). A durable run is one span by its
- *   `id`, from its first event in this process to its `RunCompleted` (a worker that dies takes its open span
- *   with it: the next worker's deliveries make a span of their own). An end told of a run with no open span
- *   makes none.
+ *   child of the context active at its first attempt; a `CLIENT` span for each attempt (`<source> attempt`),
+ *   child of its run's. A run is told apart by its source and number, and a durable one also by its `id` and
+ *   definition (`fp_ts_retry.run.id`, `fp_ts_retry.definition`): each delivery of a durable run is a run of its
+ *   own, from its first attempt (or its `RunCorrupt`) to its `RunRetried` or its `RunStopped`.
+ * - An `Http` attempt's span follows the HTTP client conventions: named by its method (`GET`; `HTTP` for a method
+ *   not in `options.knownMethods`), with `http.request.method`, `server.address`, `server.port`, `url.full`,
+ *   `http.response.status_code` when a response came, and `http.request.resend_count` on every resend (a retry,
+ *   or a hedge of `Http.hedgingFetch`). A request the caller aborted is a cancellation: no `ERROR` status.
+ * - Every run ends with its `RunStopped`, whatever the reason (a `'defect'` too): its span ends then, with the
+ *   attempts still in flight (outcome `aborted`), and nothing of the run is kept. An event of a run with no open
+ *   span (a durable run's `RunCompleted`, told after its `RunStopped`) opens none.
  * - Times are the events' `at` (ms since the epoch on the module's clock): on a `TestClock` they are exact.
- * - Retry decisions (`RetryScheduled`, with its delay), hints ignored, guards' refusals, hedges won and a
- *   durable run's deliveries, retries and write failures are events of the run's span, named by their `_tag`.
- *   The stop reason and the number of attempts are attributes of the run's span.
+ * - Retry decisions (`RetryScheduled`, with its delay, and `fp_ts_retry.hint_delay` when a `Schedule.withHint`
+ *   hint set it, on the attempt that follows too), hints ignored, guards' refusals, hedges won and a durable
+ *   delivery's retry and write failures are events of the run's span, named by their `_tag`. The stop reason and
+ *   the number of attempts are attributes of the run's span.
  * - A failed or timed-out attempt, and a run that did not succeed, have the `ERROR` status and an `error.type`
- *   (see `options.errorType`); no error message is recorded (it may hold what a trace must not).
- * - A breaker's change of state is an event of the span active when it changes, if any, and a point of the
- *   `fp_ts_retry.breaker.state` gauge (1 for its current state, 0 for the others, by breaker `name`).
- * - A bulkhead's, a rate limiter's and `Timeout`'s events (`BulkheadQueued`, `BulkheadRefused`, `BulkheadAborted`,
- *   `RateLimitWaited`, `RateLimitRefused`, `TimedOut`) belong to no run: each is an event of the span active when
- *   it is told, if any, and counts in `fp_ts_retry.events` by its `_tag`.
- * - The metrics' names, units and attributes: the table of the observability guide.
+ *   (see `options.errorType`; a run's is the error it returns, its last attempt's, or else its stop reason, as
+ *   for a `'defect'`); no error message is recorded (it may hold what a trace must not).
+ * - A breaker's change of state is an event of the span active when it changes, if any, and the
+ *   `fp_ts_retry.breaker.state` gauge reports every breaker of `options.breakers` from the start.
+ * - The events that belong to no run (a bulkhead's, a rate limiter's, `Timeout`'s, a service's) and a durable
+ *   run's `RunSubmitted` and `RunDelivered` are events of the span active when they are told, if any.
+ * - Every event counts in `fp_ts_retry.events` by its `_tag`; the metrics' names, units and attributes: the table
+ *   of the observability guide.
  *
  * @example
  * import { retrying } from 'fp-ts-retry'
@@ -302,62 +391,120 @@ export const observer = (options: ObserverOptions): Event.Observer => {
   const budgets = Object.entries(
     options.budgets === undefined ? {} : validate.object(where, 'options.budgets', options.budgets)
   ).filter((entry): entry is [string, RetryBudget & { readonly tokens: number }] => hasTokens(entry[1]))
-  const breakers = new Map<string | undefined, BreakerState>()
+  const given = Object.entries(
+    options.breakers === undefined ? {} : validate.object(where, 'options.breakers', options.breakers)
+  ).map(
+    ([name, breaker]) =>
+      [
+        name,
+        validate.implementing(where, `options.breakers.${name}`, 'a Breaker', ['enter', 'admitsIn'], breaker)
+      ] as const
+  )
+  const { knownMethods = KnownMethods } = options
+  if (!Array.isArray(knownMethods))
+    throw new TypeError(
+      `${where}: options.knownMethods must be an array of strings, received ${showValue(knownMethods)}`
+    )
+  const known = new Set(knownMethods.map((method, i) => validate.string(where, `options.knownMethods[${i}]`, method)))
+  /** The breakers known by their events only: their latest state, by name. */
+  const seen = new Map<string | undefined, BreakerState>()
   const instruments = meter === undefined ? undefined : makeInstruments(meter)
-  if (meter !== undefined) observeGauges(meter, breakers, budgets)
+  if (meter !== undefined) observeGauges(meter, given, seen, budgets)
+  /** The runs with an open span, by {@link keyOf}: a run leaves at its end. */
   const runs = new Map<string, RunSpan>()
 
-  const runOf = (event: Event.Event, tracer: Tracer): RunSpan => {
-    const key = keyOf(event)
-    let run = runs.get(key)
-    if (run === undefined) {
-      const attributes: Attributes = { [A.source]: event.source }
-      if (event.source === 'durable' && 'id' in event && event.id !== undefined) attributes[A.id] = event.id
-      const span = tracer.startSpan(
-        event.source,
-        { kind: SpanKind.INTERNAL, startTime: hrTime(event.at), attributes },
-        context.active()
-      )
-      run = {
-        span,
-        context: trace.setSpan(context.active(), span),
-        recording: span.isRecording(),
-        attempts: new Map(),
-        lastError: undefined
-      }
-      runs.set(key, run)
+  const open = (key: string, event: Event.Event, tracer: Tracer): RunSpan => {
+    const attributes: Attributes = { [A.source]: event.source }
+    const { id, definition } = event as { readonly id?: unknown; readonly definition?: unknown }
+    if (typeof id === 'string') attributes[A.id] = id
+    if (typeof definition === 'string') attributes[A.definition] = definition
+    const span = tracer.startSpan(
+      event.source,
+      { kind: SpanKind.INTERNAL, startTime: hrTime(event.at), attributes },
+      context.active()
+    )
+    const run: RunSpan = {
+      span,
+      context: trace.setSpan(context.active(), span),
+      recording: span.isRecording(),
+      attempts: new Map(),
+      lastAttempt: 0,
+      lastError: undefined,
+      hint: undefined
     }
+    runs.set(key, run)
     return run
   }
 
-  const endAttempt = (run: RunSpan, attempt: number, at: HrTime, outcome: string, error?: unknown): void => {
+  const endAttempt = (run: RunSpan, attempt: number, at: HrTime, outcome: string, error?: string): void => {
     const span = run.attempts.get(attempt)
     if (span === undefined) return
     run.attempts.delete(attempt)
     span.setAttribute(A.outcome, outcome)
     if (error !== undefined) {
-      const type = typeOf(error)
-      run.lastError = type
-      span.setAttribute(A.errorType, type)
+      span.setAttribute(A.errorType, error)
       span.setStatus({ code: SpanStatusCode.ERROR })
     }
     span.end(at)
   }
 
-  const endRun = (key: string, run: RunSpan, at: HrTime, reason: string, attempts?: number): void => {
+  /** Ends a run's span, and the attempts still in flight; `reason` when it stopped (not when a retry was stored). */
+  const end = (key: string, run: RunSpan, at: HrTime, attempts: number, reason?: string): void => {
+    runs.delete(key)
     for (const attempt of [...run.attempts.keys()]) endAttempt(run, attempt, at, 'aborted')
     const { span } = run
-    if (attempts !== undefined) span.setAttribute(A.attempts, attempts)
-    span.setAttribute(A.reason, reason)
-    if (reason !== 'succeeded') {
-      span.setAttribute(A.errorType, run.lastError ?? reason)
-      span.setStatus({ code: SpanStatusCode.ERROR })
+    span.setAttribute(A.attempts, attempts)
+    if (reason !== undefined) {
+      span.setAttribute(A.reason, reason)
+      if (reason !== 'succeeded') {
+        // a defect rejects the run: it returns no error, whatever its last attempt failed with
+        span.setAttribute(A.errorType, reason === 'defect' ? reason : run.lastError ?? reason)
+        span.setStatus({ code: SpanStatusCode.ERROR })
+      }
     }
     span.end(at)
-    runs.delete(key)
+  }
+
+  const attemptStarted = (run: RunSpan, event: Event.AttemptStarted, at: HrTime, tracer: Tracer): void => {
+    const attributes: Attributes = { [A.source]: event.source, [A.attempt]: event.attempt }
+    let name = `${event.source} attempt`
+    if (event.http !== undefined) {
+      const { method, url, serverAddress, serverPort } = event.http
+      const reported = known.has(method) ? method : '_OTHER'
+      name = reported === '_OTHER' ? 'HTTP' : reported
+      attributes[A.method] = reported
+      if (reported !== method) attributes[A.methodOriginal] = method
+      attributes[A.serverAddress] = serverAddress
+      attributes[A.serverPort] = serverPort
+      attributes[A.url] = url
+    }
+    if (event.source === 'http' && event.attempt > 1) attributes[A.resendCount] = event.attempt - 1
+    if (run.hint !== undefined) attributes[A.hintDelay] = seconds(run.hint)
+    run.hint = undefined
+    run.lastError = undefined
+    run.lastAttempt = Math.max(run.lastAttempt, event.attempt)
+    run.attempts.set(
+      event.attempt,
+      tracer.startSpan(name, { kind: SpanKind.CLIENT, startTime: at, attributes }, run.context)
+    )
+  }
+
+  const attemptEnded = (run: RunSpan, event: Event.AttemptEnded, at: HrTime): void => {
+    const span = run.attempts.get(event.attempt)
+    if (span === undefined) return
+    const statusCode = event.http?.statusCode
+    if (statusCode !== undefined) span.setAttribute(A.statusCode, statusCode)
+    if (event._tag === 'AttemptSucceeded') return endAttempt(run, event.attempt, at, 'succeeded')
+    if (isCancellation(event)) return endAttempt(run, event.attempt, at, 'aborted')
+    const type = typeOf(event.error)
+    run.lastError = type
+    if (event._tag === 'AttemptFailed') return endAttempt(run, event.attempt, at, 'failed', type)
+    span.setAttribute(A.timeout, seconds(event.timeout))
+    endAttempt(run, event.attempt, at, 'timed_out', type)
   }
 
   const spans = (event: Event.Event, tracer: Tracer): void => {
+    const at = hrTime(event.at)
     switch (event._tag) {
       case 'BreakerStateChanged':
       case 'ServiceUnavailable':
@@ -367,48 +514,50 @@ export const observer = (options: ObserverOptions): Event.Observer => {
       case 'BulkheadAborted':
       case 'RateLimitWaited':
       case 'RateLimitRefused':
-      case 'TimedOut': {
-        // Not a run's: told to whatever span is active (the request a breaker refused, say), if any.
-        trace.getActiveSpan()?.addEvent(event._tag, counted(event), hrTime(event.at))
+      case 'TimedOut':
+      case 'RunSubmitted':
+      case 'RunDelivered': {
+        // Not a run's (a durable run's delivery starts with its attempt): told to whatever span is active (the
+        // request a breaker refused, the request that submitted a job), if any.
+        trace.getActiveSpan()?.addEvent(event._tag, counted(event), at)
         return
       }
     }
-    // An end that finds no run (told twice, or after a restart) makes no span of its own.
-    if ((event._tag === 'RunStopped' || event._tag === 'RunCompleted') && !runs.has(keyOf(event))) return
-    const run = runOf(event, tracer)
+    const key = keyOf(event)
+    let run = runs.get(key)
+    if (run === undefined) {
+      // A run begins with an attempt (a hedged call with its launch; a durable delivery that finds its stored run
+      // corrupt, with that): any other event of a run with no open span (its end told after it, or twice) opens none.
+      if (event._tag !== 'AttemptStarted' && event._tag !== 'HedgeLaunched' && event._tag !== 'RunCorrupt') {
+        if (event._tag === 'WriteFailed') trace.getActiveSpan()?.addEvent(event._tag, counted(event), at)
+        return
+      }
+      run = open(key, event, tracer)
+    }
     if (!run.recording) {
       // Only its end is needed: the samplers decide for a trace, so its attempts would not be recorded either.
-      if (event._tag === 'RunCompleted' || (event._tag === 'RunStopped' && event.source !== 'durable')) {
-        run.span.end()
-        runs.delete(keyOf(event))
+      if (event._tag === 'RunStopped' || event._tag === 'RunRetried' || event._tag === 'RunCompleted') {
+        runs.delete(key)
+        run.span.end(at)
       }
       return
     }
-    const at = hrTime(event.at)
     switch (event._tag) {
-      case 'AttemptStarted': {
-        const attributes: Attributes = { [A.source]: event.source, [A.attempt]: event.attempt }
-        if (event.source === 'http' && event.attempt > 1) attributes[A.resendCount] = event.attempt - 1
-        const span = tracer.startSpan(
-          `${event.source} attempt`,
-          { kind: SpanKind.CLIENT, startTime: at, attributes },
-          run.context
-        )
-        run.attempts.set(event.attempt, span)
-        return
-      }
+      case 'AttemptStarted':
+        return attemptStarted(run, event, at, tracer)
       case 'AttemptSucceeded':
-        return endAttempt(run, event.attempt, at, 'succeeded')
       case 'AttemptFailed':
-        return endAttempt(run, event.attempt, at, 'failed', event.error)
       case 'AttemptTimedOut':
-        run.attempts.get(event.attempt)?.setAttribute(A.timeout, seconds(event.timeout))
-        return endAttempt(run, event.attempt, at, 'timed_out', event.error)
+        return attemptEnded(run, event, at)
       case 'HedgeAborted':
         return endAttempt(run, event.index + 1, at, 'aborted')
-      case 'RetryScheduled':
-        run.span.addEvent(event._tag, { [A.attempt]: event.attempt, [A.delay]: seconds(event.delay) }, at)
+      case 'RetryScheduled': {
+        const attributes: Attributes = { [A.attempt]: event.attempt, [A.delay]: seconds(event.delay) }
+        if (event.hint !== undefined) attributes[A.hintDelay] = seconds(event.hint)
+        run.hint = event.hint
+        run.span.addEvent(event._tag, attributes, at)
         return
+      }
       case 'HintIgnored':
         run.span.addEvent(event._tag, { [A.attempt]: event.attempt, [A.hint]: String(event.hint) }, at)
         return
@@ -422,30 +571,20 @@ export const observer = (options: ObserverOptions): Event.Observer => {
         run.span.addEvent(event._tag, { [A.index]: event.index }, at)
         return
       case 'RunStopped':
-        // A durable run outlives its deliveries: it ends with `RunCompleted`.
-        if (event.source === 'durable') {
-          run.span.setAttribute(A.attempts, event.attempts)
-          return
-        }
-        return endRun(keyOf(event), run, at, event.reason, event.attempts)
+        return end(key, run, at, event.attempts, event.reason)
       case 'RunCompleted':
-        return endRun(keyOf(event), run, at, event.reason)
+        return end(key, run, at, run.lastAttempt, event.reason)
       case 'RunRetried':
+        // the delivery ends with its retry stored: the run goes on in another delivery (here or elsewhere)
         run.span.addEvent(event._tag, { [A.delay]: seconds(Math.max(0, event.dueAt - event.at)) }, at)
-        return
+        return end(key, run, at, run.lastAttempt)
       case 'RunCorrupt':
       case 'WriteFailed': {
         const type = typeOf(event.error)
-        if (event._tag === 'RunCorrupt') {
-          run.lastError = type
-          run.span.setStatus({ code: SpanStatusCode.ERROR })
-        }
+        if (event._tag === 'RunCorrupt') run.lastError = type
         run.span.addEvent(event._tag, { [A.errorType]: type }, at)
         return
       }
-      case 'RunSubmitted':
-      case 'RunDelivered':
-        run.span.addEvent(event._tag, {}, at)
     }
   }
 
@@ -472,7 +611,7 @@ export const observer = (options: ObserverOptions): Event.Observer => {
   }
 
   return (event) => {
-    if (event._tag === 'BreakerStateChanged') breakers.set(event.name, event.to)
+    if (event._tag === 'BreakerStateChanged') seen.set(event.name, event.to)
     if (tracer !== undefined) spans(event, tracer)
     if (instruments !== undefined) metrics(event, instruments)
   }

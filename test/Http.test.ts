@@ -6,6 +6,7 @@ import * as O from 'fp-ts/Option'
 import type { ServerResponse } from 'http'
 import * as Breaker from '../src/Breaker'
 import * as Budget from '../src/Budget'
+import type { Event } from '../src/Event'
 import * as Http from '../src/Http'
 import type { StopReason } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
@@ -78,6 +79,18 @@ const threeRetries = (delay: number): Schedule.Schedule<Http.HttpError> =>
   pipe(Schedule.constant(delay), Schedule.intersect(Schedule.recurs(3)))
 
 const GET = { method: 'GET', url: 'http://127.0.0.1/', idempotent: true }
+
+/** Each event as its `_tag` (and attempt), with the `http` record it carries. */
+const httpOf = (events: ReadonlyArray<Event>): ReadonlyArray<readonly [string, unknown]> =>
+  events.map((e) => [
+    `${e._tag}${'attempt' in e ? ` #${e.attempt}` : ''}`,
+    e._tag === 'AttemptStarted' ||
+    e._tag === 'AttemptSucceeded' ||
+    e._tag === 'AttemptFailed' ||
+    e._tag === 'AttemptTimedOut'
+      ? e.http
+      : undefined
+  ])
 
 const statusError = (status: number, headers: Record<string, string> = {}, request = GET): Http.HttpError => ({
   _tag: 'StatusError',
@@ -712,6 +725,121 @@ describe('Http', () => {
         'http AttemptSucceeded #2',
         'http RunStopped'
       ])
+    })
+
+    it('retryingFetch should put on each attempt’s events what it sent, and the status that came back', async () => {
+      const s = await serve((_, res, n) => answer(res, n < 2 ? 503 : 200))
+      const clock = TestClock.make()
+      const events: Array<Event> = []
+      const get = Http.retryingFetch(threeRetries(100), { clock, onEvent: (e) => void events.push(e) })
+      const result = await drive(clock, get(`${s.url}/users/1?page=2`)())
+      ok(result._tag === 'Right')
+      await result.right.text()
+      const port = Number(new URL(s.url).port)
+      const sent = { method: 'GET', url: `${s.url}/users/1?page=2`, serverAddress: '127.0.0.1', serverPort: port }
+      deepStrictEqual(httpOf(events), [
+        ['AttemptStarted #1', sent],
+        ['AttemptFailed #1', { ...sent, statusCode: 503 }],
+        ['RetryScheduled #1', undefined],
+        ['AttemptStarted #2', sent],
+        ['AttemptSucceeded #2', { ...sent, statusCode: 200 }],
+        ['RunStopped', undefined]
+      ])
+      // plain JSON, whole: a log line is the event
+      deepStrictEqual(JSON.parse(JSON.stringify(events[4])), { ...events[4] })
+    })
+
+    it('should give no status to an attempt that got no response, and no http record to a URL it cannot send', async () => {
+      const port = await closedPort()
+      const events: Array<Event> = []
+      const onEvent = (e: Event): void => void events.push(e)
+      const refused = await Http.retryingFetch(Schedule.stop, { onEvent })(`http://127.0.0.1:${port}/`)()
+      strictEqual(tagOf(refused), 'NetworkError')
+      const sent = { method: 'GET', url: `http://127.0.0.1:${port}/`, serverAddress: '127.0.0.1', serverPort: port }
+      deepStrictEqual(httpOf(events), [
+        ['AttemptStarted #1', sent],
+        ['AttemptFailed #1', sent],
+        ['RunStopped', undefined]
+      ])
+      events.length = 0
+      const invalid = await Http.retryingFetch(Schedule.stop, { onEvent })('ftp://127.0.0.1/file')()
+      strictEqual(tagOf(invalid), 'InvalidRequestError')
+      deepStrictEqual(httpOf(events), [
+        ['AttemptStarted #1', undefined],
+        ['AttemptFailed #1', undefined],
+        ['RunStopped', undefined]
+      ])
+    })
+
+    it('should redact the credentials and the signing parameters of the URL, and tell the method as fetch sends it', async () => {
+      const s = await serve((_, res) => answer(res, 200))
+      const events: Array<Event> = []
+      const get = Http.retryingFetch(Schedule.stop, { onEvent: (e) => void events.push(e) })
+      const host = s.url.replace('http://', '')
+      // fetch refuses a URL with credentials before sending: a failed attempt, with its URL redacted all the same
+      await get(`http://alice:s3cret@${host}/a?X-Amz-Signature=abc&b=1&sig=def`)()
+      const signed = await get(`${s.url}/b?Signature=ghi&AWSAccessKeyId=jkl&signature=kept`, { method: 'get' })()
+      ok(signed._tag === 'Right')
+      await signed.right.text()
+      // sent as 'patch', which Node's server refuses (methods are case-sensitive): what the event says, too
+      const patched = await get(`${s.url}/c`, { method: 'patch' })()
+      strictEqual(tagOf(patched), 'StatusError')
+      const started = events.flatMap((e) => (e._tag === 'AttemptStarted' ? [e.http] : []))
+      deepStrictEqual(
+        started.map((http) => [http?.method, http?.url]),
+        [
+          ['GET', `http://REDACTED:REDACTED@${host}/a?X-Amz-Signature=REDACTED&b=1&sig=REDACTED`],
+          // the signing parameters are matched case-sensitively, as the conventions ask
+          ['GET', `${s.url}/b?Signature=REDACTED&AWSAccessKeyId=REDACTED&signature=kept`],
+          // fetch sends the six methods it normalizes in upper case, any other as given
+          ['patch', `${s.url}/c`]
+        ]
+      )
+      // in no http record (the errors are the caller's own: an Http error keeps the URL it was given)
+      const records = JSON.stringify(httpOf(events))
+      for (const secret of ['alice', 's3cret', 'abc', 'def', 'ghi', 'jkl']) ok(!records.includes(secret), secret)
+    })
+
+    it('hedgingFetch should tell hedging’s events from source http, each hedge a resend with what it sent', async () => {
+      const clock = TestClock.make()
+      const s = await serve((_, res, n) => {
+        if (n === 2) answer(res, 200) // the first is left hanging
+      })
+      const events: Array<Event> = []
+      const get = Http.hedgingFetch(pipe(Schedule.constant(100), Schedule.intersect(Schedule.recurs(1))), {
+        clock,
+        onEvent: (e) => void events.push(e)
+      })
+      const pending = get(`${s.url}/item`)()
+      await waitFor(() => s.received.length === 1)
+      await clock.advance(100)
+      const result = await pending
+      ok(result._tag === 'Right')
+      await result.right.text()
+      await waitFor(() => s.abortedResponses() === 1)
+      deepStrictEqual(
+        events.map((e) => e.source),
+        events.map(() => 'http')
+      )
+      const port = Number(new URL(s.url).port)
+      const sent = { method: 'GET', url: `${s.url}/item`, serverAddress: '127.0.0.1', serverPort: port }
+      deepStrictEqual(httpOf(events), [
+        ['HedgeLaunched', undefined],
+        ['AttemptStarted #1', sent],
+        ['HedgeLaunched', undefined],
+        ['AttemptStarted #2', sent],
+        ['AttemptSucceeded #2', { ...sent, statusCode: 200 }],
+        ['HedgeWon', undefined],
+        ['HedgeAborted', undefined],
+        ['RunStopped', undefined]
+      ])
+    })
+
+    it('retryingFetch should refuse an onEvent that is not a function, naming it', () => {
+      throwsTypeError(
+        () => Http.retryingFetch(Schedule.stop, { onEvent: 'log' as never }),
+        /^Http\.retryingFetch: options\.onEvent must be a function/
+      )
     })
   })
 

@@ -1,16 +1,9 @@
 /**
- * `fp-ts-retry/OpenTelemetry` against the real OpenTelemetry SDK: spans through `InMemorySpanExporter`, metrics
- * through a `MetricReader` collected by hand, each run on a `TestClock` so that every time is exact.
+ * `fp-ts-retry/OpenTelemetry` against the real OpenTelemetry SDK, on both of its current lines (2.x and 3.x, see
+ * `./support/otel`): spans through each line's `InMemorySpanExporter`, metrics through a `MetricReader` collected by
+ * hand, each run on a `TestClock` so that every time is exact.
  */
-import { type Meter, type Tracer, metrics, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
-import { type DataPoint, type Histogram, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics'
-import {
-  AlwaysOffSampler,
-  BasicTracerProvider,
-  InMemorySpanExporter,
-  type ReadableSpan,
-  SimpleSpanProcessor
-} from '@opentelemetry/sdk-trace-base'
+import { metrics, SpanKind, trace } from '@opentelemetry/api'
 import * as fc from 'fast-check'
 import * as E from 'fp-ts/Either'
 import { pipe } from 'fp-ts/function'
@@ -34,40 +27,24 @@ import { retrying, retryingWithContext } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
 import * as TestClock from '../src/TestClock'
 import * as Timeout from '../src/Timeout'
-import { startServer } from './support/http'
-import { drive } from './support/wait'
-import { deepStrictEqual, strictEqual, throwsTypeError } from './util'
+import { startServer, type TestServer } from './support/http'
+import { type FinishedSpan, type Sdk, sdk2 } from './support/otel'
+import { sdk3 } from './support/otel-sdk3'
+import { drive, waitFor } from './support/wait'
+import { deepStrictEqual, ok, strictEqual, throwsTypeError } from './util'
 
 // -------------------------------------------------------------------------------------
-// the SDK, and what it recorded, as plain data
+// what the SDK recorded, as plain data
 // -------------------------------------------------------------------------------------
 
-class Reader extends MetricReader {
-  protected async onForceFlush(): Promise<void> {}
-  protected async onShutdown(): Promise<void> {}
-}
-
-interface Sdk {
-  readonly tracer: Tracer
-  readonly meter: Meter
-  readonly exporter: InMemorySpanExporter
-  readonly reader: Reader
-}
-
-const sdk = (): Sdk => {
-  const exporter = new InMemorySpanExporter()
-  const tracer = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }).getTracer('test')
-  const reader = new Reader()
-  const meter = new MeterProvider({ readers: [reader] }).getMeter('test')
-  return { tracer, meter, exporter, reader }
-}
+const ERROR = 2 // SpanStatusCode.ERROR, the same in both lines' API
 
 const ms = ([s, ns]: readonly [number, number]): number => s * 1000 + ns / 1e6
 
 /** A span as the tests read it: its parent by name (with its attempt, for an attempt's), its times in ms. */
 interface SpanView {
   readonly name: string
-  readonly kind: SpanKind
+  readonly kind: number
   readonly parent: string | undefined
   readonly start: number
   readonly end: number
@@ -76,14 +53,14 @@ interface SpanView {
   readonly events: ReadonlyArray<string>
 }
 
-const label = (span: ReadableSpan): string => {
+const label = (span: FinishedSpan): string => {
   const attempt = span.attributes['fp_ts_retry.attempt']
   return attempt === undefined ? span.name : `${span.name} ${String(attempt)}`
 }
 
-/** The finished spans, in the order they ended; each span event as `name at ms {attributes}`. */
-const spansOf = ({ exporter }: Sdk): ReadonlyArray<SpanView> => {
-  const spans = exporter.getFinishedSpans()
+/** The finished spans, in the order they ended; each span event as `name at ms: {attributes}`. */
+const spansOf = (s: Sdk): ReadonlyArray<SpanView> => {
+  const spans = s.finished()
   const byId = new Map(spans.map((span) => [span.spanContext().spanId, span]))
   return spans.map((span) => {
     const parentId = span.parentSpanContext?.spanId
@@ -95,7 +72,7 @@ const spansOf = ({ exporter }: Sdk): ReadonlyArray<SpanView> => {
       parent: parent === undefined ? undefined : label(parent),
       start: ms(span.startTime),
       end: ms(span.endTime),
-      error: span.status.code === SpanStatusCode.ERROR,
+      error: span.status.code === ERROR,
       attributes: line(span.attributes),
       events: span.events.map((e) => `${e.name} at ${ms(e.time)}: ${line(e.attributes ?? {})}`)
     }
@@ -114,29 +91,23 @@ const withoutKind = ({ name, parent, start, end, error, attributes, events }: Sp
 })
 
 /** Attributes as one short line: `key=value` sorted, without the `fp_ts_retry.` prefix. */
-const line = (attributes: Record<string, unknown>): string =>
+const line = (attributes: Readonly<Record<string, unknown>>): string =>
   Object.entries(attributes)
     .map(([k, v]) => `${k.replace(/^fp_ts_retry\./, '')}=${String(v)}`)
     .sort()
     .join(' ')
 
 /** Every metric's points, by `name (unit)`, then by their attributes; a histogram's value as `[count, sum]`. */
-const pointsOf = async ({
-  reader
-}: Sdk): Promise<Record<string, Record<string, number | readonly [number, number]>>> => {
-  const { resourceMetrics } = await reader.collect()
+const pointsOf = async (s: Sdk): Promise<Record<string, Record<string, number | readonly [number, number]>>> => {
   const out: Record<string, Record<string, number | readonly [number, number]>> = {}
-  for (const scope of resourceMetrics.scopeMetrics) {
-    for (const metric of scope.metrics) {
-      const points = metric.dataPoints as ReadonlyArray<DataPoint<number | Histogram>>
-      if (points.length === 0) continue
-      out[`${metric.descriptor.name} (${metric.descriptor.unit})`] = Object.fromEntries(
-        points.map((p) => [
-          line(p.attributes),
-          typeof p.value === 'number' ? p.value : ([p.value.count, p.value.sum ?? 0] as const)
-        ])
-      )
-    }
+  for (const metric of await s.collect()) {
+    if (metric.points.length === 0) continue
+    out[`${metric.name} (${metric.unit})`] = Object.fromEntries(
+      metric.points.map((p) => [
+        line(p.attributes),
+        typeof p.value === 'number' ? p.value : ([p.value.count, p.value.sum] as const)
+      ])
+    )
   }
   return out
 }
@@ -148,6 +119,24 @@ const sleepThen =
   <A>(clock: TestClock.TestClock, ms: number, value: A) =>
   (): Promise<A> =>
     clock.sleep(ms).then(() => value)
+
+/** A test server, closed after the test. */
+const withServer = async (handler: Parameters<typeof startServer>[0], test: (server: TestServer) => Promise<void>) => {
+  const server = await startServer(handler)
+  try {
+    await test(server)
+  } finally {
+    await server.close()
+  }
+}
+
+/** The attributes of an `Http` attempt's span, as the HTTP client conventions name them. */
+const httpSpan = (server: TestServer, path: string, method = 'GET'): Record<string, unknown> => ({
+  'http.request.method': method,
+  'server.address': '127.0.0.1',
+  'server.port': Number(new URL(server.url).port),
+  'url.full': `${server.url}${path}`
+})
 
 // -------------------------------------------------------------------------------------
 // tests
@@ -165,17 +154,52 @@ describe('OpenTelemetry', () => {
     })
   })
 
-  describe('observer', () => {
+  describe('KnownMethods', () => {
+    it('should be the methods of RFC 9110, PATCH and QUERY, in upper case', () => {
+      deepStrictEqual([...OpenTelemetry.KnownMethods].sort(), [
+        'CONNECT',
+        'DELETE',
+        'GET',
+        'HEAD',
+        'OPTIONS',
+        'PATCH',
+        'POST',
+        'PUT',
+        'QUERY',
+        'TRACE'
+      ])
+    })
+  })
+
+  describe('observer options', () => {
     it('should refuse options of the wrong type with a TypeError naming them', () => {
       throwsTypeError(() => OpenTelemetry.observer(null as never), /options.*null/)
       throwsTypeError(() => OpenTelemetry.observer({ tracer: 'tracer' as never }), /options\.tracer.*"tracer"/)
       throwsTypeError(() => OpenTelemetry.observer({ meter: {} as never }), /options\.meter\.createCounter/)
       throwsTypeError(() => OpenTelemetry.observer({ errorType: 1 as never }), /options\.errorType.*1/)
       throwsTypeError(() => OpenTelemetry.observer({ budgets: 'b' as never }), /options\.budgets.*"b"/)
+      throwsTypeError(() => OpenTelemetry.observer({ breakers: 'b' as never }), /options\.breakers.*"b"/)
+      throwsTypeError(() => OpenTelemetry.observer({ breakers: { db: {} as never } }), /options\.breakers\.db.*Breaker/)
+      throwsTypeError(() => OpenTelemetry.observer({ knownMethods: 'GET' as never }), /options\.knownMethods.*"GET"/)
+      throwsTypeError(() => OpenTelemetry.observer({ knownMethods: [1] as never }), /options\.knownMethods\[0\].*1/)
+    })
+  })
+
+  // The same tests on each SDK line, each with its own in-memory exporter and metric reader.
+  describe.each([sdk2, sdk3])('observer on the SDK $line', (sdkLine) => {
+    it('should run on the packages of its line', () => {
+      const major = (name: string): string => sdkLine.versions[name]?.split('.')[0] ?? 'missing'
+      if (sdkLine.line === '2.x') {
+        deepStrictEqual(['@opentelemetry/sdk-trace-base', '@opentelemetry/sdk-metrics'].map(major), ['2', '2'])
+      } else {
+        deepStrictEqual(['@opentelemetry/sdk-trace', '@opentelemetry/sdk-metrics'].map(major), ['3', '3'])
+        // the API 3.x asks for as a peer
+        ok(/^1\.10\./.test(sdkLine.versions['@opentelemetry/api'] ?? ''), sdkLine.versions['@opentelemetry/api'])
+      }
     })
 
-    it('should trace a run with retries and an ignored hint: the run, an attempt span each, the decisions as events', async () => {
-      const s = sdk()
+    it('should trace a run with retries, an ignored hint and a used one: the run, an attempt span each, the decisions as events', async () => {
+      const s = sdkLine.make()
       interface Busy {
         readonly retryInMs?: number
       }
@@ -217,13 +241,14 @@ describe('OpenTelemetry', () => {
           events: []
         },
         {
+          // the retry the server's hint timed
           name: 'retry attempt 3',
           kind: SpanKind.CLIENT,
           parent: run,
           start: 370,
           end: 380,
           error: false,
-          attributes: 'attempt=3 outcome=succeeded source=retry',
+          attributes: 'attempt=3 hint_delay=0.25 outcome=succeeded source=retry',
           events: []
         },
         {
@@ -237,7 +262,7 @@ describe('OpenTelemetry', () => {
           events: [
             'HintIgnored at 10: attempt=1 hint=-5',
             'RetryScheduled at 10: attempt=1 delay=0.1',
-            'RetryScheduled at 120: attempt=2 delay=0.25'
+            'RetryScheduled at 120: attempt=2 delay=0.25 hint_delay=0.25'
           ]
         }
       ])
@@ -260,7 +285,7 @@ describe('OpenTelemetry', () => {
     })
 
     it('should end a timed-out attempt at its timeout, with its error.type, and a run that gives up with an error', async () => {
-      const s = sdk()
+      const s = sdkLine.make()
       interface Timeout {
         readonly _tag: 'Timeout'
       }
@@ -318,7 +343,7 @@ describe('OpenTelemetry', () => {
     })
 
     it("should report a breaker's state as a gauge (1 for its state, 0 for the others) as it opens and half-opens", async () => {
-      const s = sdk()
+      const s = sdkLine.make()
       const onEvent = observe(s)
       const changes: Array<string> = []
       const seen = Event.all([
@@ -363,15 +388,72 @@ describe('OpenTelemetry', () => {
       )
     })
 
+    it('should report every breaker it is given from the start, closed, as resilience4j does, and read its state', async () => {
+      const s = sdkLine.make()
+      const clock = TestClock.make()
+      const breakerOf = (name: string): Breaker.Breaker =>
+        Breaker.consecutive({ threshold: 1, halfOpenAfter: Schedule.constant(1_000), clock, name })
+      const db = breakerOf('db')
+      const cache = breakerOf('cache')
+      const onEvent = observe(s, { breakers: { db, cache } })
+      const states = async (): Promise<unknown> => (await pointsOf(s))['fp_ts_retry.breaker.state (1)']
+      const closed = (name: string): Record<string, number> => ({
+        [`breaker.name=${name} breaker.state=closed`]: 1,
+        [`breaker.name=${name} breaker.state=open`]: 0,
+        [`breaker.name=${name} breaker.state=half_open`]: 0
+      })
+      // before any call, and with no event told
+      deepStrictEqual(await states(), { ...closed('db'), ...closed('cache') })
+      // db opens, its events told to nobody: the gauge reads the breaker itself
+      deepStrictEqual(
+        await pipe(
+          TE.left('down'),
+          Breaker.guard(db, () => 'open')
+        )(),
+        E.left('down')
+      )
+      strictEqual(db.state._tag, 'Open')
+      // a breaker that is not given is reported from its first event, by the name its events carry
+      const other = Breaker.consecutive({
+        threshold: 1,
+        halfOpenAfter: Schedule.constant(1_000),
+        clock,
+        name: 'other',
+        onEvent
+      })
+      await pipe(
+        TE.left('down'),
+        Breaker.guard(other, () => 'open')
+      )()
+      deepStrictEqual(await states(), {
+        'breaker.name=db breaker.state=closed': 0,
+        'breaker.name=db breaker.state=open': 1,
+        'breaker.name=db breaker.state=half_open': 0,
+        ...closed('cache'),
+        'breaker.name=other breaker.state=closed': 0,
+        'breaker.name=other breaker.state=open': 1,
+        'breaker.name=other breaker.state=half_open': 0
+      })
+      // a given breaker whose events are told too is reported once, as it is
+      const told = Breaker.consecutive({ threshold: 1, halfOpenAfter: Schedule.constant(1_000), clock, name: 'told' })
+      const s2 = sdkLine.make()
+      const onEvent2 = observe(s2, { breakers: { told } })
+      onEvent2({
+        _tag: 'BreakerStateChanged',
+        source: 'breaker',
+        run: 0,
+        at: 0,
+        from: 'Closed',
+        to: 'Open',
+        origin: 'store',
+        name: 'told'
+      })
+      deepStrictEqual((await pointsOf(s2))['fp_ts_retry.breaker.state (1)'], closed('told'))
+    })
+
     it("should count the bulkhead's, the rate limiter's and the timeout's events by _tag, and make no span of them", async () => {
-      const s = sdk()
-      // every span started, ended or not: a span left open would never reach the exporter
-      const started: Array<string> = []
-      const tracer: Tracer = {
-        startSpan: (name, ...rest) => (started.push(name), s.tracer.startSpan(name, ...rest)),
-        startActiveSpan: s.tracer.startActiveSpan.bind(s.tracer)
-      }
-      const onEvent = observe(s, { tracer })
+      const s = sdkLine.make()
+      const onEvent = observe(s)
       const clock = TestClock.make()
       const bulkhead = Bulkhead.make({ maxConcurrent: 1, maxQueue: 1, clock, onEvent })
       const hold = bulkhead.enter() as Bulkhead.Release
@@ -397,11 +479,12 @@ describe('OpenTelemetry', () => {
         'event=RateLimitRefused source=rateLimit': 1,
         'event=TimedOut source=timeout': 1
       })
-      deepStrictEqual(started, [])
+      // no span started: none ended, none open
+      deepStrictEqual([s.finished().length, s.open()], [0, 0])
     })
 
     it('should trace a hedged call: the attempts side by side, the loser aborted, the winner on the run', async () => {
-      const s = sdk()
+      const s = sdkLine.make()
       const { result } = await TestClock.run((clock) =>
         hedging(Schedule.fromDelays([50]), { clock, onEvent: observe(s) })(
           (signal, index): TaskEither<string, string> =>
@@ -445,46 +528,54 @@ describe('OpenTelemetry', () => {
       deepStrictEqual(points['fp_ts_retry.hedge.wins ({attempt})'], { 'hedge.index=1': 1 })
     })
 
-    it('should trace an HTTP call against a real server: a span per request, http.request.resend_count on the resends', async () => {
-      const server = await startServer((_, res, n) => {
-        res.writeHead(n === 1 ? 503 : 200)
-        res.end(n === 1 ? 'busy' : 'ok')
-      })
-      try {
-        const s = sdk()
-        const { result } = await TestClock.run(
-          (clock) => Http.retryingFetch(Schedule.fromDelays([100]), { clock, onEvent: observe(s) })(`${server.url}/`),
-          { quiet: 20 }
-        )
-        strictEqual(E.isRight(result) && (await result.right.text()), 'ok')
-        deepStrictEqual(
-          spansOf(s).map(({ name, kind, parent, start, end, error, attributes }) => ({
-            name,
-            kind,
-            parent,
-            start,
-            end,
-            error,
-            attributes
-          })),
-          [
+    it('should trace an Http.retryingFetch as the HTTP client conventions ask: a span per request named by its method, the resends counted', async () => {
+      await withServer(
+        (_, res, n) => void res.writeHead(n === 1 ? 503 : 200).end(n === 1 ? 'busy' : 'ok'),
+        async (server) => {
+          const s = sdkLine.make()
+          const { result } = await TestClock.run(
+            (clock) =>
+              Http.retryingFetch(Schedule.fromDelays([100]), { clock, onEvent: observe(s) })(
+                `${server.url}/items?page=2`
+              ),
+            { quiet: 20 }
+          )
+          strictEqual(E.isRight(result) && (await result.right.text()), 'ok')
+          const http = httpSpan(server, '/items?page=2')
+          deepStrictEqual(spansOf(s), [
             {
-              name: 'http attempt 1',
+              name: 'GET 1',
               kind: SpanKind.CLIENT,
               parent: 'http',
               start: 0,
               end: 0,
               error: true,
-              attributes: 'attempt=1 error.type=503 outcome=failed source=http'
+              attributes: line({
+                ...http,
+                'fp_ts_retry.attempt': 1,
+                'fp_ts_retry.outcome': 'failed',
+                'fp_ts_retry.source': 'http',
+                'error.type': '503',
+                'http.response.status_code': 503
+              }),
+              events: []
             },
             {
-              name: 'http attempt 2',
+              name: 'GET 2',
               kind: SpanKind.CLIENT,
               parent: 'http',
               start: 100,
               end: 100,
               error: false,
-              attributes: 'attempt=2 http.request.resend_count=1 outcome=succeeded source=http'
+              attributes: line({
+                ...http,
+                'fp_ts_retry.attempt': 2,
+                'fp_ts_retry.outcome': 'succeeded',
+                'fp_ts_retry.source': 'http',
+                'http.request.resend_count': 1,
+                'http.response.status_code': 200
+              }),
+              events: []
             },
             {
               name: 'http',
@@ -493,21 +584,150 @@ describe('OpenTelemetry', () => {
               start: 0,
               end: 100,
               error: false,
-              attributes: 'attempts=2 source=http stop_reason=succeeded'
+              attributes: 'attempts=2 source=http stop_reason=succeeded',
+              events: ['RetryScheduled at 0: attempt=1 delay=0.1']
             }
-          ]
-        )
-        deepStrictEqual((await pointsOf(s))['fp_ts_retry.attempt.duration (s)'], {
-          'attempt=1 error.type=503 outcome=failed source=http': [1, 0],
-          'attempt=2 outcome=succeeded source=http': [1, 0]
-        })
-      } finally {
-        await server.close()
-      }
+          ])
+          deepStrictEqual((await pointsOf(s))['fp_ts_retry.attempt.duration (s)'], {
+            'attempt=1 error.type=503 outcome=failed source=http': [1, 0],
+            'attempt=2 outcome=succeeded source=http': [1, 0]
+          })
+        }
+      )
     })
 
-    it('should trace a durable run of FileEngine by its id across a worker restart, on a TestClock', async () => {
-      const s = sdk()
+    it('should trace an Http.hedgingFetch from source http: each hedge a resend, the loser aborted', async () => {
+      await withServer(
+        (_, res, n) => {
+          if (n === 2) res.end('fast') // the first is left hanging
+        },
+        async (server) => {
+          const s = sdkLine.make()
+          const clock = TestClock.make()
+          const get = Http.hedgingFetch(pipe(Schedule.constant(100), Schedule.intersect(Schedule.recurs(1))), {
+            clock,
+            onEvent: observe(s)
+          })
+          const pending = get(`${server.url}/item`)()
+          await waitFor(() => server.received.length === 1)
+          await clock.advance(100)
+          const result = await pending
+          strictEqual(E.isRight(result) && (await result.right.text()), 'fast')
+          const http = httpSpan(server, '/item')
+          deepStrictEqual(spansOf(s).map(withoutKind), [
+            {
+              name: 'GET 2',
+              parent: 'http',
+              start: 100,
+              end: 100,
+              error: false,
+              attributes: line({
+                ...http,
+                'fp_ts_retry.attempt': 2,
+                'fp_ts_retry.outcome': 'succeeded',
+                'fp_ts_retry.source': 'http',
+                'http.request.resend_count': 1,
+                'http.response.status_code': 200
+              }),
+              events: []
+            },
+            {
+              name: 'GET 1',
+              parent: 'http',
+              start: 0,
+              end: 100,
+              error: false,
+              attributes: line({
+                ...http,
+                'fp_ts_retry.attempt': 1,
+                'fp_ts_retry.outcome': 'aborted',
+                'fp_ts_retry.source': 'http'
+              }),
+              events: []
+            },
+            {
+              name: 'http',
+              parent: undefined,
+              start: 0,
+              end: 100,
+              error: false,
+              attributes: 'attempts=2 hedge.winner=1 source=http stop_reason=succeeded',
+              events: ['HedgeWon at 100: hedge.index=1']
+            }
+          ])
+        }
+      )
+    })
+
+    it('should take a request the caller aborted for a cancellation, and a method it does not know for _OTHER', async () => {
+      await withServer(
+        (req, res) => {
+          if (req.url !== '/hang') res.end('purged')
+        },
+        async (server) => {
+          const s = sdkLine.make()
+          const controller = new AbortController()
+          const pending = Http.retryingFetch(Schedule.fromDelays([100]), { onEvent: observe(s) })(
+            `${server.url}/hang`,
+            {
+              signal: controller.signal
+            }
+          )()
+          await waitFor(() => server.received.length === 1)
+          controller.abort()
+          strictEqual(leftTag(await pending), 'AbortError')
+          const purge = (options: Partial<OpenTelemetry.ObserverOptions>) =>
+            Http.retryingFetch(Schedule.stop, { onEvent: observe(s, options) })(`${server.url}/cached`, {
+              method: 'PURGE'
+            })()
+          ok(E.isRight(await purge({})))
+          ok(E.isRight(await purge({ knownMethods: [...OpenTelemetry.KnownMethods, 'PURGE'] })))
+          const attempts = spansOf(s).filter((span) => span.parent !== undefined)
+          deepStrictEqual(
+            attempts.map(({ name, error, attributes }) => ({ name, error, attributes })),
+            [
+              {
+                // no ERROR status, no error.type: the caller gave up, the request did not fail
+                name: 'GET 1',
+                error: false,
+                attributes: line({
+                  ...httpSpan(server, '/hang'),
+                  'fp_ts_retry.attempt': 1,
+                  'fp_ts_retry.outcome': 'aborted',
+                  'fp_ts_retry.source': 'http'
+                })
+              },
+              {
+                name: 'HTTP 1',
+                error: false,
+                attributes: line({
+                  ...httpSpan(server, '/cached', '_OTHER'),
+                  'http.request.method_original': 'PURGE',
+                  'http.response.status_code': 200,
+                  'fp_ts_retry.attempt': 1,
+                  'fp_ts_retry.outcome': 'succeeded',
+                  'fp_ts_retry.source': 'http'
+                })
+              },
+              {
+                name: 'PURGE 1',
+                error: false,
+                attributes: line({
+                  ...httpSpan(server, '/cached', 'PURGE'),
+                  'http.response.status_code': 200,
+                  'fp_ts_retry.attempt': 1,
+                  'fp_ts_retry.outcome': 'succeeded',
+                  'fp_ts_retry.source': 'http'
+                })
+              }
+            ]
+          )
+        }
+      )
+    })
+
+    it('should trace each delivery of a durable run of FileEngine, by its id and definition, across a worker restart', async () => {
+      const s = sdkLine.make()
       const onEvent = observe(s)
       const clock = TestClock.make(0)
       const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fp-ts-retry-otel-'))
@@ -546,6 +766,17 @@ describe('OpenTelemetry', () => {
           events: []
         },
         {
+          // the first delivery: it ends with its retry stored
+          name: 'durable',
+          parent: undefined,
+          start: 0,
+          end: 5,
+          error: false,
+          attributes: 'attempts=1 definition=traced run.id=job-1 source=durable',
+          events: ['RetryScheduled at 5: attempt=1 delay=1', 'RunRetried at 5: delay=1']
+        },
+        // the restarted worker's first delivery, at 5, finds the run not due: no attempt, no span
+        {
           name: 'durable attempt 2',
           parent: 'durable',
           start: 1_005,
@@ -557,31 +788,161 @@ describe('OpenTelemetry', () => {
         {
           name: 'durable',
           parent: undefined,
-          start: 0,
+          start: 1_005,
           end: 1_009,
           error: false,
-          attributes: 'attempts=2 run.id=job-1 source=durable stop_reason=succeeded',
-          events: [
-            'RunSubmitted at 0: ',
-            'RunDelivered at 0: ',
-            'RetryScheduled at 5: attempt=1 delay=1',
-            'RunRetried at 5: delay=1',
-            // the restarted worker delivers the run at once: not due, no attempt
-            'RunDelivered at 5: ',
-            'RunDelivered at 1005: '
-          ]
+          attributes: 'attempts=2 definition=traced run.id=job-1 source=durable stop_reason=succeeded',
+          events: []
         }
       ])
       const points = await pointsOf(s)
       deepStrictEqual(points['fp_ts_retry.retry.delay (s)'], { 'source=durable': [1, 1] })
+      const counted = points['fp_ts_retry.events ({event})']
       deepStrictEqual(
-        points['fp_ts_retry.events ({event})']['event=RunCompleted source=durable stop_reason=succeeded'],
-        1
+        ['RunSubmitted', 'RunDelivered', 'RunRetried', 'RunCompleted'].map(
+          (tag) =>
+            counted[
+              `definition=traced event=${tag} source=durable${tag === 'RunCompleted' ? ' stop_reason=succeeded' : ''}`
+            ]
+        ),
+        [1, 3, 1, 1]
       )
+      strictEqual(s.open(), 0)
+    })
+
+    it('should tell apart two definitions running the same id: two spans, two RunCompleted', async () => {
+      const s = sdkLine.make()
+      const onEvent = observe(s)
+      const clock = TestClock.make(0)
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fp-ts-retry-otel-'))
+      const defOf = (name: string): Durable.Definition<null, Error, string> =>
+        Durable.define({
+          name,
+          schedule: Schedule.stop,
+          payload: t.null,
+          action: () => () => clock.sleep(name === 'charge' ? 3 : 7).then(() => E.right(name))
+        })
+      const charge = defOf('charge')
+      const ship = defOf('ship')
+      try {
+        const engine = FileEngine.make({ dir, clock, onEvent })
+        const done = (def: Durable.Definition<null, Error, string>): Promise<void> =>
+          new Promise<void>((resolve) => void engine.work(def, { onDone: () => resolve() }))
+        const both = Promise.all([done(charge), done(ship)])
+        await engine.submit(charge, 'order-7', null)
+        await engine.submit(ship, 'order-7', null)
+        await drive(clock, both)
+        await engine.close()
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true })
+      }
+      deepStrictEqual(
+        spansOf(s)
+          .filter((span) => span.parent === undefined)
+          .map(({ attributes }) => attributes)
+          .sort(),
+        [
+          'attempts=1 definition=charge run.id=order-7 source=durable stop_reason=succeeded',
+          'attempts=1 definition=ship run.id=order-7 source=durable stop_reason=succeeded'
+        ]
+      )
+      const counted = (await pointsOf(s))['fp_ts_retry.events ({event})']
+      deepStrictEqual(
+        Object.entries(counted)
+          .filter(([k]) => k.includes('RunCompleted'))
+          .sort(),
+        [
+          ['definition=charge event=RunCompleted source=durable stop_reason=succeeded', 1],
+          ['definition=ship event=RunCompleted source=durable stop_reason=succeeded', 1]
+        ]
+      )
+      strictEqual(s.open(), 0)
+    })
+
+    // Regression: a run that stopped for a defect (its action rejected, a hook threw) must leave nothing behind.
+    it('should end every span it began when a run stops for a defect, and keep nothing of 1,000 such runs', async () => {
+      const s = sdkLine.make()
+      const events: Array<Event.Event> = []
+      const telemetry = observe(s)
+      const onEvent = Event.all([(e) => void events.push(e), telemetry])
+      const bug = (): Promise<never> => Promise.reject(new Error('bug'))
+      const def = Durable.define({
+        name: 'buggy',
+        schedule: Schedule.fromDelays([10]),
+        payload: t.null,
+        action: () => bug
+      })
+      const kinds = ['action', 'hook', 'hedging', 'durable'] as const
+      for (let i = 0; i < 1_000; i++) {
+        const kind = kinds[i % kinds.length]
+        const ran = TestClock.run((clock): (() => Promise<unknown>) => {
+          switch (kind) {
+            case 'action': {
+              // the second attempt's action rejects
+              let n = 0
+              const action: TaskEither<string, never> = () => (++n === 1 ? Promise.resolve(E.left('down')) : bug())
+              return pipe(action, retrying(Schedule.fromDelays([10]), { clock, onEvent }))
+            }
+            case 'hook':
+              return pipe(
+                TE.left('down'),
+                retrying(Schedule.fromDelays([10]), {
+                  clock,
+                  onEvent,
+                  onRetry: () => {
+                    throw new Error('hook')
+                  }
+                })
+              )
+            case 'hedging':
+              // the hedge rejects while the first attempt is in flight
+              return hedging(Schedule.fromDelays([10]), { clock, onEvent })(
+                (signal, index): TaskEither<string, never> =>
+                  index === 0
+                    ? () => new Promise((resolve) => signal.addEventListener('abort', () => resolve(E.left('aborted'))))
+                    : bug
+              )
+            case 'durable': {
+              const controller = new AbortController()
+              const stored = { id: `job-${i}`, payload: null, retry: null, outcome: null }
+              return () =>
+                Durable.deliver(def, `job-${i}`, stored, {
+                  now: clock.now,
+                  signal: controller.signal,
+                  options: { onEvent }
+                }).then((delivery) => E.right(delivery._tag))
+            }
+          }
+        })
+        // the runners reject with the defect; a durable delivery ends the run itself
+        await ran.then(
+          () => ok(kind === 'durable', kind),
+          () => ok(kind !== 'durable', kind)
+        )
+      }
+      const stops = events.filter((e): e is Event.RunStopped => e._tag === 'RunStopped')
+      deepStrictEqual([stops.length, stops.filter((e) => e.reason === 'defect').length], [1_000, 1_000])
+      // every span ended: the observer keeps a run exactly as long as its span is open
+      strictEqual(s.open(), 0)
+      const spans = spansOf(s)
+      const runs = spans.filter((span) => span.parent === undefined)
+      strictEqual(runs.length, 1_000)
+      deepStrictEqual(
+        runs.filter(
+          ({ error, attributes }) =>
+            !(error && attributes.includes('error.type=defect') && attributes.includes('stop_reason=defect'))
+        ),
+        []
+      )
+      const attempts = spans.filter((span) => span.parent !== undefined)
+      strictEqual(attempts.length, events.filter((e) => e._tag === 'AttemptStarted').length)
+      // an event of a stopped run told again (its end, its attempts' ends, its decisions) opens nothing
+      for (const e of events) if (e._tag !== 'AttemptStarted' && e._tag !== 'HedgeLaunched') telemetry(e)
+      deepStrictEqual([s.open(), s.finished().length], [0, spans.length])
     })
 
     it("should report the named budgets' tokens as a gauge, and skip a budget that holds no count", async () => {
-      const s = sdk()
+      const s = sdkLine.make()
       const bucket = Budget.retryThrottle({ maxTokens: 10, tokenRatio: 0.1 })
       observe(s, {
         budgets: {
@@ -598,19 +959,15 @@ describe('OpenTelemetry', () => {
     })
 
     it('should make no attempt span for a run whose span is not recorded (sampled out, or the no-op API)', async () => {
-      const s = sdk()
-      const exporter = new InMemorySpanExporter()
-      const sampledOut = new BasicTracerProvider({
-        sampler: new AlwaysOffSampler(),
-        spanProcessors: [new SimpleSpanProcessor(exporter)]
-      }).getTracer('off')
+      const s = sdkLine.make()
+      const sampledOut = sdkLine.make({ sampled: false })
       const noop = OpenTelemetry.observer({ tracer: trace.getTracer('noop'), meter: metrics.getMeter('noop') })
-      const onEvent = Event.all([noop, OpenTelemetry.observer({ tracer: sampledOut, meter: s.meter })])
+      const onEvent = Event.all([noop, OpenTelemetry.observer({ tracer: sampledOut.tracer, meter: s.meter })])
       const { result } = await TestClock.run((clock) =>
         pipe(() => Promise.resolve(E.left('down')), retrying(Schedule.fromDelays([10]), { clock, onEvent }))
       )
       deepStrictEqual(result, E.left('down'))
-      deepStrictEqual(exporter.getFinishedSpans(), [])
+      deepStrictEqual([sampledOut.finished().length, sampledOut.open()], [0, 0])
       // the metrics are still recorded
       deepStrictEqual((await pointsOf(s))['fp_ts_retry.retry.delay (s)'], { 'source=retry': [1, 0.01] })
     })
@@ -626,7 +983,7 @@ describe('OpenTelemetry', () => {
           fc.array(fc.integer({ min: 0, max: 50 }), { minLength: 6, maxLength: 6 }),
           fc.boolean(),
           async (delays, outcomes, latencies, hedged) => {
-            const s = sdk()
+            const s = sdkLine.make()
             const events: Array<Event.Event> = []
             const onEvent = Event.all([(e) => void events.push(e), observe(s)])
             await TestClock.run((clock) => {
@@ -670,10 +1027,13 @@ describe('OpenTelemetry', () => {
               scheduled.length === 0 ? undefined : { [`source=${source}`]: [scheduled.length, sum] as const }
             )
             deepStrictEqual(spansOf(s).filter((span) => span.parent === undefined).length, 1)
+            strictEqual(s.open(), 0)
           }
         ),
-        { numRuns: 40 }
+        { numRuns: 25 }
       )
     })
   })
 })
+
+const leftTag = (result: E.Either<Http.HttpError, Response>): string => (E.isLeft(result) ? result.left._tag : 'Right')
