@@ -45,6 +45,7 @@ import * as Driver from './Driver'
 import * as Event from './Event'
 import * as Guard from './Guard'
 import type * as model from './internal/model'
+import { observe } from './internal/observe'
 import { isPromise } from './internal/promise'
 import { jsonValue, showValue } from './internal/show'
 import * as validate from './internal/validate'
@@ -417,7 +418,8 @@ export class Decision<In> {
    */
   emit(event: Event.Event): void {
     if (this.stopped !== undefined && event._tag !== 'RunStopped') return
-    this.policy.onEvent?.(event)
+    // an observer that throws never changes the run: its error is reported (internal/observe)
+    observe(this.policy.onEvent, event)
   }
 
   /**

@@ -8,10 +8,18 @@
  *
  * - `at` is the time of the event on the clock of the module that reported it (ms).
  * - `run` tells the runs of one process apart: every run of a runner, every hedged call and every durable run
- *   delivered has a number of its own, taken from one counter. Durable events also carry the run's `id`.
+ *   delivered has a number of its own, taken from one counter. Durable events also carry the run's `id` and its
+ *   definition's name (`definition`).
  * - `attempt` counts attempts from 1: `recurs(3)` makes up to four.
- * - Events are told synchronously, as things happen; `onEvent` observes, it cannot change a decision. One that
- *   throws makes the module's call fail as a throwing hook does.
+ * - Every run that starts ends with exactly one `RunStopped`, its last event, whatever ended it: a defect (an
+ *   action that rejects, a hook that throws) too, with reason `'defect'`.
+ * - **The one rule for observers and hooks that throw**, the same in every module. An observer (`onEvent`, a
+ *   breaker's `onStateChange`) watches, it cannot change what a run does: when it throws, its error is reported as
+ *   a process warning (`ObserverWarning`; a durable worker reports it to its `onError`) and the module goes on as
+ *   if it had returned. A hook the run waits on (`onRetry`, `onDone`) takes part in the run: when it throws or
+ *   rejects, the call rejects with that error (a defect: `RunStopped` with reason `'defect'`, or for `onDone`, after
+ *   the run's own `RunStopped`); a durable worker, which has no caller, reports it to `onError` and delivers the
+ *   run again.
  *
  * @example
  * import { retrying } from 'fp-ts-retry'

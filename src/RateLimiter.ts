@@ -35,6 +35,7 @@ import type { Clock } from './Clock'
 import * as LiveClock from './Clock'
 import type { Observer } from './Event'
 import type { Guard } from './Guard'
+import { observe } from './internal/observe'
 import { isPromise } from './internal/promise'
 import * as validate from './internal/validate'
 
@@ -408,12 +409,12 @@ export const throttleSignalled = <E2>(
 export const observed = (onEvent: Observer | undefined, now: () => number, limiter: RateLimiter): RateLimiter => {
   if (onEvent === undefined) return limiter
   const taken = (ok: boolean): boolean => {
-    if (!ok) onEvent({ _tag: 'RateLimitRefused', source: 'rateLimit', run: 0, at: now() })
+    if (!ok) observe(onEvent, { _tag: 'RateLimitRefused', source: 'rateLimit', run: 0, at: now() })
     return ok
   }
   const reserved = (reservation: Reservation): Reservation => {
     const { wait } = reservation
-    if (wait > 0) onEvent({ _tag: 'RateLimitWaited', source: 'rateLimit', run: 0, at: now(), wait })
+    if (wait > 0) observe(onEvent, { _tag: 'RateLimitWaited', source: 'rateLimit', run: 0, at: now(), wait })
     return reservation
   }
   return {

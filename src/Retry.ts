@@ -105,8 +105,10 @@ export interface Ended<E, A> {
  *   (`pipe(action, retrying(schedule, { onRetry }))`, as `TaskEither.map` is typed by what it is applied to) and
  *   given the action first (`retrying(action, schedule, options)`). A runner made apart from any action with a
  *   typed hook (`const run = retrying(schedule, { onDone })`) is typed by its hooks: annotate them there.
- * - A hook that throws (or whose promise rejects) makes the run reject with that error. An action that rejects
- *   is a defect, not a failure: the run rejects with it and `onDone` is not called.
+ * - `onRetry` or `onDone` that throws (or whose promise rejects) makes the run reject with that error; `onEvent`
+ *   that throws is reported as a warning and changes nothing (the one rule, in the `Event` module). An action that
+ *   rejects is a defect, not a failure: the run rejects with it, `onDone` is not called, and `onEvent` is told
+ *   `RunStopped` with reason `'defect'`.
  *
  * @example
  * import type { Hooks } from 'fp-ts-retry/Retry'

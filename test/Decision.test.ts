@@ -324,3 +324,36 @@ describe('Decision', () => {
     )
   })
 })
+
+describe('the one rule for an observer that throws', () => {
+  it('should never change the run: the error is a process warning, the run goes on and ends as it would', async () => {
+    const warn = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined)
+    try {
+      let calls = 0
+      const action: TE.TaskEither<string, number> = () => Promise.resolve(calls++ < 2 ? E.left('busy') : E.right(7))
+      const reasons: Array<string> = []
+      const { result } = await TestClock.run((clock) =>
+        pipe(
+          action,
+          retrying(Schedule.recurs(3), {
+            clock,
+            onEvent: () => {
+              throw new Error('observer down')
+            },
+            onDone: ({ reason }) => void reasons.push(reason)
+          })
+        )
+      )
+      deepStrictEqual(result, E.right(7))
+      deepStrictEqual(reasons, ['succeeded'])
+      // every event was told, and each error reported: 3 attempts started and ended, 2 retries, the stop
+      strictEqual(warn.mock.calls.length, 9)
+      for (const [message, options] of warn.mock.calls) {
+        strictEqual(message, 'fp-ts-retry: an observer threw, and was ignored: observer down')
+        strictEqual((options as { type: string }).type, 'ObserverWarning')
+      }
+    } finally {
+      warn.mockRestore()
+    }
+  })
+})

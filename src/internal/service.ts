@@ -8,6 +8,7 @@
  * @internal
  */
 import type { Clock, ServiceEvent, Source } from './model'
+import { observe } from './observe'
 import { isPromise } from './promise'
 import * as validate from './validate'
 
@@ -53,12 +54,12 @@ export const health = (
     failed: (error) => {
       if (!available) return
       available = false
-      tell?.({ _tag: 'ServiceUnavailable', source, run: 0, at: now(), service, fallback, error })
+      observe(tell, { _tag: 'ServiceUnavailable', source, run: 0, at: now(), service, fallback, error })
     },
     answered: () => {
       if (available) return
       available = true
-      tell?.({ _tag: 'ServiceRecovered', source, run: 0, at: now(), service })
+      observe(tell, { _tag: 'ServiceRecovered', source, run: 0, at: now(), service })
     }
   }
 }
