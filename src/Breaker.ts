@@ -243,7 +243,8 @@ export type StoredState =
  *   whole fleet. A permit is given up `lease` ms after it was handed out if never reported (its process died).
  * - `probed`: probe `permit` of `version` ended. A success counts toward `probes` successes, which close the
  *   circuit; a failure opens it again, for a probe `wait` ms later. A permit given up or of another version: nothing.
- * - `isolate`: open, with no probe ever, until `reset`; `reset`: closed.
+ * - `isolate`: open, with no probe ever, until `reset` (open with no probe already: nothing, not even the
+ *   version); `reset`: closed, at a new version, so the count is emptied even when it was closed.
  * - `outcome`: a call let through while the circuit was closed at `version` ended, `ok` or not. A store that counts
  *   (its closed state has a `tally`) adds it to the closed period's outcomes as `window` keeps them, if it is still
  *   closed at `version`; otherwise it does nothing. Every change of version empties the count, and an outcome
@@ -369,10 +370,17 @@ export interface Store {
  * - `state` is this process's view, as of the last decision; `metrics` the counts so far.
  * - `enter()` asks to make a call now: a {@link Permit} when it may go (closed, or a probe once `halfOpenAt` has
  *   come), `undefined` when it is refused. With a {@link Store}, it may answer a promise.
- * - `admitsIn(ms)` answers whether a call made `ms` from now would be let through, changing nothing: closed, or
- *   open with `halfOpenAt` by then. `retrying` asks it before each sleep.
+ * - `admitsIn(ms)` answers what `enter()` would answer `ms` from now, as far as the breaker knows now, changing
+ *   nothing: closed, yes; open, when `halfOpenAt` has come by then (that call is a probe); half-open, while a probe
+ *   slot is free (fewer than `halfOpenProbes` probes in flight or succeeded; with a {@link Store}, in the fleet).
+ *   `retrying` asks it before each sleep, so a retry that would be probe 2 of 3 is made.
  * - `isolate()` opens the circuit by hand, for good: no probe goes until `reset()` closes it (resilience4j's
- *   forced open state and `reset`). Through a {@link Store}, for the whole fleet.
+ *   forced open state and `reset`). Through a {@link Store}, for the whole fleet. On an open circuit it only takes
+ *   the probe away (`halfOpenAt` becomes `Infinity`, `since` stays): no change of state is told, and on an isolated
+ *   one it does nothing.
+ * - `reset()` closes the circuit and empties the count, in every state: on a closed circuit no change is told and
+ *   `since` stays, but the count starts again (the calls let through before it no longer count), as a store's
+ *   `reset` empties the fleet's.
  * - Time is the breaker's clock's `now()`; the waits come from a `Driver` of `halfOpenAfter` started when the
  *   circuit opens and dropped when it closes, so that the next opening starts the schedule afresh.
  *
@@ -683,14 +691,22 @@ class Circuit implements Breaker {
     if (onEvent !== undefined) observe(() => onEvent(event))
   }
 
-  private change(to: State, origin: StateChange['source']): void {
-    const from = this.state
-    this.state = to
+  /**
+   * A fresh start of the current period, at every change of state and at a `reset()` of a closed circuit: an empty
+   * count, no probe, and the permits handed out so far stale.
+   */
+  private restart(): void {
     this.generation++
     this.policy.counter.reset()
     this.know(undefined)
     this.probesOut = 0
     this.probeSuccesses = 0
+  }
+
+  private change(to: State, origin: StateChange['source']): void {
+    const from = this.state
+    this.state = to
+    this.restart()
     if (to._tag === 'Closed') this.waits = undefined
     // Observers: an error of theirs must not stop a change half-way (a half-open circuit whose probe was never
     // handed out stays half-open for good).
@@ -918,28 +934,41 @@ class Circuit implements Breaker {
 
   readonly admitsIn = (ms: number): boolean | Promise<boolean> => {
     validate.duration('Breaker.admitsIn', 'ms', ms)
-    const decide = (): boolean => {
+    // What `enter()` would answer `ms` from now, as far as this process knows: closed, yes; open, once `halfOpenAt`
+    // has come (the call turns it half-open and is a probe); half-open, while a probe slot is free (`taken`: the
+    // probes in flight and their successes, the fleet's when the store answered, else this process's own).
+    const decide = (taken: number): boolean => {
       const state = this.state
-      return state._tag === 'Closed' || (state._tag === 'Open' && this.config.clock.now() + ms >= state.halfOpenAt)
+      if (state._tag === 'Closed') return true
+      if (state._tag === 'Open') return this.config.clock.now() + ms >= state.halfOpenAt
+      return taken < this.config.probes
     }
-    if (!this.shouldAsk(this.config.clock.now())) return decide()
+    const local = (): number => this.probesOut + this.probeSuccesses
+    if (!this.shouldAsk(this.config.clock.now())) return decide(local())
     return andThen(
       this.ask((store) => store.read(), isStoredState, 'read'),
       (stored) => {
-        if (stored !== undefined) this.take(stored, 'store')
-        return decide()
+        if (stored === undefined) return decide(local())
+        this.take(stored, 'store')
+        return decide(stored._tag === 'HalfOpen' ? stored.probes + stored.successes : local())
       }
     )
   }
 
   readonly isolate = (): void | Promise<void> => {
     this.waits = undefined
-    this.change({ _tag: 'Open', since: this.config.clock.now(), halfOpenAt: NEVER }, 'local')
+    const state = this.state
+    // Already open: the same opening, without its probe (as when the fleet's wait wins in `adopt`); isolated
+    // already: nothing changes.
+    if (state._tag === 'Open') this.state = state.halfOpenAt === NEVER ? state : { ...state, halfOpenAt: NEVER }
+    else this.change({ _tag: 'Open', since: this.config.clock.now(), halfOpenAt: NEVER }, 'local')
     return this.config.store === undefined ? undefined : this.publish({ _tag: 'isolate' })
   }
 
   readonly reset = (): void | Promise<void> => {
     if (this.state._tag !== 'Closed') this.change({ _tag: 'Closed', since: this.config.clock.now() }, 'local')
+    // Closed already: the same closed period, with its count emptied (as a store's `reset` empties the fleet's).
+    else this.restart()
     return this.config.store === undefined ? undefined : this.publish({ _tag: 'reset' })
   }
 }
@@ -1098,7 +1127,7 @@ export const sampling = (options: SamplingOptions): Breaker => {
  *
  * **Details**
  *
- * - `size`: how many of the last calls count (a whole number >= 1), resilience4j's `slidingWindowSize`.
+ * - `size`: how many of the last calls count (a whole number in `[1, 2^29]`), resilience4j's `slidingWindowSize`.
  * - `minimumCalls` (default `size`): a whole number in `[1, size]`; with fewer outcomes in the window the circuit
  *   never opens (resilience4j's `minimumNumberOfCalls`).
  * - `failureRate`: in `(0, 1]`; the circuit opens when a failure brings the window's share of failures to it or
@@ -1131,6 +1160,10 @@ export interface CountOptions extends BreakerOptions {
  * - It is checked when a failure is reported. Closing the circuit empties the window.
  * - `size` and `minimumCalls` must be whole numbers (`1 <= minimumCalls <= size`), `failureRate` in `(0, 1]`:
  *   anything else is a `RangeError` naming the argument.
+ * - `size` is at most 2^29 = 536,870,912: the window is a ring of `size` bytes, allocated when the breaker is made,
+ *   and with `RedisBreaker.store` a string of `size` bytes in Redis, whose strings hold 512 MB at most. A larger
+ *   `size` is a `RangeError` naming it, where V8 would have thrown an array-length error naming nothing (above
+ *   2^32) or allocated gigabytes.
  *
  * @example
  * import * as Breaker from 'fp-ts-retry/Breaker'
@@ -1145,6 +1178,7 @@ export interface CountOptions extends BreakerOptions {
  * assert.strictEqual(breaker.state._tag, 'Closed')
  * report(false) // 3 of the last 4 failed
  * assert.strictEqual(breaker.state._tag, 'Open')
+ * assert.throws(() => Breaker.count({ size: 2 ** 32 + 1, failureRate: 0.5, halfOpenAfter: Schedule.constant(1_000) }), /size must be a whole number in \[1, 536870912\], received 4294967297/)
  *
  * @category constructors
  * @since 0.2.0
@@ -1152,7 +1186,7 @@ export interface CountOptions extends BreakerOptions {
 export const count = (options: CountOptions): Breaker => {
   const where = 'Breaker.count'
   checkOptions(where, options)
-  const size = validate.positiveCount(where, 'size', options.size)
+  const size = validate.sizeAtMost(where, 'size', validate.MAX_WINDOW_SIZE, options.size)
   const minimumCalls = validate.that(
     where,
     'minimumCalls',
@@ -1258,7 +1292,8 @@ export const memoryStore = (options: { readonly clock?: Clock | undefined } = {}
           }
           break
         case 'isolate':
-          become('Open', null)
+          // isolated already: nothing changes, not even the version
+          if (tag !== 'Open' || halfOpenAt !== null) become('Open', null)
           break
         case 'reset':
           become('Closed', null)

@@ -136,7 +136,8 @@ elseif op == 'd' then
     end
   end
 elseif op == 'i' then
-  become('O', -1)
+  -- isolated already: nothing changes, not even the version (as memoryStore)
+  if st.t ~= 'O' or st.h >= 0 then become('O', -1) end
 elseif op == 'r' then
   become('C', -1)
 elseif op == 'u' and st.t == 'C' and st.v == tonumber(ARGV[2]) then

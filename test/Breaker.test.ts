@@ -15,7 +15,7 @@ import * as Driver from '../src/Driver'
 import * as TestClock from '../src/TestClock'
 import * as fleet from './support/breaker-fleet'
 import { killLeftoverChildren, runFixture } from './support/child'
-import { deepStrictEqual, settle, strictEqual, throwsRangeError, throwsTypeError } from './util'
+import { deepStrictEqual, ok, settle, strictEqual, throwsRangeError, throwsTypeError } from './util'
 
 afterAll(killLeftoverChildren)
 
@@ -242,6 +242,26 @@ describe('Breaker', () => {
           new RegExp(`^Breaker\\.sampling: buckets must be a whole number >= 1, received ${String(buckets)}$`)
         )
       }
+    })
+
+    it('count with a size of 2 ** 32 + 1 should throw its own RangeError naming the size, not V8’s array length error', () => {
+      const good = { failureRate: 0.5, halfOpenAfter }
+      for (const size of [2 ** 32 + 1, 2 ** 29 + 1, Number.MAX_SAFE_INTEGER]) {
+        throwsRangeError(
+          () => Breaker.count({ ...good, size }),
+          new RegExp(`^Breaker\\.count: size must be a whole number in \\[1, 536870912\\], received ${size}$`)
+        )
+      }
+      for (const size of [0, 1.5, -1, NaN, Infinity]) {
+        throwsRangeError(
+          () => Breaker.count({ ...good, size }),
+          /^Breaker\.count: size must be a whole number in \[1, 536870912\]/
+        )
+      }
+      throwsRangeError(
+        () => Breaker.count({ ...good, size: 4, minimumCalls: 5 }),
+        /^Breaker\.count: minimumCalls must be a whole number in \[1, size = 4\], received 5$/
+      )
     })
 
     it('should name the bad value in the message', () => {
@@ -1210,6 +1230,221 @@ describe('Breaker', () => {
         store.apply({ _tag: 'reset' })
         deepStrictEqual(store.read(), { _tag: 'Closed', version: 2, tally: { outcomes: 0, failures: 0 } })
       })
+    })
+  })
+
+  describe('isolate, reset and admitsIn', () => {
+    /** A breaker of each policy that opens on its second failure in a row, with a record of its changes. */
+    const policies = ['consecutive', 'count', 'sampling'] as const
+    const make = (
+      policy: (typeof policies)[number],
+      options: Omit<Breaker.BreakerOptions, 'halfOpenAfter'> & { readonly clock: TestClock.TestClock }
+    ) => {
+      const changes: Array<string> = []
+      const log: Array<Breaker.StateChange> = []
+      const all: Breaker.BreakerOptions = {
+        halfOpenAfter: constant(1_000),
+        ...options,
+        onStateChange: (change) => {
+          log.push(change)
+          changes.push(`${change.from._tag}->${change.to._tag}@${change.to.since}/${change.source}`)
+        }
+      }
+      const breaker =
+        policy === 'consecutive'
+          ? Breaker.consecutive({ ...all, threshold: 2 })
+          : policy === 'count'
+          ? Breaker.count({ ...all, size: 2, failureRate: 1 })
+          : Breaker.sampling({ ...all, window: 10_000, minThroughput: 2, failureRate: 1 })
+      return { breaker, changes, log }
+    }
+    const failingStore: Breaker.Store = {
+      read: () => Promise.reject(new Error('store down')),
+      apply: () => Promise.reject(new Error('store down'))
+    }
+    const stores = {
+      'no store': () => undefined,
+      memoryStore: (clock: TestClock.TestClock) => Breaker.memoryStore({ clock }),
+      'a store that fails': () => failingStore
+    } as const
+    const cases = policies.flatMap((policy) =>
+      (Object.keys(stores) as Array<keyof typeof stores>).map((store) => [policy, store] as const)
+    )
+
+    it.each(cases)(
+      'isolate on an isolated breaker should be a no-op: no Open -> Open change, since unchanged (%s, %s)',
+      async (policy, store) => {
+        const clock = TestClock.make()
+        const { breaker, changes } = make(policy, { clock, store: stores[store](clock) })
+        await breaker.isolate()
+        await clock.advance(500)
+        await breaker.isolate()
+        deepStrictEqual(breaker.state, { _tag: 'Open', since: 0, halfOpenAt: Infinity })
+        deepStrictEqual(changes, ['Closed->Open@0/local'])
+      }
+    )
+
+    it('isolate on an isolated memoryStore should change nothing in it, not even its version', () => {
+      const store = Breaker.memoryStore({ clock: TestClock.make() })
+      store.apply({ _tag: 'isolate' })
+      store.apply({ _tag: 'isolate' })
+      deepStrictEqual(store.read(), { _tag: 'Open', version: 1, halfOpenIn: null })
+    })
+
+    it('isolate on an open breaker should take away its probe and keep the opening it is in (no Open -> Open)', async () => {
+      const clock = TestClock.make()
+      const { breaker, changes } = make('consecutive', { clock })
+      call(breaker, false)
+      call(breaker, false)
+      await clock.advance(500)
+      breaker.isolate()
+      deepStrictEqual(breaker.state, { _tag: 'Open', since: 0, halfOpenAt: Infinity })
+      await clock.advance(1_000_000)
+      strictEqual(breaker.enter(), undefined)
+      deepStrictEqual(changes, ['Closed->Open@0/local'])
+      breaker.reset()
+      call(breaker, false)
+      deepStrictEqual(breaker.state, { _tag: 'Closed', since: 1_000_500 })
+    })
+
+    it.each(cases)(
+      'reset on a closed breaker should clear its count, as memoryStore does, and report no change (%s, %s)',
+      async (policy, store) => {
+        const clock = TestClock.make()
+        const { breaker, changes } = make(policy, { clock, store: stores[store](clock) })
+        await (await breaker.enter())?.onFailure()
+        const before = await breaker.enter() // let through before the reset
+        await clock.advance(10)
+        await breaker.reset()
+        await before?.onFailure() // not counted: the count starts at the reset
+        await (await breaker.enter())?.onFailure()
+        deepStrictEqual(breaker.state, { _tag: 'Closed', since: 0 })
+        deepStrictEqual(changes, [])
+        await (await breaker.enter())?.onFailure() // the second failure since the reset
+        deepStrictEqual(breaker.state, { _tag: 'Open', since: 10, halfOpenAt: 1_010 })
+      }
+    )
+
+    it('admitsIn(0) should be true while half-open with a free probe slot, as enter() then grants one', async () => {
+      const clock = TestClock.make()
+      const breaker = Breaker.consecutive({ threshold: 1, halfOpenAfter: constant(1_000), halfOpenProbes: 3, clock })
+      call(breaker, false)
+      strictEqual(breaker.admitsIn(999), false)
+      strictEqual(breaker.admitsIn(1_000), true)
+      await clock.advance(1_000)
+      const probes: Array<Breaker.Permit> = []
+      for (let i = 0; i < 3; i++) {
+        strictEqual(breaker.admitsIn(0), true)
+        probes.push(breaker.enter() as Breaker.Permit)
+      }
+      strictEqual(breaker.state._tag, 'HalfOpen')
+      strictEqual(breaker.admitsIn(0), false)
+      strictEqual(breaker.enter(), undefined)
+      void probes[0].onSuccess() // a success keeps its slot: three successes close
+      strictEqual(breaker.admitsIn(0), false)
+      strictEqual(breaker.enter(), undefined)
+      void probes[1].onSuccess()
+      void probes[2].onSuccess()
+      strictEqual(breaker.state._tag, 'Closed')
+    })
+
+    it('admitsIn(0) should be true while the fleet has a free probe slot (memoryStore)', async () => {
+      const clock = TestClock.make()
+      const store = Breaker.memoryStore({ clock })
+      const options = { threshold: 1, halfOpenAfter: constant(1_000), halfOpenProbes: 2, clock, store }
+      const [a, b] = [Breaker.consecutive(options), Breaker.consecutive(options)]
+      await (await a.enter())?.onFailure()
+      await clock.advance(1_000)
+      ok((await a.enter()) !== undefined) // the fleet's first probe
+      strictEqual(await b.admitsIn(0), true)
+      ok((await b.enter()) !== undefined) // its second
+      strictEqual(await a.admitsIn(0), false)
+      strictEqual(await b.admitsIn(0), false)
+      strictEqual(await a.enter(), undefined)
+    })
+
+    it('a retry that would be probe 2 of 3 should be made, not end the run with reason breaker', async () => {
+      const clock = TestClock.make()
+      const breaker = Breaker.consecutive({ threshold: 1, halfOpenAfter: constant(1_000), halfOpenProbes: 3, clock })
+      call(breaker, false)
+      await clock.advance(1_000)
+      const held = breaker.enter() as Breaker.Permit // another caller's probe, in flight
+      let calls = 0
+      const notFound: TaskEither<string, string> = () => (calls++, Promise.resolve(E.left('404')))
+      const reasons: Array<StopReason> = []
+      const run = pipe(
+        notFound,
+        Breaker.guard(breaker, () => OPEN, { isFailure: (e) => e !== '404' }), // a 404: the dependency answered
+        retrying(pipe(constant(100), Schedule.intersect(Schedule.recurs(5))), {
+          clock,
+          breaker,
+          onDone: ({ reason }) => void reasons.push(reason)
+        })
+      )()
+      await clock.runAll()
+      deepStrictEqual(await run, E.left('404'))
+      strictEqual(calls, 2) // probes 2 and 3; then every slot is taken
+      deepStrictEqual(clock.sleeps, [100])
+      deepStrictEqual(reasons, ['breaker'])
+      void held.onSuccess() // the third success closes
+      strictEqual(breaker.state._tag, 'Closed')
+    })
+
+    type Step =
+      | { readonly _tag: 'ask'; readonly ms: number }
+      | { readonly _tag: 'finish'; readonly pick: number; readonly ok: boolean }
+      | { readonly _tag: 'isolate' }
+      | { readonly _tag: 'reset' }
+
+    const stepArbitrary: fc.Arbitrary<Step> = fc.oneof(
+      {
+        weight: 6,
+        arbitrary: fc.record({
+          _tag: fc.constant('ask' as const),
+          ms: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 1_500 }))
+        })
+      },
+      { weight: 4, arbitrary: fc.record({ _tag: fc.constant('finish' as const), pick: fc.nat(), ok: fc.boolean() }) },
+      { weight: 1, arbitrary: fc.constant<Step>({ _tag: 'isolate' }) },
+      { weight: 1, arbitrary: fc.constant<Step>({ _tag: 'reset' }) }
+    )
+
+    it('admitsIn(ms) should answer what enter() answers ms later; every change reported is a change of tag, and since moves only with one', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.constantFrom(...policies),
+          fc.integer({ min: 1, max: 3 }),
+          fc.boolean(),
+          fc.array(stepArbitrary, { minLength: 10, maxLength: 80, size: 'max' }),
+          async (policy, halfOpenProbes, shared, steps) => {
+            const clock = TestClock.make()
+            const store = shared ? Breaker.memoryStore({ clock }) : undefined
+            // leases that outlast the test: a store gives up a lease by the clock, which admitsIn cannot know of
+            const { breaker, log } = make(policy, { clock, store, halfOpenProbes, probeLease: 1e9 })
+            const inFlight: Array<Breaker.Permit> = []
+            for (const step of steps) {
+              const before = breaker.state
+              const told = log.length
+              if (step._tag === 'ask') {
+                const admits = await breaker.admitsIn(step.ms)
+                await clock.advance(step.ms)
+                const permit = await breaker.enter()
+                strictEqual(admits, permit !== undefined)
+                if (permit !== undefined) inFlight.push(permit)
+              } else if (step._tag === 'finish') {
+                if (inFlight.length === 0) continue
+                const [permit] = inFlight.splice(step.pick % inFlight.length, 1)
+                await (step.ok ? permit.onSuccess() : permit.onFailure())
+              } else {
+                await breaker[step._tag]()
+              }
+              for (const { from, to } of log.slice(told)) ok(from._tag !== to._tag, `${from._tag} -> ${to._tag}`)
+              if (log.length === told) strictEqual(breaker.state.since, before.since)
+            }
+          }
+        ),
+        { numRuns: 150 }
+      )
     })
   })
 

@@ -45,6 +45,20 @@ export const thousandths = (where: string, name: string, value: number): number 
     that(where, name, `a number in [0.001, ${MAX_TOKENS}]`, (v) => isAtLeast(0.001)(v) && v <= MAX_TOKENS, value) * 1000
   )
 
+/** A whole number in `[1, max]`: a size that cannot be 0, bounded by what it allocates. */
+export const isSizeAtMost =
+  (max: number) =>
+  (value: unknown): value is number =>
+    isCount(value) && value >= 1 && value <= max
+
+/**
+ * The most outcomes a count-based window keeps (`Breaker.count`'s `size`): 2^29 = 536,870,912. Such a window costs
+ * `size` bytes in its process (a ring allocated when the breaker is made) and a string of `size` bytes in a fleet's
+ * Redis hash (`RedisBreaker`), and 512 MB is the longest string Redis holds; it is also within the longest typed
+ * array V8 makes on every platform Node runs on (2^30 - 1 on 32-bit ones), whose own error names no argument.
+ */
+export const MAX_WINDOW_SIZE = 2 ** 29
+
 /** A number in `[0, 1)`, the range of a uniform draw. */
 export const isUnitInterval = (value: unknown): value is number => typeof value === 'number' && value >= 0 && value < 1
 
@@ -209,6 +223,10 @@ export const count = (where: string, name: string, value: number): number =>
 /** A whole number `>= 1`: a size or a limit that cannot be 0. */
 export const positiveCount = (where: string, name: string, value: unknown): number =>
   isCount(value) && value >= 1 ? value : fail(where, name, 'a whole number >= 1', value)
+
+/** A whole number in `[1, max]` (see {@link isSizeAtMost}). */
+export const sizeAtMost = (where: string, name: string, max: number, value: unknown): number =>
+  isSizeAtMost(max)(value) ? value : fail(where, name, `a whole number in [1, ${max}]`, value)
 
 /** A finite number `> 0`: a rate, a period, a time bound that cannot be 0. */
 export const positive = (where: string, name: string, value: unknown): number =>

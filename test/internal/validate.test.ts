@@ -63,6 +63,14 @@ const rules: ReadonlyArray<{
     bad: [0.999, 0, -1, NaN, Infinity, '2']
   },
   {
+    name: 'sizeAtMost(MAX_WINDOW_SIZE)',
+    is: validate.isSizeAtMost(validate.MAX_WINDOW_SIZE),
+    check: (u) => validate.sizeAtMost('f', 'size', validate.MAX_WINDOW_SIZE, u),
+    expected: 'a whole number in [1, 536870912]',
+    good: [1, 100, 2 ** 29],
+    bad: [0, -0, -1, 1.5, 2 ** 29 + 1, 2 ** 32 + 1, NaN, Infinity, '3', null]
+  },
+  {
     name: 'unitInterval',
     is: validate.isUnitInterval,
     check: (u) => validate.unitInterval('f', 'u', u as number),
