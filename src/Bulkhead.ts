@@ -75,6 +75,8 @@ export type Release = () => void
  *   given back goes straight to the oldest waiter.
  * - `inFlight`: the slots taken; `queued`: the waiters. `inFlight <= maxConcurrent` and `queued <= maxQueue`
  *   always, and a waiter exists only while every slot is taken.
+ * - The four numbers are read-only at run time too (getters of `make`'s bulkhead): writing one throws a
+ *   `TypeError` in strict code and is ignored otherwise; only `enter` and the releases move the counts.
  *
  * @example
  * import * as Bulkhead from 'fp-ts-retry/Bulkhead'
@@ -147,21 +149,38 @@ interface Waiter {
 }
 
 class Pool implements Bulkhead {
-  inFlight = 0
-  queued = 0
+  /** The slots taken and the waiters: read through getters, so that no caller can write them. */
+  private taken = 0
+  private waiting = 0
   /** The line of waiters, oldest first. */
   private head: Waiter | undefined = undefined
   private tail: Waiter | undefined = undefined
 
   constructor(
-    readonly maxConcurrent: number,
-    readonly maxQueue: number,
+    private readonly concurrency: number,
+    private readonly queueSize: number,
     private readonly onEvent: Observer | undefined,
     private readonly clock: Clock
   ) {}
 
-  private tell(tag: BulkheadEvent['_tag'], queued = this.queued): void {
-    this.onEvent?.({ _tag: tag, source: 'bulkhead', run: 0, at: this.clock.now(), inFlight: this.inFlight, queued })
+  get maxConcurrent(): number {
+    return this.concurrency
+  }
+
+  get maxQueue(): number {
+    return this.queueSize
+  }
+
+  get inFlight(): number {
+    return this.taken
+  }
+
+  get queued(): number {
+    return this.waiting
+  }
+
+  private tell(tag: BulkheadEvent['_tag'], queued = this.waiting): void {
+    this.onEvent?.({ _tag: tag, source: 'bulkhead', run: 0, at: this.clock.now(), inFlight: this.taken, queued })
   }
 
   private leave(waiter: Waiter): void {
@@ -169,7 +188,7 @@ class Pool implements Bulkhead {
     else waiter.prev.next = waiter.next
     if (waiter.next === undefined) this.tail = waiter.prev
     else waiter.next.prev = waiter.prev
-    this.queued--
+    this.waiting--
   }
 
   private release(): Release {
@@ -179,7 +198,7 @@ class Pool implements Bulkhead {
       released = true
       const waiter = this.head
       if (waiter === undefined) {
-        this.inFlight--
+        this.taken--
         return
       }
       // The slot goes to the oldest waiter as it is: nobody arriving meanwhile can take it first.
@@ -191,22 +210,22 @@ class Pool implements Bulkhead {
 
   readonly enter = (signal?: AbortSignal): Release | undefined | Promise<Release | undefined> => {
     if (signal?.aborted) return Promise.resolve(undefined)
-    if (this.inFlight < this.maxConcurrent) {
-      this.inFlight++
+    if (this.taken < this.concurrency) {
+      this.taken++
       return this.release()
     }
-    if (this.queued >= this.maxQueue) {
+    if (this.waiting >= this.queueSize) {
       this.tell('BulkheadRefused')
       return undefined
     }
     // Told before the call joins the line: an observer that throws then leaves no waiter behind to hold a slot.
-    this.tell('BulkheadQueued', this.queued + 1)
+    this.tell('BulkheadQueued', this.waiting + 1)
     return new Promise((resolve) => {
       const waiter: Waiter = { resolve, unsubscribe: noop, prev: this.tail, next: undefined }
       if (this.tail === undefined) this.head = waiter
       else this.tail.next = waiter
       this.tail = waiter
-      this.queued++
+      this.waiting++
       if (signal !== undefined)
         waiter.unsubscribe = onAbort(signal, () => {
           this.leave(waiter)

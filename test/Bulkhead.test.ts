@@ -48,6 +48,25 @@ describe('Bulkhead', () => {
       deepStrictEqual([bulkhead.maxConcurrent, bulkhead.maxQueue, bulkhead.inFlight, bulkhead.queued], [3, 7, 0, 0])
     })
 
+    it('inFlight and queued (and the bounds) should be read-only at run time: a write throws in strict mode, is ignored otherwise', async () => {
+      const bulkhead = Bulkhead.make({ maxConcurrent: 1, maxQueue: 1 })
+      const hold = bulkhead.enter() as Bulkhead.Release
+      const waiting = bulkhead.enter()
+      const counts = () => [bulkhead.inFlight, bulkhead.queued, bulkhead.maxConcurrent, bulkhead.maxQueue]
+      const writable = bulkhead as { -readonly [K in keyof Bulkhead.Bulkhead]: Bulkhead.Bulkhead[K] }
+      for (const field of ['inFlight', 'queued', 'maxConcurrent', 'maxQueue'] as const) {
+        // a test module is strict code: the write throws
+        throwsTypeError(() => void (writable[field] = 0), new RegExp(field))
+        // sloppy code (a Function body is): the write is ignored
+        new Function('bulkhead', `bulkhead.${field} = 0`)(bulkhead)
+      }
+      deepStrictEqual(counts(), [1, 1, 1, 1])
+      strictEqual(bulkhead.enter(), undefined) // still full
+      hold()
+      ok(typeof (await waiting) === 'function')
+      deepStrictEqual(counts(), [1, 0, 1, 1])
+    })
+
     it.each([
       ['maxConcurrent', { maxConcurrent: 0, maxQueue: 0 }],
       ['maxConcurrent', { maxConcurrent: 1.5, maxQueue: 0 }],
