@@ -67,21 +67,34 @@ export interface ScheduleOptions {
 
 /**
  * Schedules built from the library's constructors (`constant`, `exponential`, `linear`, `fibonacci`,
- * `fromDelays`, `decorrelatedJitter`, `randomBetween`) and combinators (`capped`, `minDelay`, the jitters,
- * `upTo`, `maxCumulativeDelay`, `intersect`, `union`, `andThen`), each bounded by a `recurs`. Shrinks toward
- * small, shallow schedules; a failing case prints its `description`.
+ * `fromDelays`, `decorrelatedJitter`, `randomBetween`) and combinators (`capped`, `minDelay`, the jitters
+ * `fullJitter`, `equalJitter` and `jittered`, `upTo`, `maxCumulativeDelay`, `intersect`, `union`, `andThen`),
+ * each bounded by a `recurs`. Shrinks toward small, shallow schedules; a failing case prints its `description`.
+ *
+ * **Details**
+ *
+ * - Every name listed above is generated (a test samples them all): a schedule's `description` says which it is
+ *   built of.
+ * - `upTo` reads the time: run such a schedule through a `Driver` (`Driver.delays`, {@link simulate}), which
+ *   hands it the elapsed time, as the runners do.
  *
  * @example
  * import * as Arbitrary from 'fp-ts-retry/Arbitrary'
+ * import * as Driver from 'fp-ts-retry/Driver'
+ * import * as Random from 'fp-ts-retry/Random'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import * as fc from 'fast-check'
  * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
  *
- * // capped never lets a delay through above its cap, whatever it caps
+ * // whatever a schedule is built of, each delay is a finite number >= 0, and capped keeps each one within its cap
  * fc.assert(
- *   fc.property(Arbitrary.schedule(), Arbitrary.seed, (schedule, seed) =>
- *     Arbitrary.simulate(pipe(schedule, Schedule.capped(2_000)), [], { seed }).delays.every((d) => d <= 2_000)
- *   )
+ *   fc.property(Arbitrary.schedule(), fc.integer({ min: 0, max: 60_000 }), Arbitrary.seed, (schedule, cap, seed) => {
+ *     const delays = Driver.delays(schedule, { random: Random.seeded(seed) })
+ *     assert.ok(delays.every((d) => Number.isFinite(d) && d >= 0), schedule.description)
+ *     const capped = Driver.delays(pipe(schedule, Schedule.capped(cap)), { random: Random.seeded(seed) })
+ *     assert.ok(capped.every((d) => d >= 0 && d <= cap), schedule.description)
+ *   })
  * )
  *
  * @category constructors
@@ -116,6 +129,7 @@ export const schedule = (options: ScheduleOptions = {}): fc.Arbitrary<Schedule.S
         sub.map(Schedule.fullJitter),
         sub.map(Schedule.equalJitter),
         sub.map(Schedule.jittered()),
+        fc.tuple(sub, ms).map(([s, limit]) => pipe(s, Schedule.upTo(limit))),
         fc.tuple(sub, ms).map(([s, limit]) => pipe(s, Schedule.maxCumulativeDelay(limit))),
         fc.tuple(sub, sub).map(([a, b]) => pipe(a, Schedule.intersect(b))),
         fc.tuple(sub, sub).map(([a, b]) => pipe(a, Schedule.union(b))),

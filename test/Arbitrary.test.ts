@@ -1,4 +1,6 @@
 import * as fc from 'fast-check'
+import * as fs from 'fs'
+import * as path from 'path'
 import * as E from 'fp-ts/Either'
 import { pipe } from 'fp-ts/function'
 import * as TE from 'fp-ts/TaskEither'
@@ -24,6 +26,19 @@ describe('Arbitrary', () => {
           deepStrictEqual(Arbitrary.simulate(schedule, Array(10).fill(E.left('x')), { seed }).delays, delays)
         })
       )
+    })
+
+    it('upTo, listed in its docs, was never built: every constructor and combinator its docs list should appear over many samples', () => {
+      // the names its JSDoc lists, in backticks, between "Schedules built from" and "each bounded by"
+      const source = fs.readFileSync(path.join(__dirname, '../src/Arbitrary.ts'), 'utf8')
+      const listed = /Schedules built from([\s\S]*?)each bounded by/.exec(source)?.[1] ?? ''
+      const names = [...listed.matchAll(/`(\w+)`/g)].map(([, name]) => name)
+      ok(names.length >= 17, `the docs list ${names.join(', ')}`)
+      const descriptions = fc.sample(Arbitrary.schedule(), { numRuns: 3_000, seed: 21 }).map((s) => s.description)
+      const missing = [...names, 'recurs'].filter(
+        (name) => !descriptions.some((d) => new RegExp(`(^|[^\\w])${name}\\(`).test(d))
+      )
+      deepStrictEqual(missing, [])
     })
 
     it('should check its options', () => {
