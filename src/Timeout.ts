@@ -30,6 +30,7 @@ import type { Clock } from './Clock'
 import * as LiveClock from './Clock'
 import type { Observer } from './Event'
 import { noop, onAbort } from './internal/abort'
+import { observe } from './internal/observe'
 import * as validate from './internal/validate'
 
 // -------------------------------------------------------------------------------------
@@ -96,15 +97,16 @@ const race = async <E1, E2, A>(
   const timer = new AbortController()
   try {
     const running = action(controller.signal)()
-    const first = await Promise.race([
-      running,
-      clock.sleep(ms, timer.signal, 'timeout').then((): typeof TIMED_OUT => TIMED_OUT)
-    ])
+    // 0 ms is no time at all, not a sleep of 0: `Promise.race` settles as the first of its arguments already settled
+    // says, in their order, so the action wins only if its promise had settled when it returned it.
+    const expiry: Promise<typeof TIMED_OUT> =
+      ms === 0 ? Promise.resolve(TIMED_OUT) : clock.sleep(ms, timer.signal, 'timeout').then(() => TIMED_OUT)
+    const first = await Promise.race([running, expiry])
     if (first !== TIMED_OUT) return first
     controller.abort(new DOMException(`timed out after ${ms} ms`, 'TimeoutError'))
     // Abandoned: what it answers or throws from now on is nobody's, and must not be an unhandled rejection.
     running.then(noop, noop)
-    onEvent?.({ _tag: 'TimedOut', source: 'timeout', run: 0, at: clock.now(), timeout: ms })
+    observe(onEvent, { _tag: 'TimedOut', source: 'timeout', run: 0, at: clock.now(), timeout: ms })
     return { _tag: 'Left', left: onTimeout(ms) }
   } finally {
     unlink()
@@ -124,10 +126,14 @@ const race = async <E1, E2, A>(
  *
  * - Never early: the timeout is a `clock.sleep(ms)` of kind `'timeout'`, which never wakes before `ms` have passed. An action that
  *   settles first wins, and the timer is cleared at once (nothing left to keep the process alive).
+ * - `0` gives the action no time at all, not even a microtask: its answer is taken only if the promise it returns
+ *   has already settled when it returns it (`TE.right(a)`, an `async` function that returns before any `await`),
+ *   else it times out at once, however soon it would have settled (a promise resolved to another promise has not
+ *   settled yet). No sleep is asked of the clock.
  * - An abandoned action cannot be told to stop (use {@link timeoutSignalled} for one that can): its later
  *   result is ignored, its later rejection too. An action that rejects before the timeout rejects the task.
  * - `ms` must be a finite number >= 0 (`RangeError` naming it, for `NaN`, a negative or an infinite number);
- *   `onTimeout` a function (`TypeError`). `0` gives an action that has not settled synchronously no time at all.
+ *   `onTimeout` a function (`TypeError`).
  * - `options.onEvent` is told `TimedOut` when the action is given up on; nothing when it settles in time.
  *
  * @example
@@ -184,7 +190,8 @@ export const timeout = <E2>(
  * - The action's signal is linked to the caller's only while the action runs: one listener per caller's signal,
  *   however many calls share it, and none left behind. It is not aborted once the action has settled, so a
  *   response it returned can still be read.
- * - `ms` and `onTimeout` are checked as in {@link timeout}.
+ * - `ms` and `onTimeout` are checked as in {@link timeout}; `0` is no time at all, as there: an action whose promise
+ *   has not settled when it returns it times out at once, its signal aborted with the `TimeoutError`.
  *
  * @example
  * import * as Timeout from 'fp-ts-retry/Timeout'

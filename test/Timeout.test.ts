@@ -1,7 +1,9 @@
 import { getEventListeners } from 'events'
+import * as fc from 'fast-check'
 import * as E from 'fp-ts/Either'
 import { pipe } from 'fp-ts/function'
 import type { TaskEither } from 'fp-ts/TaskEither'
+import * as TE from 'fp-ts/TaskEither'
 import type { Event } from '../src/Event'
 import * as TestClock from '../src/TestClock'
 import * as Timeout from '../src/Timeout'
@@ -109,6 +111,58 @@ describe('Timeout', () => {
         )(),
         E.left('timeout')
       )
+    })
+
+    it('timeout(0) let an action that settles a microtask later win: it should time out every action not settled when it returns', async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.integer({ min: 1, max: 20 }), fc.boolean(), async (ticks, signalled) => {
+          const clock = TestClock.make()
+          const events: Array<Event> = []
+          const options = { clock, onEvent: (e: Event) => void events.push(e) }
+          // settles `ticks` microtasks after it returns: no time on any clock
+          const soon = (): Promise<E.Either<string, string>> => {
+            let p: Promise<unknown> = Promise.resolve()
+            for (let i = 1; i < ticks; i++) p = p.then(() => undefined)
+            return p.then(() => E.right('soon'))
+          }
+          const signals: Array<AbortSignal> = []
+          const call = signalled
+            ? pipe(
+                (signal: AbortSignal): TaskEither<string, string> =>
+                  () => (signals.push(signal), soon()),
+                Timeout.timeoutSignalled(0, (ms) => `timed out after ${ms}`, options)
+              )()
+            : pipe(
+                soon,
+                Timeout.timeout(0, (ms) => `timed out after ${ms}`, options)
+              )
+          deepStrictEqual(await call(), E.left('timed out after 0'))
+          deepStrictEqual(events, [{ _tag: 'TimedOut', source: 'timeout', run: 0, at: 0, timeout: 0 }])
+          deepStrictEqual(clock.timers, []) // no time given: no sleep asked for
+          // the action's signal is told, with the TimeoutError
+          for (const signal of signals)
+            ok(signal.reason instanceof DOMException && signal.reason.name === 'TimeoutError')
+          strictEqual(signals.length, signalled ? 1 : 0)
+        }),
+        { numRuns: 60 }
+      )
+    })
+
+    it('timeout(0) should answer an action whose promise has settled when it returns, and reject with its rejection', async () => {
+      const clock = TestClock.make()
+      const within = Timeout.timeout(0, () => 'timeout', { clock })
+      deepStrictEqual(await pipe(TE.right('now'), within)(), E.right('now'))
+      deepStrictEqual(await pipe(TE.left('503'), within)(), E.left('503'))
+      const returned: TaskEither<string, string> = async () => E.right('async, no await')
+      deepStrictEqual(await pipe(returned, within)(), E.right('async, no await'))
+      const boom = new Error('boom')
+      strictEqual(await caught(pipe((() => Promise.reject(boom)) as TaskEither<string, string>, within)), boom)
+      const awaits: TaskEither<string, string> = async () => {
+        await undefined
+        return E.right('one await')
+      }
+      deepStrictEqual(await pipe(awaits, within)(), E.left('timeout'))
+      deepStrictEqual(clock.timers, [])
     })
 
     it.each(notDurations)('should refuse ms %s with a RangeError naming it', (_, ms) => {
