@@ -25,7 +25,7 @@ import Redis from 'ioredis'
 import * as os from 'os'
 import * as Breaker from '../src/Breaker'
 import * as Budget from '../src/Budget'
-import { hedging } from '../src/Hedging'
+import { hedging, type HedgeContext } from '../src/Hedging'
 import * as Random from '../src/Random'
 import * as RateLimiter from '../src/RateLimiter'
 import * as RedisBreaker from '../src/RedisBreaker'
@@ -92,7 +92,7 @@ const measureTail = async (strategy: Strategy, latencies: ReadonlyArray<Readonly
     const started = clock.now()
     const calls = latencies.slice(first, first + BATCH).map((drawn) =>
       pipe(
-        (signal: AbortSignal, index: number): TaskEither<never, number> =>
+        ({ signal, index }: HedgeContext): TaskEither<never, number> =>
           async () => {
             attempts++
             await clock.sleep(drawn[index], signal)

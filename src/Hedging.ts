@@ -10,7 +10,7 @@
  * `Http.hedgingFetch`, which refuses the others).
  *
  * @example
- * import { hedging } from 'fp-ts-retry/Hedging'
+ * import { hedging, type HedgeContext } from 'fp-ts-retry/Hedging'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import * as TestClock from 'fp-ts-retry/TestClock'
  * import * as E from 'fp-ts/Either'
@@ -20,7 +20,7 @@
  * async function main() {
  *   const clock = TestClock.make()
  *   const latencies = [500, 30] // the first replica is slow today
- *   const read = (signal: AbortSignal, index: number) => () =>
+ *   const read = ({ signal, index }: HedgeContext) => () =>
  *     clock.sleep(latencies[index], signal).then(() => E.right(`replica ${index}`))
  *   const call = pipe(read, hedging(pipe(Schedule.constant(50), Schedule.intersect(Schedule.recurs(1))), { clock }))
  *   const result = call()
@@ -53,21 +53,37 @@ import { isPromise } from './internal/promise'
 // -------------------------------------------------------------------------------------
 
 /**
- * One attempt of a hedged call: given its own `AbortSignal` (aborted when another attempt wins, when a fatal
- * failure ends the call, or when the caller's signal aborts) and its index (0 for the first attempt, `n` for the
- * `n`-th hedge).
+ * What each attempt of a hedged call is handed, as one record (as `Retry.AttemptContext` is): its own `signal`
+ * (aborted when another attempt wins, when a fatal failure ends the call, or when the caller's signal aborts) and
+ * its `index` (0 for the first attempt, `n` for the `n`-th hedge).
+ *
+ * @example
+ * import type { HedgeContext } from 'fp-ts-retry/Hedging'
+ *
+ * const describe = ({ index, signal }: HedgeContext): string => `hedge ${index}${signal.aborted ? ' (aborted)' : ''}`
+ *
+ * @category model
+ * @since 1.0.0
+ */
+export interface HedgeContext {
+  readonly signal: AbortSignal
+  readonly index: number
+}
+
+/**
+ * One attempt of a hedged call, given its {@link HedgeContext}.
  *
  * @example
  * import type { Attempt } from 'fp-ts-retry/Hedging'
  * import * as TE from 'fp-ts/TaskEither'
  *
- * const read: Attempt<Error, string> = (signal, index) =>
+ * const read: Attempt<Error, string> = ({ signal, index }) =>
  *   TE.tryCatch(() => fetch(`https://replica-${index}.example.com/item/1`, { signal }).then((r) => r.text()), (e) => e as Error)
  *
  * @category model
  * @since 0.2.0
  */
-export type Attempt<E, A> = (signal: AbortSignal, index: number) => TaskEither<E, A>
+export type Attempt<E, A> = (context: HedgeContext) => TaskEither<E, A>
 
 /**
  * Why a hedged call ended, in the one vocabulary of every run (`Decision.StopReason`): an attempt succeeded
@@ -230,7 +246,7 @@ class Call<E, A> {
     } else {
       this.arm(delay)
     }
-    const task = this.action(controller.signal, index)()
+    const task = this.action({ signal: controller.signal, index })()
     task.then(
       (result) => this.guarded(() => this.settle(index, result)),
       (defect) => {
@@ -497,7 +513,7 @@ const configOf = <E, A>(schedule: Schedule<unknown>, options: HedgingOptions<E, 
  * - Hedge idempotent requests only: the losers may have been applied too.
  *
  * @example
- * import { hedging, type Summary } from 'fp-ts-retry/Hedging'
+ * import { hedging, type HedgeContext, type Summary } from 'fp-ts-retry/Hedging'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  * import * as TestClock from 'fp-ts-retry/TestClock'
  * import * as E from 'fp-ts/Either'
@@ -509,7 +525,7 @@ const configOf = <E, A>(schedule: Schedule<unknown>, options: HedgingOptions<E, 
  *   const summaries: Array<Summary> = []
  *   const aborted: Array<number> = []
  *   // attempt 0 fails at 40 ms, attempt 1 hangs, attempt 2 answers after 25 ms
- *   const read = (signal: AbortSignal, index: number) => async () => {
+ *   const read = ({ signal, index }: HedgeContext) => async () => {
  *     signal.addEventListener('abort', () => aborted.push(index))
  *     await clock.sleep([40, 10_000, 25][index], signal)
  *     return index === 0 ? E.left('503') : E.right(`from attempt ${index}`)

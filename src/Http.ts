@@ -35,7 +35,7 @@ import type { RetryBudget } from './Budget'
 import * as Budget from './Budget'
 import type { Clock } from './Clock'
 import * as LiveClock from './Clock'
-import { hedging, type Summary } from './Hedging'
+import { hedging, type HedgeContext, type Summary } from './Hedging'
 import { noop, onAbort } from './internal/abort'
 import { showValue } from './internal/show'
 import { MAX_DELAY } from './internal/validate'
@@ -1371,7 +1371,7 @@ export const hedgingFetch = (
         return { _tag: 'Left', left: { _tag: 'AbortError', request: requestSummary, reason: signal.reason } }
       }
       const once =
-        (attemptSignal: AbortSignal, index: number): TaskEither<HttpError, Response> =>
+        ({ signal: attemptSignal, index }: HedgeContext): TaskEither<HttpError, Response> =>
         () => {
           const sent = attempt(input, { ...init, signal: attemptSignal }, requestSummary, timeout, clock)
           // hedge `index` is the call's attempt `index + 1`

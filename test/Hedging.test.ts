@@ -40,14 +40,16 @@ const scripted = (
 ): Scripted => {
   const aborted: Array<number> = []
   const started: Array<number> = []
-  const attempt: Attempt<string, string> = (signal, index) => async () => {
-    started.push(index)
-    signal.addEventListener('abort', () => aborted.push(index))
-    await clock.sleep(latencies[index], signal)
-    if (signal.aborted) return E.left(`aborted ${index}`)
-    const outcome = outcomes[index]
-    return outcome === 'ok' ? E.right(`ok ${index}`) : E.left(`${outcome} ${index}`)
-  }
+  const attempt: Attempt<string, string> =
+    ({ signal, index }) =>
+    async () => {
+      started.push(index)
+      signal.addEventListener('abort', () => aborted.push(index))
+      await clock.sleep(latencies[index], signal)
+      if (signal.aborted) return E.left(`aborted ${index}`)
+      const outcome = outcomes[index]
+      return outcome === 'ok' ? E.right(`ok ${index}`) : E.left(`${outcome} ${index}`)
+    }
   return { attempt, aborted, started }
 }
 
@@ -235,9 +237,9 @@ describe('Hedging', () => {
       const clock = TestClock.make()
       const released: Array<E.Either<string, string>> = []
       const s = scripted(clock, [50, 200, 50], ['fail', 'ok', 'ok'])
-      const attempt: Attempt<string, string> = (signal, index) =>
+      const attempt: Attempt<string, string> = ({ signal, index }) =>
         // attempt 1 ignores its signal: its success arrives after the call has ended
-        index === 1 ? () => clock.sleep(200).then(() => E.right('ok 1')) : s.attempt(signal, index)
+        index === 1 ? () => clock.sleep(200).then(() => E.right('ok 1')) : s.attempt({ signal, index })
       const { result } = await run(clock, (o) =>
         pipe(
           attempt,
@@ -298,12 +300,14 @@ describe('Hedging', () => {
       const clock = TestClock.make()
       const boom = new Error('boom')
       const aborted: Array<number> = []
-      const defective: Attempt<string, string> = (signal, index) => async () => {
-        signal.addEventListener('abort', () => aborted.push(index))
-        await clock.sleep(index === 0 ? 1_000 : 50, signal)
-        if (index === 1) throw boom
-        return E.right('ok')
-      }
+      const defective: Attempt<string, string> =
+        ({ signal, index }) =>
+        async () => {
+          signal.addEventListener('abort', () => aborted.push(index))
+          await clock.sleep(index === 0 ? 1_000 : 50, signal)
+          if (index === 1) throw boom
+          return E.right('ok')
+        }
       const rejection = pipe(defective, hedging(every(100, 3), { clock }))().then(
         () => undefined,
         (e: unknown) => e
@@ -313,11 +317,13 @@ describe('Hedging', () => {
       deepStrictEqual(aborted, [0])
 
       const clock2 = TestClock.make()
-      const lateDefect: Attempt<string, string> = (_signal, index) => async () => {
-        await clock2.sleep(index === 0 ? 1_000 : 50)
-        if (index === 0) throw boom
-        return E.right(`ok ${index}`)
-      }
+      const lateDefect: Attempt<string, string> =
+        ({ index }) =>
+        async () => {
+          await clock2.sleep(index === 0 ? 1_000 : 50)
+          if (index === 0) throw boom
+          return E.right(`ok ${index}`)
+        }
       const won = pipe(lateDefect, hedging(every(100, 1), { clock: clock2 }))()
       await clock2.runAll()
       deepStrictEqual(await won, E.right('ok 1'))

@@ -422,12 +422,9 @@ describe('Http', () => {
       )
       // and a header below the backoff gives way to it
       deepStrictEqual(
-        Driver.delays(
-          pipe(Schedule.exponential(1000), Http.retryAfter(5000), Schedule.intersect(Schedule.recurs(4))),
-          {
-            input: statusError(503, { 'Retry-After': '3' })
-          }
-        ),
+        Driver.delays(pipe(Schedule.exponential(1000), Http.retryAfter(5000), Schedule.intersect(Schedule.recurs(4))), {
+          input: statusError(503, { 'Retry-After': '3' })
+        }),
         [3000, 3000, 4000, 8000]
       )
     })

@@ -487,7 +487,7 @@ describe('OpenTelemetry', () => {
       const s = sdkLine.make()
       const { result } = await TestClock.run((clock) =>
         hedging(Schedule.fromDelays([50]), { clock, onEvent: observe(s) })(
-          (signal, index): TaskEither<string, string> =>
+          ({ signal, index }): TaskEither<string, string> =>
             index === 0
               ? () => new Promise((resolve) => signal.addEventListener('abort', () => resolve(E.left('aborted'))))
               : sleepThen(clock, 30, E.right(`hedge ${index}`))
@@ -897,7 +897,7 @@ describe('OpenTelemetry', () => {
             case 'hedging':
               // the hedge rejects while the first attempt is in flight
               return hedging(Schedule.fromDelays([10]), { clock, onEvent })(
-                (signal, index): TaskEither<string, never> =>
+                ({ signal, index }): TaskEither<string, never> =>
                   index === 0
                     ? () => new Promise((resolve) => signal.addEventListener('abort', () => resolve(E.left('aborted'))))
                     : bug

@@ -564,7 +564,7 @@ describe('TestClock', () => {
         }
         const hedged = ({ signal }: AttemptContext): TE.TaskEither<string, string> =>
           hedging(pipe(Schedule.constant(50), Schedule.intersect(Schedule.recurs(1))), { clock, signal })(
-            (attemptSignal) => replica(attemptSignal)
+            ({ signal: attemptSignal }) => replica(attemptSignal)
           )
         const circuit = breaker(clock)
         const guarded = (context: AttemptContext) => Breaker.guard(circuit, () => 'open')(hedged(context))
