@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import type * as model from './internal/model'
-import { clockOn, now, Sleepers } from './internal/sleepers'
+import { clockOn, now, TimerSleepers } from './internal/sleepers'
 import { showValue } from './internal/show'
 
 // -------------------------------------------------------------------------------------
@@ -81,8 +81,8 @@ export interface ClockOptions {
 // -------------------------------------------------------------------------------------
 
 /** The queues of the live clocks' sleeps: one each, so that `unref` applies to its own timer. */
-const liveSleepers = new Sleepers(false)
-const unrefdSleepers = new Sleepers(true)
+const liveSleepers = new TimerSleepers(false)
+const unrefdSleepers = new TimerSleepers(true)
 
 /**
  * Real time: a monotonic clock anchored to the epoch (`performance.timeOrigin + performance.now()`), and timers.

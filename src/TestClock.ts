@@ -6,6 +6,7 @@
 import type { Task } from 'fp-ts/Task'
 import type { Clock, SleepKind } from './Clock'
 import { onAbort } from './internal/abort'
+import { clockOn, type Sleepers, type Wakeable } from './internal/sleepers'
 import { showValue } from './internal/show'
 import * as validate from './internal/validate'
 
@@ -119,7 +120,14 @@ export interface PendingTimer {
 }
 
 interface Sleeper extends PendingTimer {
-  readonly resolve: () => void
+  /** What its wake-up resumes: a promise's `resolve`, or a run of the runner, which sleeps on the clock itself. */
+  readonly waker: Wakeable | (() => void)
+}
+
+/** Wakes what a sleeper waits for: a run of the runner goes on at once, in the job that wakes it. */
+const wakeUp = (waker: Wakeable | (() => void)): void => {
+  if (typeof waker === 'function') waker()
+  else waker.wake()
 }
 
 /** The kinds `sleeps` lists: the retries' delays and the user's own sleeps. */
@@ -187,48 +195,87 @@ export const make = (start = 0): TestClock => {
     sleepers.splice(lo, 0, sleeper)
   }
 
+  /** Records a sleep asked for; whether it waits (not a zero sleep, nor one whose signal has aborted). */
+  const record = (ms: number, signal: AbortSignal | undefined, kind: SleepKind): boolean => {
+    if (isDelay(kind)) sleeps.push(ms)
+    timers.push({ kind, ms, at: time })
+    return ms !== 0 && signal?.aborted !== true
+  }
+
+  /** Waits for the clock to pass `wake`, or for `signal` to abort. */
+  const wait = (
+    kind: SleepKind,
+    wake: number,
+    signal: AbortSignal | undefined,
+    waker: Wakeable | (() => void)
+  ): void => {
+    // Without a signal there is nothing to clean up on a wake: no closures to allocate.
+    if (signal === undefined) return insert({ kind, wake, waker })
+    // One listener per signal, however many sleeps share it (see internal/abort).
+    const unsubscribe = onAbort(signal, () => {
+      const i = sleepers.indexOf(sleeper)
+      if (i >= 0) sleepers.splice(i, 1)
+      // woken in a job, as a promise's continuation would be, so that the sleeps on one signal go on in order
+      if (typeof waker === 'function') waker()
+      else queueMicrotask(() => waker.wake())
+    })
+    const sleeper: Sleeper = {
+      kind,
+      wake,
+      waker: () => {
+        unsubscribe()
+        wakeUp(waker)
+      }
+    }
+    insert(sleeper)
+  }
+
   const sleep = (ms: number, signal?: AbortSignal, kind: SleepKind = 'user'): Promise<void> => {
     ms = validate.duration('TestClock.sleep', 'ms', ms) // -0 becomes 0
     if (!KINDS.has(kind)) throw new TypeError(`TestClock.sleep: kind must be a SleepKind, received ${showValue(kind)}`)
-    if (isDelay(kind)) sleeps.push(ms)
-    timers.push({ kind, ms, at: time })
-    if (ms === 0 || signal?.aborted) return Promise.resolve()
-    // Without a signal there is nothing to clean up on a wake: no closures to allocate.
-    if (signal === undefined) return new Promise<void>((resolve) => insert({ kind, wake: time + ms, resolve }))
-    return new Promise<void>((resolve) => {
-      // One listener per signal, however many sleeps share it (see internal/abort).
-      const unsubscribe = onAbort(signal, () => {
-        const i = sleepers.indexOf(sleeper)
-        if (i >= 0) sleepers.splice(i, 1)
-        resolve()
-      })
-      const sleeper: Sleeper = {
-        kind,
-        wake: time + ms,
-        resolve: () => {
-          unsubscribe()
-          resolve()
-        }
-      }
-      insert(sleeper)
-    })
+    if (!record(ms, signal, kind)) return Promise.resolve()
+    return new Promise<void>((resolve) => wait(kind, time + ms, signal, resolve))
+  }
+
+  // The runner's backoffs, while `sleep` is the clock's own: a run sleeps with no promise, and is woken itself.
+  const backoffs: Sleepers = {
+    promised: sleep,
+    sleep: (ms, signal, waker) => {
+      ms = validate.duration('TestClock.sleep', 'ms', ms)
+      if (record(ms, signal, 'backoff')) wait('backoff', time + ms, signal, waker)
+      else queueMicrotask(() => wakeUp(waker))
+    }
   }
 
   let wakes = 0
 
-  // Wakes the next sleeper and lets the work it resumes run. That work nearly always goes back to sleep
-  // through promise jobs alone (a retry: attempt, decide, sleep), so draining them is enough and keeps a test
-  // of many retries fast. When it has not gone back to sleep (it finished, or it waits on a timer, a tick or
-  // I/O), a full turn of the event loop lets it go as far as it can, as before every wake.
-  // Called from `advance` and `runAll` after their first `await`, so from a promise job.
-  const wakeNext = async (): Promise<void> => {
+  // Waking the next sleeper lets the work it resumes run. That work nearly always goes back to sleep through
+  // promise jobs alone (a retry: attempt, decide, sleep), so draining them is enough and keeps a test of many
+  // retries fast. When it has not gone back to sleep (it finished, or it waits on a timer, a tick or I/O), a full
+  // turn of the event loop lets it go as far as it can, as before every wake. In three steps, so that the loops of
+  // `advance` and `runAll` wake with no async call of their own per wake (a test of many retries spends its time
+  // there): `wakeEarliest()`, then `await drainPromiseJobs()` (from a promise job: after their first `await`),
+  // then `await settle()` if `mustSettle`.
+
+  /** Wakes the earliest sleeper: answers the count of sleeps before, for `mustSettle`. */
+  const wakeEarliest = (): number => {
     const sleeper = sleepers.shift() as Sleeper
     if (sleeper.wake > time) time = sleeper.wake
     const asleep = fellAsleep
-    sleeper.resolve()
-    await drainPromiseJobs()
+    wakeUp(sleeper.waker)
+    return asleep
+  }
+
+  /** Once the woken work's promise jobs are drained: whether it needs a turn of the event loop. */
+  const mustSettle = (asleep: number): boolean => {
     wakes++
-    if (fellAsleep === asleep || wakes % TURN_EVERY === 0) await settle()
+    return fellAsleep === asleep || wakes % TURN_EVERY === 0
+  }
+
+  const wakeNext = async (): Promise<void> => {
+    const asleep = wakeEarliest()
+    await drainPromiseJobs()
+    if (mustSettle(asleep)) await settle()
   }
 
   // `advance` and `runAll` run one at a time, in the order they were called: each starts from where the one
@@ -244,7 +291,11 @@ export const make = (start = 0): TestClock => {
   const advanceNow = async (ms: number): Promise<void> => {
     const target = time + ms
     await settle()
-    while (sleepers.length > 0 && sleepers[0].wake <= target) await wakeNext()
+    while (sleepers.length > 0 && sleepers[0].wake <= target) {
+      const asleep = wakeEarliest()
+      await drainPromiseJobs()
+      if (mustSettle(asleep)) await settle()
+    }
     time = target
     await settle()
   }
@@ -256,7 +307,9 @@ export const make = (start = 0): TestClock => {
       if (woken++ === maxWakes) {
         throw new Error(`TestClock.runAll: woke ${maxWakes} sleepers and more are waiting; does a schedule never stop?`)
       }
-      await wakeNext()
+      const asleep = wakeEarliest()
+      await drainPromiseJobs()
+      if (mustSettle(asleep)) await settle()
     }
   }
 
@@ -312,6 +365,7 @@ export const make = (start = 0): TestClock => {
       return sleepers.map(({ kind, wake }) => ({ kind, wake }))
     }
   }
+  clockOn(clock, backoffs)
   // for `run`: wakes the first timer if one is still pending once the work has settled, waiting for none
   wakeFirst.set(clock, () =>
     serialised(async () => {

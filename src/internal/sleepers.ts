@@ -1,5 +1,6 @@
 /**
- * The live clocks' sleeps: one timer per clock behind a heap of small objects.
+ * The clocks' sleeps as the runner takes them: a queue that wakes a run with no promise of its own. The live clocks'
+ * is one timer per clock behind a heap of small objects; a `TestClock` is its own.
  *
  * @internal
  */
@@ -17,6 +18,21 @@ export const now = (): number => origin + performance.now()
 /** What a sleep wakes: the runner's run itself, or a promise's `resolve`. */
 export interface Wakeable {
   readonly wake: () => void
+}
+
+/**
+ * A clock's sleeps, as the runner sleeps on them: its backoffs, each waking the run itself (no promise, no closure).
+ * The runner uses the queue only while the clock's `sleep` is the queue's `promised` (not replaced by a spy or a
+ * wrapper): both record and wake the same sleeps.
+ */
+export interface Sleepers {
+  /**
+   * Wakes `waker` once `ms` have passed on the clock, or as soon as `signal` aborts: a backoff. The caller has
+   * checked that `ms` > 0 and that `signal` has not aborted. A waker must not throw.
+   */
+  readonly sleep: (ms: number, signal: AbortSignal | undefined, waker: Wakeable | (() => void)) => void
+  /** The `sleep` of the clock on this queue. */
+  readonly promised: (ms: number, signal?: AbortSignal) => Promise<void>
 }
 
 /** A sleep waiting in a {@link Sleepers} queue. */
@@ -40,7 +56,7 @@ class SignalledSleeper extends Sleeper implements Waiter {
     deadline: number,
     seq: number,
     waker: Wakeable | (() => void),
-    private readonly queue: Sleepers,
+    private readonly queue: TimerSleepers,
     private readonly signal: AbortSignal
   ) {
     super(deadline, seq, waker)
@@ -67,7 +83,7 @@ const before = (a: Sleeper, b: Sleeper): boolean =>
  * whatever is due when it fires is woken, in deadline order (then in the order the sleeps began). The runner
  * hands itself in as what to wake, so that a run waiting out its backoff holds no promise for its sleep.
  */
-export class Sleepers {
+export class TimerSleepers implements Sleepers {
   private readonly heap: Array<Sleeper> = []
   private timer: ReturnType<typeof setTimeout> | undefined = undefined
   /** The deadline the timer is armed for; Infinity when none is. */
@@ -189,7 +205,7 @@ export class Sleepers {
   }
 }
 
-/** The queue behind each live clock: the runner sleeps on it directly. */
+/** The queue behind each clock that has one (the live clocks, every `TestClock`): the runner sleeps on it directly. */
 const queues = new WeakMap<object, Sleepers>()
 
 /** A clock whose sleeps are `sleepers`'s. */
@@ -198,5 +214,5 @@ export const clockOn = <C extends object>(clock: C, sleepers: Sleepers): C => {
   return clock
 }
 
-/** The queue behind `clock`, when it is a live clock. */
+/** The queue behind `clock`, when it has one. */
 export const sleepersOf = (clock: object): Sleepers | undefined => queues.get(clock)
