@@ -86,7 +86,7 @@ export const overHttp = async (): Promise<void> => {
       Schedule.intersect(Schedule.recurs(4)), // 4 retries, 5 attempts
       Schedule.upTo(3000) //                   last, so that it counts the Retry-After delays too
     )
-    const getStock = Http.retryingFetch(policy, { clock: Clock.live, timeout: 1000, ...httpLogger(at) })
+    const getStock = Http.retryingFetch(policy, { clock: Clock.live, attemptTimeout: 1000, ...httpLogger(at) })
     const result = await getStock(server.url)()
     if (result._tag === 'Right') console.log(`  => ${result.right.status}: ${await result.right.text()}`)
     else console.log(`  => ${Http.Show.show(result.left)}`)

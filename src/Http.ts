@@ -19,7 +19,7 @@
  *   Schedule.intersect(Schedule.recurs(3)), // 3 retries, 4 attempts
  *   Schedule.upTo(10_000) //                 last: it sees the Retry-After delays too
  * )
- * const getJson = Http.retryingFetch(policy, { timeout: 2_000 })
+ * const getJson = Http.retryingFetch(policy, { attemptTimeout: 2_000 })
  * assert.strictEqual(typeof getJson, 'function')
  *
  * @since 0.1.0
@@ -332,8 +332,8 @@ export type HttpError =
  *
  * **Details**
  *
- * - `timeout`: the longest an attempt may wait for the response headers, in ms (finite, > 0); none by default.
- *   It sleeps on `clock`, so a `TestClock` drives it. Reading the body is not covered: the body is yours.
+ * - `attemptTimeout`: the longest an attempt may wait for the response headers, in ms (finite, > 0); none by
+ *   default (the runner's option of the same name, whose failure here is a `TimeoutError`). It sleeps on `clock`, so a `TestClock` drives it. Reading the body is not covered: the body is yours.
  * - `clock` (default `Clock.live`): the clock of the timeout. Give the same clock as the runner's.
  * - `idempotent`: whether this request may be retried, overriding the method rule of {@link isIdempotent}
  *   (`true` opts a POST in; `false` opts a GET out).
@@ -342,13 +342,13 @@ export type HttpError =
  * import type { RequestOptions } from 'fp-ts-retry/Http'
  * import * as TestClock from 'fp-ts-retry/TestClock'
  *
- * const options: RequestOptions = { timeout: 2_000, clock: TestClock.make(), idempotent: true }
+ * const options: RequestOptions = { attemptTimeout: 2_000, clock: TestClock.make(), idempotent: true }
  *
  * @category model
  * @since 0.1.0
  */
 export interface RequestOptions {
-  readonly timeout?: number | undefined
+  readonly attemptTimeout?: number | undefined
   readonly clock?: Clock | undefined
   readonly idempotent?: boolean | undefined
 }
@@ -372,7 +372,7 @@ export interface RequestOptions {
  * import type { RetryingFetchOptions } from 'fp-ts-retry/Http'
  * import * as Budget from 'fp-ts-retry/Budget'
  *
- * const options: RetryingFetchOptions = { timeout: 2_000, budget: Budget.retryThrottle({ maxTokens: 10, tokenRatio: 0.1 }) }
+ * const options: RetryingFetchOptions = { attemptTimeout: 2_000, budget: Budget.retryThrottle({ maxTokens: 10, tokenRatio: 0.1 }) }
  *
  * @category model
  * @since 0.1.0
@@ -400,7 +400,7 @@ export interface RetryingFetchOptions extends RequestOptions, Hooks<HttpError, H
  * import type { HedgingFetchOptions } from 'fp-ts-retry/Http'
  * import * as Budget from 'fp-ts-retry/Budget'
  *
- * const options: HedgingFetchOptions = { timeout: 2_000, maxConcurrent: 2, budget: Budget.retryThrottle({ maxTokens: 10, tokenRatio: 0.1 }) }
+ * const options: HedgingFetchOptions = { attemptTimeout: 2_000, maxConcurrent: 2, budget: Budget.retryThrottle({ maxTokens: 10, tokenRatio: 0.1 }) }
  *
  * @category model
  * @since 0.2.0
@@ -894,7 +894,7 @@ const positive = validate.positive
 const validateRequestOptions = (where: string, options: RequestOptions): void => {
   validate.object(where, 'options', options)
   validate.services(where, 'options', { clock: options.clock })
-  if (options.timeout !== undefined) positive(where, 'options.timeout', options.timeout)
+  if (options.attemptTimeout !== undefined) positive(where, 'options.attemptTimeout', options.attemptTimeout)
   if (options.idempotent !== undefined && typeof options.idempotent !== 'boolean') {
     throw new TypeError(`${where}: options.idempotent must be a boolean, received ${String(options.idempotent)}`)
   }
@@ -944,7 +944,7 @@ const attempt = async (
   // One timeout in the library (Timeout): it aborts the attempt's signal and answers the TimeoutError.
   if (timeout !== undefined) {
     const timedOut = (): HttpError => ({ _tag: 'TimeoutError', request, timeout })
-    return Timeout.timeoutSignalled(timeout, timedOut, { clock })(once)(signal)()
+    return Timeout.timeoutSignalled(timeout, timedOut, { clock })(({ signal: own }) => once(own))({ signal })()
   }
   // A composition by hand rather than AbortSignal.any: on Node 20, AbortSignal.any keeps every composed signal
   // alive for as long as a long-lived caller signal lives (nodejs/node#55351). One listener per signal whatever
@@ -985,7 +985,7 @@ const fetchOn =
  *   `ReadableStream` body can be sent once only: the second attempt is an `InvalidRequestError`).
  * - `init.signal` aborts the attempt in flight (an `AbortError`); once the response has arrived, the body is
  *   yours and the signal no longer touches it.
- * - `options.timeout` aborts an attempt that has no response headers after that many ms of `options.clock`: a
+ * - `options.attemptTimeout` aborts an attempt that has no response headers after that many ms of `options.clock`: a
  *   `TimeoutError`. Its timer is cleared as soon as the attempt ends.
  * - A status of 400 or more is a `StatusError`, whose `Response` is not read: read or release its body.
  *
@@ -1020,7 +1020,7 @@ export const request = (
 ): TaskEither<HttpError, Response> => {
   validateRequestOptions('Http.request', options)
   const clock = options.clock ?? LiveClock.live
-  return () => attempt(input, init, summarize(input, init, options), options.timeout, clock)
+  return () => attempt(input, init, summarize(input, init, options), options.attemptTimeout, clock)
 }
 
 // -------------------------------------------------------------------------------------
@@ -1100,7 +1100,7 @@ export const retryingFetch = (
   })(schedule)
   const clock = options.clock ?? LiveClock.live
   const random = options.random ?? LiveRandom.live
-  const { budget, breaker, onDone, timeout } = options
+  const { budget, breaker, onDone, attemptTimeout: timeout } = options
   // Set up once, shared by every request: the guards (the breaker's refusal stops a run with its reason; as in
   // gRPC's retry throttling, only transient failures count against the budget) and the runners.
   const guards: ReadonlyArray<Guard.Guard> = [
@@ -1286,7 +1286,7 @@ const requestEvents = (
  *   caller's signal aborts them all (the call then returns the last error, an `AbortError`).
  * - The bodies of the responses that lose (a 200 that arrives second, the `StatusError`s not returned) are
  *   released, so that no connection is held. The response returned is yours to read.
- * - `options.timeout` applies to each attempt, on `options.clock`.
+ * - `options.attemptTimeout` applies to each attempt, on `options.clock`.
  * - `options.onEvent` is told hedging's events with `source: 'http'` (each hedge a resend of the request); each
  *   attempt's `AttemptStarted` and end carry `http`, as `retryingFetch`'s do (`Event.HttpAttempt`).
  *
@@ -1330,7 +1330,7 @@ export const hedgingFetch = (
   validateRequestOptions(where, options)
   const isFatal = validate.callable(where, 'options.isFatal', options.isFatal ?? ((e: HttpError) => !isTransient(e)))
   const clock = options.clock ?? LiveClock.live
-  const { random, budget, maxConcurrent, onDone, onEvent, timeout } = options
+  const { random, budget, maxConcurrent, onDone, onEvent, attemptTimeout: timeout } = options
   const hedgingOptions = { clock, random, budget, maxConcurrent, isFatal, onDone, onEvent, release: releaseResult }
   try {
     // Checks the schedule and the options now, not at the first request.

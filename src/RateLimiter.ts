@@ -31,6 +31,7 @@
  * @since 0.2.0
  */
 import type { TaskEither } from 'fp-ts/TaskEither'
+import type { Signalled } from './Timeout'
 import type { Clock } from './Clock'
 import * as LiveClock from './Clock'
 import type { Observer } from './Event'
@@ -340,13 +341,15 @@ export const throttle = (
  *
  * **Details**
  *
- * - The result takes the caller's signal (optional): `pipe(action, throttleSignalled(...))(signal)` is a
+ * - The action is handed `{ signal }` (`Timeout.Signalled`, the one form of a signal-aware action), and the result
+ *   takes the caller's (optional): `pipe(action, throttleSignalled(...))({ signal })` is a
  *   `TaskEither`. Without one, the action gets a signal that never aborts.
  * - A signal that has aborted already: `Left(onAborted(reason))`, reserving nothing and running nothing.
  *
  * @example
  * import * as RateLimiter from 'fp-ts-retry/RateLimiter'
  * import * as TestClock from 'fp-ts-retry/TestClock'
+ * import type { Signalled } from 'fp-ts-retry/Timeout'
  * import * as TE from 'fp-ts/TaskEither'
  * import { pipe } from 'fp-ts/function'
  * import * as assert from 'assert'
@@ -354,10 +357,10 @@ export const throttle = (
  * async function main() {
  *   const clock = TestClock.make()
  *   const limiter = RateLimiter.gcra({ rate: 1, per: 1_000, burst: 1, clock })
- *   const call = pipe((_: AbortSignal) => TE.right(clock.now()), RateLimiter.throttleSignalled(limiter, (reason) => `aborted: ${reason}`, { clock }))
+ *   const call = pipe((_: Signalled) => TE.right(clock.now()), RateLimiter.throttleSignalled(limiter, (reason) => `aborted: ${reason}`, { clock }))
  *   assert.deepStrictEqual(await call()(), { _tag: 'Right', right: 0 })
  *   const controller = new AbortController()
- *   const waiting = call(controller.signal)() // due at 1000
+ *   const waiting = call({ signal: controller.signal })() // due at 1000
  *   await clock.advance(10)
  *   controller.abort('gave up')
  *   assert.deepStrictEqual(await waiting, { _tag: 'Left', left: 'aborted: gave up' })
@@ -373,12 +376,13 @@ export const throttleSignalled = <E2>(
   onAborted: (reason: unknown) => E2,
   options: ThrottleOptions = {}
 ): (<E1, A>(
-  action: (signal: AbortSignal) => TaskEither<E1, A>
-) => (signal?: AbortSignal) => TaskEither<E1 | E2, A>) => {
+  action: (context: Signalled) => TaskEither<E1, A>
+) => (context?: Partial<Signalled>) => TaskEither<E1 | E2, A>) => {
   const where = 'RateLimiter.throttleSignalled'
   const clock = checkThrottle(where, limiter, options)
   validate.callable(where, 'onAborted', onAborted)
-  return (action) => (signal) => {
+  return (action) => (context) => {
+    const signal = context?.signal
     if (signal !== undefined)
       validate.implementing(where, 'signal', 'an AbortSignal', ['addEventListener', 'removeEventListener'], signal)
     return async () => {
@@ -391,7 +395,7 @@ export const throttleSignalled = <E2>(
         if (isPromise(cancelled)) await cancelled
         return { _tag: 'Left', left: onAborted(signal.reason) }
       }
-      return action(signal ?? new AbortController().signal)()
+      return action({ signal: signal ?? new AbortController().signal })()
     }
   }
 }

@@ -151,8 +151,9 @@ export interface Hooks<In, E = In, A = unknown> {
  *   the run restores a {@link Driver.Driver} from it, waits until its `dueAt`, then makes the attempt that was
  *   due. It must come from the same schedule (same `description`), else the task rejects with a
  *   `Driver.ScheduleMismatch`. Without a `random` option, a stored seeded position is restored.
- * - `attemptTimeout` (ms, or a function of the status that gives ms) with `onTimeout` (required with it: a
- *   `TypeError` otherwise): an attempt that has not settled in time counts as the failure `onTimeout()`, a typed
+ * - `attemptTimeout` (ms, or a function of the status that gives ms) with `onTimeout(ms)` (required with it: a
+ *   `TypeError` otherwise; `ms` is the timeout the attempt had, as `Timeout.timeout` tells it): an attempt that
+ *   has not settled in time counts as the failure `onTimeout(ms)`, a typed
  *   `Left` the schedule sees like any other. The timeout runs on `clock` (a `TestClock` drives it, and lists it
  *   as a `'timeout'` timer) and is clamped to what is left of the schedule's `upTo` limits. With
  *   {@link retryingWithContext} the attempt's signal aborts; with `retrying` and `retryingWithStatus` the attempt
@@ -178,7 +179,7 @@ export interface RetryOptions<In, E = In, A = unknown> extends Hooks<In, E, A> {
   readonly guards?: ReadonlyArray<Guard.Guard> | undefined
   readonly resume?: RetryState | undefined
   readonly attemptTimeout?: number | ((status: RetryStatus.RetryStatus) => number) | undefined
-  readonly onTimeout?: (() => E) | undefined
+  readonly onTimeout?: ((ms: number) => E) | undefined
 }
 
 /**

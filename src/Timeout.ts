@@ -57,6 +57,22 @@ export interface TimeoutOptions {
   readonly onEvent?: Observer | undefined
 }
 
+/**
+ * What a signal-aware action is handed: a record with its `signal` (the one form in this library: the runner's
+ * `AttemptContext` and hedging's `HedgeContext` are such records, with more fields).
+ *
+ * @example
+ * import type { Signalled } from 'fp-ts-retry/Timeout'
+ *
+ * const aborted = ({ signal }: Signalled): boolean => signal.aborted
+ *
+ * @category model
+ * @since 1.0.0
+ */
+export interface Signalled {
+  readonly signal: AbortSignal
+}
+
 // -------------------------------------------------------------------------------------
 // implementation
 // -------------------------------------------------------------------------------------
@@ -86,7 +102,7 @@ const race = async <E1, E2, A>(
   onTimeout: (ms: number) => E2,
   { clock, onEvent }: Checked,
   outer: AbortSignal | undefined,
-  action: (signal: AbortSignal) => TaskEither<E1, A>
+  action: (context: Signalled) => TaskEither<E1, A>
 ): Promise<Either<E1 | E2, A>> => {
   const controller = new AbortController()
   let unlink = noop
@@ -96,7 +112,7 @@ const race = async <E1, E2, A>(
   // still gives way at the timeout.
   const timer = new AbortController()
   try {
-    const running = action(controller.signal)()
+    const running = action({ signal: controller.signal })()
     // 0 ms is no time at all, not a sleep of 0: `Promise.race` settles as the first of its arguments already settled
     // says, in their order, so the action wins only if its promise had settled when it returned it.
     const expiry: Promise<typeof TIMED_OUT> =
@@ -181,9 +197,11 @@ export const timeout = <E2>(
  *
  * **Details**
  *
- * - The result takes the caller's signal (optional): `pipe(action, timeoutSignalled(...))(signal)` is a
- *   `TaskEither`. It fits anywhere an action taking a signal does: `Bulkhead.guardSignalled`,
- *   `RateLimiter.throttleSignalled`, or `retryingWithContext` through `({ signal }) => f(signal)`.
+ * - The action is handed one record, `{ signal }` (the one form of a signal-aware action in this library: as
+ *   `retryingWithContext` hands `{ status, signal }` and hedging `{ signal, index }`), and the result takes the
+ *   caller's (optional): `pipe(action, timeoutSignalled(...))({ signal })` is a `TaskEither`. So it fits anywhere
+ *   such an action does: `Bulkhead.guardSignalled`, `RateLimiter.throttleSignalled`, or `retryingWithContext`
+ *   as it is.
  * - When the caller's signal aborts, the action is told through its signal and its answer is awaited (it decides
  *   what an abort means); the timeout still runs, so an action that ignores its signal still gives way at `ms`.
  *   A caller's signal that has aborted already gives the action an aborted signal.
@@ -203,7 +221,7 @@ export const timeout = <E2>(
  * async function main() {
  *   const clock = TestClock.make()
  *   const reasons: Array<string> = []
- *   const hangs = (signal: AbortSignal): TaskEither<string, string> => () =>
+ *   const hangs = ({ signal }: Timeout.Signalled): TaskEither<string, string> => () =>
  *     new Promise((resolve) => signal.addEventListener('abort', () => {
  *       reasons.push((signal.reason as DOMException).name)
  *       resolve({ _tag: 'Left', left: 'aborted' })
@@ -223,11 +241,12 @@ export const timeoutSignalled = <E2>(
   onTimeout: (ms: number) => E2,
   options: TimeoutOptions = {}
 ): (<E1, A>(
-  action: (signal: AbortSignal) => TaskEither<E1, A>
-) => (signal?: AbortSignal) => TaskEither<E1 | E2, A>) => {
+  action: (context: Signalled) => TaskEither<E1, A>
+) => (context?: Partial<Signalled>) => TaskEither<E1 | E2, A>) => {
   const where = 'Timeout.timeoutSignalled'
   const checked = check(where, ms, onTimeout, options)
-  return (action) => (signal) => {
+  return (action) => (context) => {
+    const signal = context?.signal
     if (signal !== undefined)
       validate.implementing(where, 'signal', 'an AbortSignal', ['addEventListener', 'removeEventListener'], signal)
     return () => race(ms, onTimeout, checked, signal, action)

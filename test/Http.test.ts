@@ -204,7 +204,7 @@ describe('Http', () => {
       const s = await serve(() => undefined) // never answers
       const clock = TestClock.make()
       let settled = false
-      const run = Http.request(`${s.url}/`, {}, { timeout: 1000, clock })().finally(() => (settled = true))
+      const run = Http.request(`${s.url}/`, {}, { attemptTimeout: 1000, clock })().finally(() => (settled = true))
       await waitFor(() => s.received.length === 1, { what: 'the request' })
       await clock.advance(999)
       strictEqual(settled, false)
@@ -222,7 +222,7 @@ describe('Http', () => {
       const s = await serve((_, res) => answer(res, 200))
       const clock = TestClock.make()
       const controller = new AbortController()
-      const result = await Http.request(`${s.url}/`, { signal: controller.signal }, { timeout: 1000, clock })()
+      const result = await Http.request(`${s.url}/`, { signal: controller.signal }, { attemptTimeout: 1000, clock })()
       strictEqual(result._tag, 'Right')
       strictEqual(clock.pending, 0)
       strictEqual(getEventListeners(controller.signal, 'abort').length, 0)
@@ -580,7 +580,7 @@ describe('Http', () => {
       const s = await serve((_, res, n) => (n === 1 ? undefined : answer(res, 200, {}, 'late but ok')))
       const clock = TestClock.make()
       const log = logged()
-      const run = Http.retryingFetch(threeRetries(500), { clock, timeout: 1000, ...log })(`${s.url}/`)()
+      const run = Http.retryingFetch(threeRetries(500), { clock, attemptTimeout: 1000, ...log })(`${s.url}/`)()
       await waitFor(() => s.received.length === 1, { what: 'the first request' })
       await clock.advance(1000) // the first attempt's timeout fires
       await waitFor(() => clock.pending === 1 && log.retried.length === 1, { what: 'the retry sleep' })
@@ -601,7 +601,7 @@ describe('Http', () => {
       const clock = TestClock.make()
       const controller = new AbortController()
       const log = logged()
-      const run = Http.retryingFetch(threeRetries(100), { clock, timeout: 60_000, ...log })(`${s.url}/`, {
+      const run = Http.retryingFetch(threeRetries(100), { clock, attemptTimeout: 60_000, ...log })(`${s.url}/`, {
         signal: controller.signal
       })()
       await waitFor(() => s.received.length === 1, { what: 'the request' })
@@ -960,16 +960,16 @@ describe('Http', () => {
         ([name, timeout]): ReadonlyArray<RangeErrorCase> => [
           [
             `request with timeout ${name}`,
-            () => Http.request('http://127.0.0.1/', {}, { timeout }),
+            () => Http.request('http://127.0.0.1/', {}, { attemptTimeout: timeout }),
             new RegExp(
-              `^Http\\.request: options\\.timeout must be a finite number > 0, received ${escapeRegExp(name)}$`
+              `^Http\\.request: options\\.attemptTimeout must be a finite number > 0, received ${escapeRegExp(name)}$`
             )
           ],
           [
             `retryingFetch with timeout ${name}`,
-            () => Http.retryingFetch(Schedule.stop, { timeout }),
+            () => Http.retryingFetch(Schedule.stop, { attemptTimeout: timeout }),
             new RegExp(
-              `^Http\\.retryingFetch: options\\.timeout must be a finite number > 0, received ${escapeRegExp(name)}$`
+              `^Http\\.retryingFetch: options\\.attemptTimeout must be a finite number > 0, received ${escapeRegExp(name)}$`
             )
           ]
         ]

@@ -8,6 +8,7 @@ import * as RateLimiter from '../src/RateLimiter'
 import { retrying, type StopReason } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
 import * as TestClock from '../src/TestClock'
+import type { Signalled } from '../src/Timeout'
 import { deepStrictEqual, ok, strictEqual, throwsRangeError, throwsTypeError } from './util'
 
 /** An action that records the time it started on `clock`. */
@@ -94,10 +95,10 @@ describe('RateLimiter', () => {
       throwsTypeError(() => RateLimiter.throttle(limiter, null as never), /options must be an object/)
       throwsTypeError(() => RateLimiter.throttleSignalled(limiter, 'x' as never), /onAborted must be a function/)
       const call = pipe(
-        (_: AbortSignal) => () => Promise.resolve(E.right(1)),
+        (_: Signalled) => () => Promise.resolve(E.right(1)),
         RateLimiter.throttleSignalled(limiter, () => 'aborted')
       )
-      throwsTypeError(() => call({} as never), /signal must be an AbortSignal/)
+      throwsTypeError(() => call({ signal: {} } as never), /signal must be an AbortSignal/)
       throwsTypeError(
         () => RateLimiter.gcra({ rate: 1, per: 1, burst: 1, onEvent: 'log' as never }),
         /options\.onEvent must be a function/
@@ -215,12 +216,12 @@ describe('RateLimiter', () => {
       const limiter = RateLimiter.gcra({ rate: 1, per: 100, burst: 1, clock })
       const { started, action } = recorder(clock)
       const call = pipe(
-        (_: AbortSignal) => action,
+        (_: Signalled) => action,
         RateLimiter.throttleSignalled(limiter, (reason) => `aborted: ${String(reason)}`, { clock })
       )
       const controller = new AbortController()
       const first = call()()
-      const waiting = call(controller.signal)() // due at 100
+      const waiting = call({ signal: controller.signal })() // due at 100
       const behind = call()() // due at 200
       await clock.advance(50)
       controller.abort('gave up')
@@ -236,12 +237,12 @@ describe('RateLimiter', () => {
       const clock = TestClock.make()
       const limiter = RateLimiter.gcra({ rate: 1, per: 100, burst: 1, clock })
       const call = pipe(
-        (_: AbortSignal) => () => Promise.resolve(E.right(clock.now())),
+        (_: Signalled) => () => Promise.resolve(E.right(clock.now())),
         RateLimiter.throttleSignalled(limiter, () => 'aborted', { clock })
       )
       await call()()
       const controller = new AbortController()
-      const waiting = call(controller.signal)()
+      const waiting = call({ signal: controller.signal })()
       await clock.advance(10)
       controller.abort()
       deepStrictEqual(await waiting, E.left('aborted'))
@@ -255,10 +256,10 @@ describe('RateLimiter', () => {
       const limiter = RateLimiter.gcra({ rate: 1, per: 100, burst: 1, clock })
       const { started, action } = recorder(clock)
       const call = pipe(
-        (_: AbortSignal) => action,
+        (_: Signalled) => action,
         RateLimiter.throttleSignalled(limiter, () => 'aborted', { clock })
       )
-      deepStrictEqual(await call(AbortSignal.abort())(), E.left('aborted'))
+      deepStrictEqual(await call({ signal: AbortSignal.abort() })(), E.left('aborted'))
       deepStrictEqual(started, [])
       strictEqual(limiter.take(), true)
     })

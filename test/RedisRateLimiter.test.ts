@@ -9,6 +9,7 @@ import * as RedisRateLimiter from '../src/RedisRateLimiter'
 import { retrying, type StopReason } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
 import * as TestClock from '../src/TestClock'
+import type { Signalled } from '../src/Timeout'
 import { killChildren, startChild, type Child } from './support/fleet'
 import { describeWithRedis } from './support/redis'
 import { deepStrictEqual, ok, strictEqual, throwsRangeError, throwsTypeError } from './util'
@@ -170,7 +171,7 @@ describeWithRedis('RedisRateLimiter.gcra on a real Redis', (server) => {
     )
     deepStrictEqual(await call()(), E.right('ok'))
     const controller = new AbortController()
-    const waiting = call(controller.signal)() // due in a minute
+    const waiting = call({ signal: controller.signal })() // due in a minute
     await new Promise((resolve) => setTimeout(resolve, 20))
     controller.abort('gave up')
     deepStrictEqual(await waiting, E.left('aborted: gave up'))

@@ -7,6 +7,7 @@ import * as TE from 'fp-ts/TaskEither'
 import type { Event } from '../src/Event'
 import * as TestClock from '../src/TestClock'
 import * as Timeout from '../src/Timeout'
+import type { Signalled } from '../src/Timeout'
 import {
   caught,
   deepStrictEqual,
@@ -27,7 +28,7 @@ const after =
 /** An action that settles only when its signal aborts, recording the reason and the time. */
 const untilAborted =
   (clock: TestClock.TestClock, seen: Array<{ reason: unknown; at: number }>) =>
-  (signal: AbortSignal): TaskEither<string, never> =>
+  ({ signal }: Signalled): TaskEither<string, never> =>
   () =>
     new Promise((resolve) =>
       signal.addEventListener('abort', () => {
@@ -128,7 +129,7 @@ describe('Timeout', () => {
           const signals: Array<AbortSignal> = []
           const call = signalled
             ? pipe(
-                (signal: AbortSignal): TaskEither<string, string> =>
+                ({ signal }: Signalled): TaskEither<string, string> =>
                   () => (signals.push(signal), soon()),
                 Timeout.timeoutSignalled(0, (ms) => `timed out after ${ms}`, options)
               )()
@@ -217,7 +218,7 @@ describe('Timeout', () => {
       const call = pipe(
         untilAborted(clock, seen),
         Timeout.timeoutSignalled(1_000, () => 'timeout', { clock })
-      )(controller.signal)()
+      )({ signal: controller.signal })()
       await clock.advance(200)
       controller.abort('shutdown')
       deepStrictEqual(await call, E.left('aborted'))
@@ -229,9 +230,9 @@ describe('Timeout', () => {
       const clock = TestClock.make()
       const controller = new AbortController()
       const call = pipe(
-        (_: AbortSignal) => never,
+        (_: Signalled) => never,
         Timeout.timeoutSignalled(1_000, () => 'timeout', { clock })
-      )(controller.signal)()
+      )({ signal: controller.signal })()
       await clock.advance(100)
       controller.abort()
       await clock.runAll()
@@ -243,13 +244,13 @@ describe('Timeout', () => {
       const clock = TestClock.make()
       const seen: Array<boolean> = []
       const action =
-        (signal: AbortSignal): TaskEither<string, string> =>
+        ({ signal }: Signalled): TaskEither<string, string> =>
         () => (seen.push(signal.aborted), Promise.resolve(E.right('ran')))
       deepStrictEqual(
         await pipe(
           action,
           Timeout.timeoutSignalled(10, () => 'timeout', { clock })
-        )(AbortSignal.abort())(),
+        )({ signal: AbortSignal.abort() })(),
         E.right('ran')
       )
       deepStrictEqual(seen, [true])
@@ -259,12 +260,12 @@ describe('Timeout', () => {
       const clock = TestClock.make()
       const controller = new AbortController()
       const guarded = pipe(
-        (signal: AbortSignal): TaskEither<string, number> =>
+        ({ signal }: Signalled): TaskEither<string, number> =>
           () =>
             clock.sleep(10, signal).then(() => E.right(1)),
         Timeout.timeoutSignalled(1_000, () => 'timeout', { clock })
       )
-      const calls = Array.from({ length: 50 }, () => guarded(controller.signal)())
+      const calls = Array.from({ length: 50 }, () => guarded({ signal: controller.signal })())
       ok(getEventListeners(controller.signal, 'abort').length <= 1)
       await clock.runAll()
       deepStrictEqual(
@@ -277,10 +278,10 @@ describe('Timeout', () => {
 
     it('should refuse a signal that is not an AbortSignal with a TypeError', () => {
       const guarded = pipe(
-        (_: AbortSignal) => never,
+        (_: Signalled) => never,
         Timeout.timeoutSignalled(1, () => 'timeout')
       )
-      throwsTypeError(() => guarded({} as never), /signal must be an AbortSignal/)
+      throwsTypeError(() => guarded({ signal: {} } as never), /signal must be an AbortSignal/)
     })
 
     it('should tell TimedOut through onEvent at the timeout, not when the caller aborts', async () => {
@@ -292,7 +293,7 @@ describe('Timeout', () => {
         Timeout.timeoutSignalled(100, () => 'timeout', { clock, onEvent: (e) => void events.push(e) })
       )
       const controller = new AbortController()
-      const aborted = guarded(controller.signal)()
+      const aborted = guarded({ signal: controller.signal })()
       controller.abort('caller')
       deepStrictEqual(await aborted, E.left('aborted'))
       const timedOut = guarded()()

@@ -32,9 +32,13 @@ export const withTimeout =
     // One timeout in the library (Timeout.timeoutSignalled): the attempt's own signal aborts with the run's or at
     // the timeout, and an attempt that cannot see its signal still times out after a run abort.
     let timedOut = false
-    const result = (await Timeout.timeoutSignalled(ms, () => ((timedOut = true), timeout.onTimeout()), {
+    const result = (await Timeout.timeoutSignalled(ms, (after) => ((timedOut = true), timeout.onTimeout(after)), {
       clock: run.clock
-    })((own: AbortSignal) => () => attempt(driver, own))(signal)()) as R
+    })(
+      ({ signal: own }) =>
+        () =>
+          attempt(driver, own)
+    )({ signal })()) as R
     return timedOut ? Decision.timedOut(result, ms) : result
   }
 

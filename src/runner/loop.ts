@@ -20,10 +20,10 @@ import type { Schedule } from '../Schedule'
 
 type StopReason = Decision.StopReason
 
-export /** `attemptTimeout` and `onTimeout`, checked together. */
-interface AttemptTimeout<E> {
+/** `attemptTimeout` and `onTimeout`, checked together. */
+export interface AttemptTimeout<E> {
   readonly after: number | ((status: RetryStatus.RetryStatus) => number)
-  readonly onTimeout: () => E
+  readonly onTimeout: (ms: number) => E
 }
 
 /** What the hooks are told (`Retry.Retried`, `Retry.Ended`), as the loop passes them on. */
