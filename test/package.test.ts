@@ -389,7 +389,7 @@ describe('the packed packages', () => {
         assert.ok(files.includes(`lib/${name}.js`), `lib/${name}.js`)
         assert.ok(files.includes(`lib/${name}.d.ts`), `lib/${name}.d.ts`)
       }
-      for (const file of ['README.md', 'LICENSE', 'CHANGELOG.md', 'docs/README.md', 'docs/modules/Schedule.ts.md']) {
+      for (const file of ['README.md', 'LICENSE', 'CHANGELOG.md', 'docs/README.md']) {
         assert.ok(files.includes(file), file)
       }
     })
@@ -405,6 +405,11 @@ describe('the packed packages', () => {
           if (/^[a-z][a-z0-9+.-]*:/i.test(target) || target.startsWith('#')) continue
           const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(file), target.replace(/#.*$/, '')))
           targets.add(resolved)
+          // the module pages are the repository's: the package's declarations carry the same docs
+          if (resolved.startsWith('docs/modules/')) {
+            if (!fs.existsSync(path.join(repo, resolved))) dead.push(`${file}: ${target}`)
+            continue
+          }
           if (!files.has(resolved)) dead.push(`${file}: ${target}`)
         }
       }
