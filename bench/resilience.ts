@@ -350,19 +350,22 @@ const ADAPTIVE_TIMED = 100_000
  */
 const adaptiveCost = (size: number): number => {
   const random = Random.seeded(7)
-  // drawn beforehand, so that only the budget is timed
-  const latencies = Array.from({ length: size + ADAPTIVE_TIMED }, () => drawLatency(random))
+  // drawn and built beforehand, so that only the budget is timed
+  const attempts: ReadonlyArray<Budget.BudgetAttempt> = Array.from({ length: size + ADAPTIVE_TIMED }, (_, t) =>
+    t % 2 === 0
+      ? { latency: drawLatency(random), now: t, retries: 0, error: undefined, retrying: false }
+      : { latency: drawLatency(random), now: t, retries: 0, error: 'e', retrying: true }
+  )
   const budget = Budget.adaptive({
     window: size,
     minSuccessRate: 0,
     minSamples: 1,
     maxLatencyPercentile: { percentile: 99, ms: 1_000 }
   })
-  const context = { retries: 0, error: 'e', retrying: true }
   const feed = (from: number, to: number): void => {
     for (let t = from; t < to; t++) {
-      if (t % 2 === 0) budget.onSuccess(latencies[t], t, context)
-      else budget.onFailure(latencies[t], t, context)
+      if (t % 2 === 0) budget.onSuccess(attempts[t])
+      else budget.onFailure(attempts[t])
     }
   }
   feed(0, size) // fill the window

@@ -21,12 +21,14 @@ import * as validate from './internal/validate'
  *
  * **Details**
  *
- * - `onSuccess(latency, now, attempt)` is called after every successful attempt of every run that uses the budget, first
- *   attempts included, with how long it took in ms.
- * - `onFailure(latency, now, attempt)` is called after every failed attempt, once the schedule has decided
- *   (`attempt.retrying`): it records the failure and answers, in one step, whether a retry may follow (gRPC takes the failure's token and decides on the retry atomically, so that
- *   concurrent runs can neither over- nor under-spend). `false` ends the run with its last error if the schedule
- *   wanted to retry, and the `onDone` hook's reason is `'budget'`.
+ * - Each is told one record, a {@link BudgetAttempt}: how long the attempt took, when it ended, its run's retries
+ *   before it, the error, and whether the schedule wants to retry.
+ * - `onSuccess(attempt)` is called after every successful attempt of every run that uses the budget, first
+ *   attempts included (`retrying: false`).
+ * - `onFailure(attempt)` is called after every failed attempt, once the schedule has decided (`attempt.retrying`):
+ *   it records the failure and answers, in one step, whether a retry may follow (gRPC takes the failure's token and
+ *   decides on the retry atomically, so that concurrent runs can neither over- nor under-spend). `false` ends the
+ *   run with its last error if the schedule wanted to retry, and the `onDone` hook's reason is `'budget'`.
  * - Either may answer with a promise (a budget kept on a server shared by a fleet): the runner awaits only those.
  * - `allows(now)` (optional) answers whether a retry would be allowed now, recording nothing. `hedging` asks it
  *   before each hedge that no failure prompted: as gRFC A6 says, hedges are sent only while the throttle allows
@@ -37,33 +39,42 @@ import * as validate from './internal/validate'
  *
  * // at most 10 retries in the life of the process
  * let left = 10
- * const budget: RetryBudget = { onSuccess: () => undefined, onFailure: () => left-- > 0 }
+ * const budget: RetryBudget = { onSuccess: () => undefined, onFailure: ({ retrying }) => retrying && left-- > 0 }
  *
  * @category model
  * @since 0.1.0
  */
 export interface RetryBudget {
-  readonly onSuccess: (latency: number, now: number, attempt: BudgetAttempt) => void | Promise<void>
-  readonly onFailure: (latency: number, now: number, attempt: BudgetAttempt) => boolean | Promise<boolean>
+  readonly onSuccess: (attempt: BudgetAttempt) => void | Promise<void>
+  readonly onFailure: (attempt: BudgetAttempt) => boolean | Promise<boolean>
   readonly allows?: ((now: number) => boolean | Promise<boolean>) | undefined
 }
 
 /**
- * What a budget is told of an attempt besides its latency: how many retries its run had made before it, the
- * error (of this failed attempt for `onFailure`; for `onSuccess`, of the failure before it, `undefined` after a
- * first attempt), and, for a failure, whether the schedule wants to retry it.
+ * What a budget is told of an attempt, in one record: what happened first (`latency`, how long the attempt took in
+ * ms, and `now`, when it ended on the runner's clock), then how many retries its run had made before it, the error
+ * (of this failed attempt for `onFailure`; for `onSuccess`, of the failure before it, `undefined` after a first
+ * attempt), and whether the schedule wants to retry it (`false` for a success).
  *
  * @example
  * import type { BudgetAttempt } from 'fp-ts-retry/Budget'
  *
- * const firstFailure: BudgetAttempt = { retries: 0, error: new Error('timeout'), retrying: true }
+ * // a first attempt that failed after 120 ms, at 1 s on the runner's clock, and that the schedule will retry
+ * const firstFailure: BudgetAttempt = { latency: 120, now: 1_000, retries: 0, error: new Error('503'), retrying: true }
  *
  * @category model
  * @since 0.2.0
  */
 export interface BudgetAttempt {
+  /** How long the attempt took, in ms. */
+  readonly latency: number
+  /** When it ended, in ms on the runner's clock. */
+  readonly now: number
+  /** How many retries its run had made before it (0 for a first attempt). */
   readonly retries: number
+  /** The error of this failed attempt (`onFailure`), or of the failure before a success (`onSuccess`). */
   readonly error: unknown
+  /** Whether the schedule wants to retry this attempt: `false` for a success. */
   readonly retrying: boolean
 }
 
@@ -75,15 +86,15 @@ export interface BudgetAttempt {
  * import * as assert from 'assert'
  *
  * const budget: Budget.LocalBudget = Budget.retryThrottle({ maxTokens: 10, tokenRatio: 0.1 })
- * const allowed: boolean = budget.onFailure(5, 0, { retries: 0, error: 'timeout', retrying: true })
+ * const allowed: boolean = budget.onFailure({ latency: 5, now: 0, retries: 0, error: 'timeout', retrying: true })
  * assert.strictEqual(allowed, true)
  *
  * @category model
  * @since 0.2.0
  */
 export interface LocalBudget extends RetryBudget {
-  readonly onSuccess: (latency: number, now: number, attempt: BudgetAttempt) => void
-  readonly onFailure: (latency: number, now: number, attempt: BudgetAttempt) => boolean
+  readonly onSuccess: (attempt: BudgetAttempt) => void
+  readonly onFailure: (attempt: BudgetAttempt) => boolean
   readonly allows?: ((now: number) => boolean) | undefined
 }
 
@@ -185,10 +196,10 @@ const MILLI = 1000
  * import * as assert from 'assert'
  *
  * const bucket = Budget.retryThrottle({ maxTokens: 4, tokenRatio: 0.5 })
- * const attempt = { retries: 0, error: new Error('503'), retrying: true }
- * assert.strictEqual(bucket.onFailure(10, 0, attempt), true) // 3 tokens: 3 > 2
- * assert.strictEqual(bucket.onFailure(10, 0, attempt), false) // 2 tokens: 2 > 2 is false
- * bucket.onSuccess(10, 0, attempt) // 2.5 tokens
+ * const failure = { latency: 10, now: 0, retries: 0, error: new Error('503'), retrying: true }
+ * assert.strictEqual(bucket.onFailure(failure), true) // 3 tokens: 3 > 2
+ * assert.strictEqual(bucket.onFailure(failure), false) // 2 tokens: 2 > 2 is false
+ * bucket.onSuccess({ latency: 10, now: 0, retries: 0, error: undefined, retrying: false }) // 2.5 tokens
  * assert.strictEqual(bucket.tokens, 2.5)
  *
  * @category constructors
@@ -343,12 +354,13 @@ const percentileWindow = (percentile: number): PercentileWindow => {
  * import * as assert from 'assert'
  *
  * const guard = Budget.adaptive({ window: 10_000, minSuccessRate: 0.5, minSamples: 4 })
- * const attempt = { retries: 0, error: new Error('503'), retrying: true }
- * guard.onSuccess(20, 1_000, attempt)
- * guard.onFailure(20, 2_000, attempt)
- * assert.strictEqual(guard.onFailure(20, 3_000, attempt), true) // 3 samples: too few to judge
- * assert.strictEqual(guard.onFailure(20, 4_000, attempt), false) // 1 success in 4 < 50%
- * assert.strictEqual(guard.onFailure(20, 12_500, attempt), true) // the first two have left the window: 3 samples
+ * const success = { latency: 20, retries: 0, error: undefined, retrying: false }
+ * const failure = { latency: 20, retries: 0, error: new Error('503'), retrying: true }
+ * guard.onSuccess({ ...success, now: 1_000 })
+ * guard.onFailure({ ...failure, now: 2_000 })
+ * assert.strictEqual(guard.onFailure({ ...failure, now: 3_000 }), true) // 3 samples: too few to judge
+ * assert.strictEqual(guard.onFailure({ ...failure, now: 4_000 }), false) // 1 success in 4 < 50%
+ * assert.strictEqual(guard.onFailure({ ...failure, now: 12_500 }), true) // the first two have left the window: 3 samples
  *
  * @category constructors
  * @since 0.1.0
@@ -416,8 +428,8 @@ export const adaptive = (options: AdaptiveOptions): LocalBudget => {
   }
 
   return {
-    onSuccess: (latency, now) => record(true, latency, now),
-    onFailure: (latency, now) => {
+    onSuccess: ({ latency, now }) => record(true, latency, now),
+    onFailure: ({ latency, now }) => {
       record(false, latency, now)
       return allowed()
     },
@@ -493,10 +505,10 @@ const isTimeoutError = (error: unknown): boolean => {
  * import * as assert from 'assert'
  *
  * const quota = Budget.retryQuota({ tokens: 12 })
- * const failure = { retries: 0, error: new Error('503'), retrying: true }
- * assert.strictEqual(quota.onFailure(10, 0, failure), true) // 7 left
- * assert.strictEqual(quota.onFailure(10, 0, { ...failure, error: { _tag: 'TimeoutError' } }), false) // 10 > 7
- * quota.onSuccess(10, 0, { retries: 1, error: new Error('503'), retrying: false }) // the retry's 5 come back
+ * const failure = { latency: 10, now: 0, retries: 0, error: new Error('503'), retrying: true }
+ * assert.strictEqual(quota.onFailure(failure), true) // 7 left
+ * assert.strictEqual(quota.onFailure({ ...failure, error: { _tag: 'TimeoutError' } }), false) // 10 > 7
+ * quota.onSuccess({ latency: 10, now: 0, retries: 1, error: new Error('503'), retrying: false }) // the retry's 5 come back
  * assert.strictEqual(quota.tokens, 12)
  *
  * @category constructors
@@ -513,12 +525,12 @@ export const retryQuota = (options: RetryQuotaOptions = {}): RetryQuota => {
   const costOf = (error: unknown): number => (isTimeout(error) ? timeoutCost : retryCost)
   let tokens = size
   return {
-    onSuccess: (_latency, _now, attempt) => {
-      tokens = Math.min(size, tokens + (attempt.retries > 0 ? costOf(attempt.error) : noRetryIncrement))
+    onSuccess: ({ retries, error }) => {
+      tokens = Math.min(size, tokens + (retries > 0 ? costOf(error) : noRetryIncrement))
     },
-    onFailure: (_latency, _now, attempt) => {
-      if (!attempt.retrying) return false
-      const cost = costOf(attempt.error)
+    onFailure: ({ retrying, error }) => {
+      if (!retrying) return false
+      const cost = costOf(error)
       if (tokens < cost) return false
       tokens -= cost
       return true
@@ -531,15 +543,18 @@ export const retryQuota = (options: RetryQuotaOptions = {}): RetryQuota => {
 }
 
 /**
- * A retry budget as a guard: the one place a budget is told of outcomes. A success is told with `onSuccess` (the
- * error of the failure before it, `retrying: false`), a failure with `onFailure`, whose answer admits the retry.
+ * A retry budget as a guard: the one place a budget is told of outcomes, each as one {@link BudgetAttempt} built
+ * from the `Guard.Outcome` (its `latency`, `now`, `retries`, `error` and `retrying`). A success is told with
+ * `onSuccess` (the error of the failure before it, `retrying: false`), a failure with `onFailure`, whose answer
+ * admits the retry.
  *
  * **Details**
  *
  * - `options.counts(error)`: which failures say something of the dependency's health (default: every one). A
  *   failure that does not count is not told, and is admitted: gRPC's retry throttling counts only the transient
  *   ones, so a 400 does not drain the budget. Its retry was charged nothing, so the success after it refunds
- *   nothing either: the budget is told it as a success that needed no retry (`retries: 0`, no error).
+ *   nothing either: the budget is told it as a success that needed no retry (`retries: 0`, `error: undefined`,
+ *   with its own `latency` and `now`).
  * - `allows(now)` is the budget's own, when it has one.
  *
  * @example
@@ -573,14 +588,21 @@ export const asGuard = (
       if (o.ok) {
         // A retry after an uncounted failure was charged nothing: its success refunds nothing, as a first success.
         const charged = counts === undefined || o.retries === 0 || counts(o.error)
-        const attempt = charged
-          ? { retries: o.retries, error: o.error, retrying: false }
-          : { retries: 0, error: undefined, retrying: false }
-        const told = budget.onSuccess(o.latency, o.now, attempt)
+        const told = budget.onSuccess(
+          charged
+            ? { latency: o.latency, now: o.now, retries: o.retries, error: o.error, retrying: false }
+            : { latency: o.latency, now: o.now, retries: 0, error: undefined, retrying: false }
+        )
         return isPromise(told) ? told.then(() => true) : true
       }
       if (counts !== undefined && !counts(o.error)) return true
-      const told = budget.onFailure(o.latency, o.now, { retries: o.retries, error: o.error, retrying: o.retrying })
+      const told = budget.onFailure({
+        latency: o.latency,
+        now: o.now,
+        retries: o.retries,
+        error: o.error,
+        retrying: o.retrying
+      })
       return isPromise(told) ? told.then((allowed) => allowed !== false) : told !== false
     },
     allows: allows === undefined ? undefined : (now) => allows.call(budget, now)

@@ -11,7 +11,7 @@
  * @since 0.2.0
  */
 import * as Budget from './Budget'
-import type { RetryBudget } from './Budget'
+import type { BudgetAttempt, RetryBudget } from './Budget'
 import * as LiveClock from './Clock'
 import type { Observer } from './Event'
 import { checkClient, checkKey, script } from './internal/redis'
@@ -90,8 +90,8 @@ export interface RetryThrottleOptions {
  * @since 0.2.0
  */
 export interface RedisRetryThrottle extends RetryBudget {
-  readonly onSuccess: (latency: number, now: number) => Promise<void>
-  readonly onFailure: (latency: number, now: number) => Promise<boolean>
+  readonly onSuccess: (attempt: BudgetAttempt) => Promise<void>
+  readonly onFailure: (attempt: BudgetAttempt) => Promise<boolean>
   /** Whether a retry (or a hedge) would be allowed now, recording nothing. */
   readonly allows: (now: number) => Promise<boolean>
   /** The tokens left, in `[0, maxTokens]` (a missing key is a full bucket); rejects when Redis does not answer. */
@@ -205,15 +205,14 @@ export const retryThrottle = (options: RetryThrottleOptions): RedisRetryThrottle
       return fallback === 'local' ? otherwise() : fallback === 'allow'
     }
   }
-  const attempt = { retries: 0, error: undefined, retrying: true }
 
   return {
-    onFailure: (latency, now) => {
-      const locally = local.onFailure(latency, now, attempt)
+    onFailure: (attempt) => {
+      const locally = local.onFailure(attempt)
       return ask('f', () => locally)
     },
-    onSuccess: async (latency, now) => {
-      local.onSuccess(latency, now, attempt)
+    onSuccess: async (attempt) => {
+      local.onSuccess(attempt)
       try {
         await run('s')
         service.answered()

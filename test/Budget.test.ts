@@ -20,8 +20,23 @@ import {
 /** A whole number of thousandths, as gRPC counts tokens: 0.001 to `max`. */
 const thousandths = (max: number): fc.Arbitrary<number> => fc.integer({ min: 1, max: max * 1000 }).map((n) => n / 1000)
 
-/** What the runner tells a budget of a first attempt the schedule wants to retry. */
-const attempt: Budget.BudgetAttempt = { retries: 0, error: 'down', retrying: true }
+/** What the runner tells a budget of a first attempt, `latency` ms long and ended at `now`, the schedule wants to retry. */
+const failed = (latency: number, now: number): Budget.BudgetAttempt => ({
+  latency,
+  now,
+  retries: 0,
+  error: 'down',
+  retrying: true
+})
+
+/** What the runner tells a budget of a first attempt, `latency` ms long and ended at `now`, that succeeded. */
+const succeeded = (latency: number, now: number): Budget.BudgetAttempt => ({
+  latency,
+  now,
+  retries: 0,
+  error: undefined,
+  retrying: false
+})
 
 /** Runs `action` with `retrying(schedule, { budget })` on a TestClock; returns the result, the attempts and the reason. */
 const run = async <E, A>(
@@ -49,7 +64,7 @@ describe('Budget', () => {
     it('should start full and allow a retry while the failure leaves more than maxTokens / 2, refusing exactly at half', () => {
       const bucket = Budget.retryThrottle({ maxTokens: 10, tokenRatio: 0.1 })
       strictEqual(bucket.tokens, 10)
-      const allowed = Array.from({ length: 7 }, () => bucket.onFailure(1, 0, attempt))
+      const allowed = Array.from({ length: 7 }, () => bucket.onFailure(failed(1, 0)))
       // 9, 8, 7, 6 tokens: allowed; 5 (exactly half), 4, 3: refused
       deepStrictEqual(allowed, [true, true, true, true, false, false, false])
       strictEqual(bucket.tokens, 3)
@@ -57,15 +72,15 @@ describe('Budget', () => {
 
     it('should give back tokenRatio per success, exactly, in thousandths as gRPC does', () => {
       const bucket = Budget.retryThrottle({ maxTokens: 10, tokenRatio: 0.1 })
-      for (let i = 0; i < 4; i++) bucket.onFailure(1, 0, attempt)
-      strictEqual(bucket.onFailure(1, 0, attempt), false) // 5 tokens
-      for (let i = 0; i < 10; i++) bucket.onSuccess(1, 0, attempt) // 0.1 ten times: exactly 1
+      for (let i = 0; i < 4; i++) bucket.onFailure(failed(1, 0))
+      strictEqual(bucket.onFailure(failed(1, 0)), false) // 5 tokens
+      for (let i = 0; i < 10; i++) bucket.onSuccess(succeeded(1, 0)) // 0.1 ten times: exactly 1
       strictEqual(bucket.tokens, 6)
-      strictEqual(bucket.onFailure(1, 0, attempt), false) // 5 again
-      for (let i = 0; i < 20; i++) bucket.onSuccess(1, 0, attempt)
+      strictEqual(bucket.onFailure(failed(1, 0)), false) // 5 again
+      for (let i = 0; i < 20; i++) bucket.onSuccess(succeeded(1, 0))
       strictEqual(bucket.tokens, 7)
-      strictEqual(bucket.onFailure(1, 0, attempt), true) // 6 > 5
-      for (let i = 0; i < 100; i++) bucket.onSuccess(1, 0, attempt)
+      strictEqual(bucket.onFailure(failed(1, 0)), true) // 6 > 5
+      for (let i = 0; i < 100; i++) bucket.onSuccess(succeeded(1, 0))
       strictEqual(bucket.tokens, 10)
     })
 
@@ -80,12 +95,12 @@ describe('Budget', () => {
             // The reference: gRFC A6 in whole thousandths.
             const max = Math.round(maxTokens * 1000)
             let model = max
-            for (const succeeded of outcomes) {
-              if (succeeded) {
-                bucket.onSuccess(0, 0, attempt)
+            for (const success of outcomes) {
+              if (success) {
+                bucket.onSuccess(succeeded(0, 0))
                 model = Math.min(max, model + Math.round(tokenRatio * 1000))
               } else {
-                const allowed = bucket.onFailure(0, 0, attempt)
+                const allowed = bucket.onFailure(failed(0, 0))
                 model = Math.max(0, model - 1000)
                 strictEqual(allowed, model * 2 > max)
               }
@@ -102,7 +117,7 @@ describe('Budget', () => {
         fc.property(fc.integer({ min: 1, max: 200 }), (maxTokens) => {
           const bucket = Budget.retryThrottle({ maxTokens, tokenRatio: 0.1 })
           let retries = 0
-          for (let i = 0; i < 3 * maxTokens; i++) if (bucket.onFailure(0, 0, attempt)) retries++
+          for (let i = 0; i < 3 * maxTokens; i++) if (bucket.onFailure(failed(0, 0))) retries++
           strictEqual(retries, Math.ceil(maxTokens / 2) - 1)
         })
       )
@@ -136,32 +151,32 @@ describe('Budget', () => {
 
     it('should allow retries with fewer than minSamples attempts in the window, the failure itself included', () => {
       const guard = Budget.adaptive(options)
-      const answers = Array.from({ length: 10 }, (_, i) => guard.onFailure(1, i, attempt))
+      const answers = Array.from({ length: 10 }, (_, i) => guard.onFailure(failed(1, i)))
       deepStrictEqual(answers, [...Array.from({ length: 9 }, () => true), false])
     })
 
     it('should refuse below the success rate, and allow exactly at it', () => {
       const at = Budget.adaptive(options)
       const below = Budget.adaptive(options)
-      for (let i = 0; i < 5; i++) at.onSuccess(1, i, attempt)
-      for (let i = 0; i < 4; i++) below.onSuccess(1, i, attempt)
-      for (let i = 0; i < 4; i++) at.onFailure(1, 5 + i, attempt)
-      for (let i = 0; i < 5; i++) below.onFailure(1, 5 + i, attempt)
-      strictEqual(at.onFailure(1, 9, attempt), true) // 5 of 10
-      strictEqual(below.onFailure(1, 9, attempt), false) // 4 of 10
+      for (let i = 0; i < 5; i++) at.onSuccess(succeeded(1, i))
+      for (let i = 0; i < 4; i++) below.onSuccess(succeeded(1, i))
+      for (let i = 0; i < 4; i++) at.onFailure(failed(1, 5 + i))
+      for (let i = 0; i < 5; i++) below.onFailure(failed(1, 5 + i))
+      strictEqual(at.onFailure(failed(1, 9)), true) // 5 of 10
+      strictEqual(below.onFailure(failed(1, 9)), false) // 4 of 10
     })
 
     it('should forget attempts that ended window ms ago or more', () => {
       const guard = Budget.adaptive(options)
-      for (let i = 0; i < 10; i++) guard.onFailure(1, 100, attempt)
-      for (let i = 0; i < 12; i++) guard.onSuccess(1, 600, attempt)
+      for (let i = 0; i < 10; i++) guard.onFailure(failed(1, 100))
+      for (let i = 0; i < 12; i++) guard.onSuccess(succeeded(1, 600))
       deepStrictEqual(
         [
-          guard.onFailure(1, 1099, attempt), // 12 of 23
-          guard.onFailure(1, 1099, attempt), // 12 of 24: exactly half
-          guard.onFailure(1, 1099, attempt), // 12 of 25
-          guard.onFailure(1, 1100, attempt), // the ten at 100 are out: 12 of 16
-          guard.onFailure(1, 1600, attempt) // the twelve at 600 are out: 5 samples, too few
+          guard.onFailure(failed(1, 1099)), // 12 of 23
+          guard.onFailure(failed(1, 1099)), // 12 of 24: exactly half
+          guard.onFailure(failed(1, 1099)), // 12 of 25
+          guard.onFailure(failed(1, 1100)), // the ten at 100 are out: 12 of 16
+          guard.onFailure(failed(1, 1600)) // the twelve at 600 are out: 5 samples, too few
         ],
         [true, true, false, true, true]
       )
@@ -173,11 +188,11 @@ describe('Budget', () => {
         minSuccessRate: 0,
         maxLatencyPercentile: { percentile: 90, ms: 200 }
       })
-      for (let i = 0; i < 8; i++) guard.onSuccess(100, 0, attempt)
-      guard.onSuccess(5000, 0, attempt)
-      strictEqual(guard.onFailure(100, 0, attempt), true) // p90 of 10 is the 9th smallest: 100
-      strictEqual(guard.onFailure(200, 0, attempt), true) // p90 of 11 is the 10th: 200, not above 200
-      strictEqual(guard.onFailure(201, 0, attempt), false) // p90 of 12 is the 11th: 201
+      for (let i = 0; i < 8; i++) guard.onSuccess(succeeded(100, 0))
+      guard.onSuccess(succeeded(5000, 0))
+      strictEqual(guard.onFailure(failed(100, 0)), true) // p90 of 10 is the 9th smallest: 100
+      strictEqual(guard.onFailure(failed(200, 0)), true) // p90 of 11 is the 10th: 200, not above 200
+      strictEqual(guard.onFailure(failed(201, 0)), false) // p90 of 12 is the 11th: 201
     })
 
     it('should answer each failure as the success rate and the nearest-rank percentile of its window say', () => {
@@ -205,7 +220,7 @@ describe('Budget', () => {
               maxLatencyPercentile: { percentile, ms }
             })
             sorted.forEach((a, i) => {
-              if (a.ok) return guard.onSuccess(a.latency, a.at, attempt)
+              if (a.ok) return guard.onSuccess(succeeded(a.latency, a.at))
               // the window at this failure, the failure included
               const inWindow = sorted.slice(0, i + 1).filter((b) => b.at > a.at - window)
               const n = inWindow.length
@@ -213,7 +228,7 @@ describe('Budget', () => {
               // The percentile is at most ms exactly when at least ceil(p·n/100) latencies are at most ms.
               const fastEnough = inWindow.filter((b) => b.latency <= ms).length >= Math.ceil((percentile * n) / 100)
               const expected = n < minSamples || (successes / n >= minSuccessRate && fastEnough)
-              deepStrictEqual([i, guard.onFailure(a.latency, a.at, attempt)], [i, expected])
+              deepStrictEqual([i, guard.onFailure(failed(a.latency, a.at))], [i, expected])
             })
           }
         )
@@ -250,8 +265,8 @@ describe('Budget', () => {
               // successes and failures alike enter the window; only a failure (or `allows`) asks for the percentile
               const answers = budgets.map((budget) =>
                 i % 3 === 0
-                  ? (budget.onSuccess(latency, now, attempt), budget.allows?.(now))
-                  : budget.onFailure(latency, now, attempt)
+                  ? (budget.onSuccess(succeeded(latency, now)), budget.allows?.(now))
+                  : budget.onFailure(failed(latency, now))
               )
               deepStrictEqual([i, answers.indexOf(true)], [i, expected])
             })
@@ -264,12 +279,12 @@ describe('Budget', () => {
     it('should keep deciding correctly after compacting a long history', () => {
       const guard = Budget.adaptive({ window: 100, minSuccessRate: 0.5, minSamples: 1 })
       for (let t = 0; t < 4999; t++) {
-        if (t % 4 === 0) guard.onSuccess(1, t, attempt)
-        else guard.onFailure(1, t, attempt)
+        if (t % 4 === 0) guard.onSuccess(succeeded(1, t))
+        else guard.onFailure(failed(1, t))
       }
-      strictEqual(guard.onFailure(1, 4999, attempt), false) // 25% success
-      for (let t = 5000; t < 5100; t++) guard.onSuccess(1, t, attempt)
-      strictEqual(guard.onFailure(1, 5099, attempt), true) // 99 successes and this failure
+      strictEqual(guard.onFailure(failed(1, 4999)), false) // 25% success
+      for (let t = 5000; t < 5100; t++) guard.onSuccess(succeeded(1, t))
+      strictEqual(guard.onFailure(failed(1, 5099)), true) // 99 successes and this failure
     })
 
     it("should end a run with the last error and reason 'budget' once the attempts are too slow", async () => {
@@ -292,54 +307,54 @@ describe('Budget', () => {
   })
 
   describe('retryQuota', () => {
-    const timeout: Budget.BudgetAttempt = { retries: 0, error: { _tag: 'TimeoutError' }, retrying: true }
+    const timeout: Budget.BudgetAttempt = { ...failed(1, 0), error: { _tag: 'TimeoutError' } }
 
     it('should start with 500 tokens and take 5 per retry, 10 per retry of a timeout (the AWS SDK v3 defaults)', () => {
       const quota = Budget.retryQuota()
       strictEqual(quota.tokens, 500)
-      strictEqual(quota.onFailure(1, 0, attempt), true)
+      strictEqual(quota.onFailure(failed(1, 0)), true)
       strictEqual(quota.tokens, 495)
-      strictEqual(quota.onFailure(1, 0, timeout), true)
+      strictEqual(quota.onFailure(timeout), true)
       strictEqual(quota.tokens, 485)
     })
 
     it('should take nothing for a failure the schedule will not retry', () => {
       const quota = Budget.retryQuota({ tokens: 20 })
-      strictEqual(quota.onFailure(1, 0, { ...attempt, retrying: false }), false)
+      strictEqual(quota.onFailure({ ...failed(1, 0), retrying: false }), false)
       strictEqual(quota.tokens, 20)
     })
 
     it('should refuse a retry that costs more than is left, taking nothing', () => {
       const quota = Budget.retryQuota({ tokens: 12 })
-      strictEqual(quota.onFailure(1, 0, attempt), true) // 7 left
-      strictEqual(quota.onFailure(1, 0, timeout), false) // 10 > 7
+      strictEqual(quota.onFailure(failed(1, 0)), true) // 7 left
+      strictEqual(quota.onFailure(timeout), false) // 10 > 7
       strictEqual(quota.tokens, 7)
-      strictEqual(quota.onFailure(1, 0, attempt), true) // 2 left
-      strictEqual(quota.onFailure(1, 0, attempt), false)
+      strictEqual(quota.onFailure(failed(1, 0)), true) // 2 left
+      strictEqual(quota.onFailure(failed(1, 0)), false)
       strictEqual(quota.tokens, 2)
     })
 
     it('should allow 100 retries in a row from full (50 of timeouts), then none', () => {
       for (const [failure, expected] of [
-        [attempt, 100],
+        [failed(1, 0), 100],
         [timeout, 50]
       ] as const) {
         const quota = Budget.retryQuota()
         let retries = 0
-        for (let i = 0; i < 200; i++) if (quota.onFailure(1, 0, failure)) retries++
+        for (let i = 0; i < 200; i++) if (quota.onFailure(failure)) retries++
         strictEqual(retries, expected)
       }
     })
 
     it("should give back a success's last retry cost, or noRetryIncrement after no retry, never past its size", () => {
       const quota = Budget.retryQuota({ tokens: 30 })
-      quota.onFailure(1, 0, timeout) // 20
-      quota.onSuccess(1, 0, { retries: 1, error: { _tag: 'TimeoutError' }, retrying: false })
+      quota.onFailure(timeout) // 20
+      quota.onSuccess({ latency: 1, now: 0, retries: 1, error: { _tag: 'TimeoutError' }, retrying: false })
       strictEqual(quota.tokens, 30)
-      quota.onFailure(1, 0, attempt) // 25
-      quota.onSuccess(1, 0, { retries: 0, error: undefined, retrying: false })
+      quota.onFailure(failed(1, 0)) // 25
+      quota.onSuccess(succeeded(1, 0))
       strictEqual(quota.tokens, 26)
-      for (let i = 0; i < 10; i++) quota.onSuccess(1, 0, { retries: 0, error: undefined, retrying: false })
+      for (let i = 0; i < 10; i++) quota.onSuccess(succeeded(1, 0))
       strictEqual(quota.tokens, 30)
     })
 
@@ -359,18 +374,18 @@ describe('Budget', () => {
     it('retryThrottle: should answer whether the tokens are above half, taking none', () => {
       const bucket = Budget.retryThrottle({ maxTokens: 4, tokenRatio: 0.5 })
       strictEqual(bucket.allows?.(0), true)
-      bucket.onFailure(1, 0, attempt) // 3
+      bucket.onFailure(failed(1, 0)) // 3
       strictEqual(bucket.allows?.(0), true)
-      bucket.onFailure(1, 0, attempt) // 2: exactly half
+      bucket.onFailure(failed(1, 0)) // 2: exactly half
       strictEqual(bucket.allows?.(0), false)
       strictEqual(bucket.tokens, 2)
     })
 
     it('adaptive: should judge the window at now, without adding a sample', () => {
       const guard = Budget.adaptive({ window: 1000, minSuccessRate: 0.5, minSamples: 2 })
-      guard.onFailure(1, 0, attempt)
+      guard.onFailure(failed(1, 0))
       strictEqual(guard.allows?.(0), true) // one sample: too few
-      guard.onFailure(1, 0, attempt)
+      guard.onFailure(failed(1, 0))
       strictEqual(guard.allows?.(500), false) // 0 of 2
       strictEqual(guard.allows?.(1000), true) // both have left the window
     })
@@ -378,7 +393,7 @@ describe('Budget', () => {
     it('retryQuota: should answer whether a retry can be paid for, taking nothing', () => {
       const quota = Budget.retryQuota({ tokens: 7 })
       strictEqual(quota.allows?.(0), true)
-      quota.onFailure(1, 0, attempt) // 2 left
+      quota.onFailure(failed(1, 0)) // 2 left
       strictEqual(quota.allows?.(0), false)
       strictEqual(quota.tokens, 2)
     })
@@ -403,10 +418,10 @@ describe('Budget', () => {
               now += step.after
               if (step.ask) void asked.allows?.(now)
               if (step.ok) {
-                void asked.onSuccess(1, now, attempt)
-                void twin.onSuccess(1, now, attempt)
+                void asked.onSuccess(succeeded(1, now))
+                void twin.onSuccess(succeeded(1, now))
               } else {
-                deepStrictEqual(asked.onFailure(1, now, attempt), twin.onFailure(1, now, attempt))
+                deepStrictEqual(asked.onFailure(failed(1, now)), twin.onFailure(failed(1, now)))
               }
             }
           }
@@ -498,18 +513,14 @@ describe('Budget', () => {
     // percentile check.
     it.each(notDurations)('adaptive: a latency or a time of %s told to it should be a RangeError', (shown, bad) => {
       const budget = Budget.adaptive({ window: 1000, minSuccessRate: 0.5, minSamples: 1 })
-      const context = { retries: 0, error: 'e', retrying: true }
       throwsRangeError(
-        () => budget.onFailure(bad, 0, context),
+        () => budget.onFailure(failed(bad, 0)),
         new RegExp(`^Budget\\.adaptive: latency must be .*received ${shown}$`)
       )
-      throwsRangeError(
-        () => budget.onSuccess(bad, 0, { ...context, error: undefined, retrying: false }),
-        /latency must be/
-      )
+      throwsRangeError(() => budget.onSuccess(succeeded(bad, 0)), /latency must be/)
       if (shown !== '-1') {
         throwsRangeError(
-          () => budget.onFailure(1, bad, context),
+          () => budget.onFailure(failed(1, bad)),
           new RegExp(`^Budget\\.adaptive: now must be .*received ${shown}$`)
         )
         throwsRangeError(() => budget.allows?.(bad), /now must be/)

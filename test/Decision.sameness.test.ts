@@ -117,8 +117,8 @@ const harness = (c: Case): Harness => {
   if (c.budget !== 'none') {
     const inner = Budget.retryQuota({ tokens: 20, isTimeout: (e) => (e as Failure).kind === 'timeout' })
     const spied: Budget.RetryQuota = {
-      onSuccess: (l, n, a) => (told.push(['success', n, a.retries, a.error]), inner.onSuccess(l, n, a)),
-      onFailure: (l, n, a) => (told.push(['failure', n, a.retries, a.error, a.retrying]), inner.onFailure(l, n, a)),
+      onSuccess: (a) => (told.push(['success', a.now, a.retries, a.error]), inner.onSuccess(a)),
+      onFailure: (a) => (told.push(['failure', a.now, a.retries, a.error, a.retrying]), inner.onFailure(a)),
       get tokens() {
         return inner.tokens
       }

@@ -69,8 +69,8 @@ describe('Decision', () => {
       const seen: Array<unknown> = []
       told.push({ seen })
       return {
-        onSuccess: (l, n, a) => (seen.push(['success', a.retries, a.error]), quota.onSuccess(l, n, a)),
-        onFailure: (l, n, a) => (seen.push(['failure', a.retries, a.error]), quota.onFailure(l, n, a)),
+        onSuccess: (a) => (seen.push(['success', a.retries, a.error]), quota.onSuccess(a)),
+        onFailure: (a) => (seen.push(['failure', a.retries, a.error]), quota.onFailure(a)),
         get tokens() {
           return quota.tokens
         }
@@ -125,9 +125,9 @@ describe('Decision', () => {
   // Issue 25, item 3: an uncounted failure was refunded.
   it('Budget.asGuard with counts: a success after an uncounted failure should refund nothing', async () => {
     const quota = Budget.retryQuota({ tokens: 12 })
-    const failure = { retries: 0, error: 'timeout', retrying: true }
-    quota.onFailure(0, 0, failure)
-    quota.onFailure(0, 0, failure)
+    const failure = { latency: 0, now: 0, retries: 0, error: 'timeout', retrying: true }
+    quota.onFailure(failure)
+    quota.onFailure(failure)
     strictEqual(quota.tokens, 2) // the outage
     const guard = Budget.asGuard(quota, { counts: (e) => e !== 'bad request' })
     for (let run = 0; run < 3; run++) {

@@ -142,21 +142,21 @@ describe('Guard', () => {
 
   describe('budget', () => {
     it('should tell a success with onSuccess and a failure with onFailure, with the outcome’s fields', () => {
-      const calls: Array<unknown> = []
-      const budget = {
-        onSuccess: (latency: number, now: number, attempt: Budget.BudgetAttempt) =>
-          void calls.push(['s', latency, now, attempt]),
-        onFailure: (latency: number, now: number, attempt: Budget.BudgetAttempt) => (
-          calls.push(['f', latency, now, attempt]), false
-        )
+      const calls: Array<readonly [string, Budget.BudgetAttempt]> = []
+      const budget: Budget.RetryBudget = {
+        onSuccess: (attempt) => void calls.push(['s', attempt]),
+        onFailure: (attempt) => (calls.push(['f', attempt]), false)
       }
       const guard = Budget.asGuard(budget)
       strictEqual(guard.admit(failure), false)
       strictEqual(guard.admit({ ...failure, ok: true, retries: 1, retrying: false, delay: -1 }), true)
       deepStrictEqual(calls, [
-        ['f', 3, 10, { retries: 0, error: 'down', retrying: true }],
-        ['s', 3, 10, { retries: 1, error: 'down', retrying: false }]
+        ['f', { latency: 3, now: 10, retries: 0, error: 'down', retrying: true }],
+        ['s', { latency: 3, now: 10, retries: 1, error: 'down', retrying: false }]
       ])
+      // one record, its fields in the order every hook uses: what happened first, then the run's count
+      for (const [, attempt] of calls)
+        deepStrictEqual(Object.keys(attempt), ['latency', 'now', 'retries', 'error', 'retrying'])
     })
 
     it('should not tell the failures that do not count, and admit them', () => {

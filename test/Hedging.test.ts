@@ -345,9 +345,9 @@ describe('Hedging', () => {
         const clock = TestClock.make()
         const told: Array<string> = []
         const budget: RetryBudget = {
-          onSuccess: (latency, now, attempt) => void told.push(`success ${latency} at ${now} (${attempt.retries})`),
-          onFailure: (latency, now, attempt) => (
-            told.push(`failure ${latency} at ${now} (${attempt.retries}, ${attempt.retrying})`), true
+          onSuccess: ({ latency, now, retries }) => void told.push(`success ${latency} at ${now} (${retries})`),
+          onFailure: ({ latency, now, retries, retrying }) => (
+            told.push(`failure ${latency} at ${now} (${retries}, ${retrying})`), true
           )
         }
         const s = scripted(clock, [30, 1_000, 80], ['fail', 'ok', 'ok'])
@@ -365,7 +365,8 @@ describe('Hedging', () => {
       // Regression: a hedge its timer sent was charged nothing, yet its success was refunded as a paid retry's.
       it('should give a retry quota back only what its retries took', async () => {
         const quota = Budget.retryQuota({ tokens: 100 })
-        for (let i = 0; i < 10; i++) quota.onFailure(0, 0, { retries: 0, error: 'x', retrying: true }) // 50 left
+        const failure = { latency: 0, now: 0, retries: 0, error: 'x', retrying: true }
+        for (let i = 0; i < 10; i++) quota.onFailure(failure) // 50 left
         const clock = TestClock.make()
         const s = scripted(clock, [1_000, 5], ['ok', 'ok'])
         const { summary } = await run(clock, (o) =>
@@ -377,8 +378,9 @@ describe('Hedging', () => {
 
       it('should always send the first attempt, and a hedge only while the token bucket is above half', async () => {
         const bucket = Budget.retryThrottle({ maxTokens: 4, tokenRatio: 1 })
-        bucket.onFailure(0, 0, { retries: 0, error: 'x', retrying: false }) // 3 tokens
-        bucket.onFailure(0, 0, { retries: 0, error: 'x', retrying: false }) // 2: at half, throttled
+        const failure = { latency: 0, now: 0, retries: 0, error: 'x', retrying: false }
+        bucket.onFailure(failure) // 3 tokens
+        bucket.onFailure(failure) // 2: at half, throttled
         const clock = TestClock.make()
         const s = scripted(clock, [500, 10], ['ok', 'ok'])
         const { result, summary } = await run(clock, (o) =>

@@ -880,7 +880,7 @@ describe('Http', () => {
       const failures: Array<number> = []
       const budget: Budget.RetryBudget = {
         onSuccess: () => undefined,
-        onFailure: (_, now) => (failures.push(now), true)
+        onFailure: ({ now }) => (failures.push(now), true)
       }
       const get = Http.retryingFetch(threeRetries(100), { clock, breaker, budget })
       await drive(clock, get(`${s.url}/`)())

@@ -951,7 +951,7 @@ describe('OpenTelemetry', () => {
           none: { onSuccess: () => undefined, onFailure: () => true }
         }
       })
-      bucket.onFailure(0, 0, { retries: 0, error: 'x', retrying: true })
+      bucket.onFailure({ latency: 0, now: 0, retries: 0, error: 'x', retrying: true })
       deepStrictEqual((await pointsOf(s))['fp_ts_retry.budget.tokens ({token})'], {
         'budget.name=api': 9,
         'budget.name=other': 4

@@ -12,7 +12,10 @@ import type { Event } from '../src/Event'
 import type { StopReason } from '../src/Retry'
 import { deepStrictEqual } from './util'
 
-const attempt = { retries: 0, error: undefined, retrying: true }
+/** What the runner tells a budget of a first attempt, 1 ms long and ended at 0, that failed and is to be retried. */
+const failed: Budget.BudgetAttempt = { latency: 1, now: 0, retries: 0, error: '503', retrying: true }
+/** What the runner tells a budget of a first attempt, 1 ms long and ended at 0, that succeeded. */
+const succeeded: Budget.BudgetAttempt = { latency: 1, now: 0, retries: 0, error: undefined, retrying: false }
 
 describe('RedisBudget.retryThrottle (no server needed)', () => {
   const redis: RedisBudget.RedisClient = { evalsha: async () => 0, eval: async () => 0 }
@@ -64,12 +67,12 @@ describeWithRedis('RedisBudget.retryThrottle on a real Redis', (server) => {
           const options = { maxTokens: maxMilli / 1000, tokenRatio: ratioMilli / 1000 }
           const local = Budget.retryThrottle(options)
           const shared = RedisBudget.retryThrottle({ redis, key: key(), ...options })
-          for (const succeeded of outcomes) {
-            if (succeeded) {
-              local.onSuccess(1, 0, attempt)
-              await shared.onSuccess(1, 0)
+          for (const success of outcomes) {
+            if (success) {
+              local.onSuccess(succeeded)
+              await shared.onSuccess(succeeded)
             } else {
-              assert.strictEqual(await shared.onFailure(1, 0), local.onFailure(1, 0, attempt))
+              assert.strictEqual(await shared.onFailure(failed), local.onFailure(failed))
             }
             assert.strictEqual(await shared.allows(0), local.allows?.(0))
           }
@@ -82,11 +85,11 @@ describeWithRedis('RedisBudget.retryThrottle on a real Redis', (server) => {
 
   it('should load its script again when the server has forgotten it (NOSCRIPT)', async () => {
     const bucket = RedisBudget.retryThrottle({ redis, key: key(), maxTokens: 10, tokenRatio: 0.1 })
-    deepStrictEqual(await bucket.onFailure(1, 0), true)
+    deepStrictEqual(await bucket.onFailure(failed), true)
     await redis.script('FLUSH')
-    deepStrictEqual(await bucket.onFailure(1, 0), true)
+    deepStrictEqual(await bucket.onFailure(failed), true)
     deepStrictEqual(await bucket.tokens(), 8)
-    for (let i = 0; i < 10; i++) await bucket.onSuccess(1, 0)
+    for (let i = 0; i < 10; i++) await bucket.onSuccess(succeeded)
     deepStrictEqual(await bucket.tokens(), 9) // 0.1 x 10 is exactly 1: no drift
   })
 
@@ -218,10 +221,10 @@ describeWithRedis('RedisBudget.retryThrottle when Redis is paused or killed', ()
 
   it('the local fallback should hold what this process saw: a bucket drained before the outage refuses in it', async () => {
     const budget = bucket()
-    for (let i = 0; i < 6; i++) await budget.onFailure(1, 0) // 10 -> 4 tokens, shared and local
+    for (let i = 0; i < 6; i++) await budget.onFailure(failed) // 10 -> 4 tokens, shared and local
     process.kill(server.pid, 'SIGSTOP')
     try {
-      deepStrictEqual(await budget.onFailure(1, 0), false)
+      deepStrictEqual(await budget.onFailure(failed), false)
       deepStrictEqual(await budget.allows(0), false)
     } finally {
       process.kill(server.pid, 'SIGCONT')

@@ -1692,11 +1692,11 @@ describe('regressions', () => {
       let i = 0
       return {
         budget: {
-          onSuccess: (_, __, attempt) => {
+          onSuccess: (attempt) => {
             calls.push({ on: 'success', attempt })
             return async ? Promise.resolve() : undefined
           },
-          onFailure: (_, __, attempt) => {
+          onFailure: (attempt) => {
             const allowed = answers[i++] ?? true
             calls.push({ on: 'failure', attempt, allowed })
             return async ? Promise.resolve(allowed) : allowed
@@ -1775,7 +1775,7 @@ describe('regressions', () => {
         const log: Array<string> = []
         const budget: RetryBudget = {
           onSuccess: () => undefined,
-          onFailure: (_, __, { retries }) => {
+          onFailure: ({ retries }) => {
             if (retries === 0) void Promise.resolve().then(() => log.push('a job the budget queued'))
             return async ? Promise.resolve(true) : true
           }
@@ -1793,13 +1793,21 @@ describe('regressions', () => {
     })
 
     it('onFailure should be called for every failed attempt, the last included, and onSuccess for the success', async () => {
-      // the schedule stops after 2 retries: three failures, the last not retried
+      // the schedule stops after 2 retries: three failures, the last not retried; each instant, 10 ms apart
       const stopped = scripted([], false)
       await decisions(pipe(Schedule.constant(10), Schedule.intersect(Schedule.recurs(2))), stopped.budget, Infinity)
       deepStrictEqual(stopped.calls, [
-        { on: 'failure', attempt: { retries: 0, error: 'error 1', retrying: true }, allowed: true },
-        { on: 'failure', attempt: { retries: 1, error: 'error 2', retrying: true }, allowed: true },
-        { on: 'failure', attempt: { retries: 2, error: 'error 3', retrying: false }, allowed: true }
+        { on: 'failure', attempt: { latency: 0, now: 0, retries: 0, error: 'error 1', retrying: true }, allowed: true },
+        {
+          on: 'failure',
+          attempt: { latency: 0, now: 10, retries: 1, error: 'error 2', retrying: true },
+          allowed: true
+        },
+        {
+          on: 'failure',
+          attempt: { latency: 0, now: 20, retries: 2, error: 'error 3', retrying: false },
+          allowed: true
+        }
       ])
       // success on the third attempt
       const succeeded = scripted([], false)
@@ -1808,7 +1816,13 @@ describe('regressions', () => {
         succeeded.calls.map((c) => c.on),
         ['failure', 'failure', 'success']
       )
-      deepStrictEqual(succeeded.calls[2].attempt, { retries: 2, error: 'error 2', retrying: false })
+      deepStrictEqual(succeeded.calls[2].attempt, {
+        latency: 0,
+        now: 20,
+        retries: 2,
+        error: 'error 2',
+        retrying: false
+      })
       // refused on the second failure: it was told of both
       const refused = scripted([true, false], false)
       const { attempts } = await decisions(schedule, refused.budget, Infinity)
@@ -1836,7 +1850,7 @@ describe('regression: an abort during an attempt', () => {
     const told: Array<BudgetAttempt> = []
     const budget: RetryBudget = {
       onSuccess: () => undefined,
-      onFailure: (_, __, attempt) => {
+      onFailure: (attempt) => {
         told.push(attempt)
         return true
       }
@@ -1858,7 +1872,7 @@ describe('regression: an abort during an attempt', () => {
     )()
     deepStrictEqual(result, E.left('down'))
     deepStrictEqual(reasons, ['aborted'])
-    deepStrictEqual(told, [{ retries: 0, error: 'down', retrying: false }])
+    deepStrictEqual(told, [{ latency: 0, now: 0, retries: 0, error: 'down', retrying: false }])
   })
 })
 
