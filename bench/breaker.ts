@@ -4,7 +4,7 @@
  * call costs. Issue 20 asks that a shared breaker add at most one round trip per call when its local copy is stale,
  * none when it is fresh; bench/RESULTS.md keeps the table between the `breaker` markers.
  *
- * `Breaker.guard` of an action that answers at once, 16 calls in flight, on a throwaway redis-server on loopback:
+ * `Breaker.protect` of an action that answers at once, 16 calls in flight, on a throwaway redis-server on loopback:
  * real time, which varies with the machine, so each row is timed in several rounds (rows in rotating order) and the
  * median kept; read the ratios, taken within one run. The failing rows fail one call in 10, which none of the
  * policies opens on (the run checks that every breaker is still closed at the end).
@@ -74,7 +74,7 @@ const main = async (): Promise<void> => {
         Promise.resolve(failing && ++calls % FAIL_EVERY === 0 ? E.left('503') : E.right(1))
       const call = pipe(
         action,
-        Breaker.guard(breaker, () => 'open')
+        Breaker.protect(breaker, () => 'open')
       )
       const result = await throughput(call, trips, { ms: ROW_MS, concurrency: CONCURRENCY })
       if (breaker.state._tag !== 'Closed') throw new Error(`bench:breaker: ${POLICIES[policy][0]} opened`)
@@ -96,7 +96,7 @@ const main = async (): Promise<void> => {
     const section = [
       '## A breaker shared through Redis: calls per second beside a local one',
       '',
-      `\`npm run bench:breaker\`: \`Breaker.guard\` of an action that answers at once, ${CONCURRENCY} calls in flight, ` +
+      `\`npm run bench:breaker\`: \`Breaker.protect\` of an action that answers at once, ${CONCURRENCY} calls in flight, ` +
         `each row ${ROW_MS} ms in each of ${ROUNDS} rounds (the median kept), on a throwaway redis-server on loopback; ` +
         `Node ${process.version}, ${os.cpus().length} cores, load average ${os.loadavg()[0].toFixed(1)} at the end. ` +
         'Real time: the figures vary with the machine, the ratios much less. "Against local" divides by the local ' +

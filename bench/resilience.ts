@@ -255,7 +255,7 @@ const measureOutage = async (protection: Protection): Promise<OutageRow> => {
       ? dependency
       : pipe(
           dependency,
-          Breaker.guard(breaker, () => 'circuit open')
+          Breaker.protect(breaker, () => 'circuit open')
         )
   const call = protection.retries
     ? pipe(wrapped, retrying(retryPolicy, { clock, random: Random.seeded(3), budget: protection.budget?.(), breaker }))
@@ -312,7 +312,7 @@ const outage = async (): Promise<{ readonly section: string; readonly rows: Read
       } s. ` +
       'Retries: `pipe(exponential(100), fullJitter, intersect(recurs(3)))` (3 retries, 4 attempts). Budget: ' +
       '`retryThrottle({ maxTokens: 10, tokenRatio: 0.1 })`. Breaker: `consecutive({ threshold: 5, halfOpenAfter: ' +
-      "pipe(exponential(1_000), capped(5_000)) })`, inside the retry (`Breaker.guard` on each attempt, and the runner's " +
+      "pipe(exponential(1_000), capped(5_000)) })`, inside the retry (`Breaker.protect` on each attempt, and the runner's " +
       '`breaker` option). On a `TestClock`, seeded: exact. **Recovery** is how long after the dependency comes back the ' +
       'last call fails.',
     '',
@@ -408,7 +408,7 @@ const throughput = (call: () => Promise<unknown>, trips: () => number): Promise<
   timed(call, trips, { ms: SHARED_MS, concurrency: SHARED_CONCURRENCY })
 
 /**
- * Calls per second through `Breaker.guard` of an action that succeeds at once, with the breaker's state in this
+ * Calls per second through `Breaker.protect` of an action that succeeds at once, with the breaker's state in this
  * process (`memoryStore`), in Redis with a fresh local copy (`staleness` longer than the run: no round trip while
  * closed) and with a stale one (`staleness: 0`: one round trip a call); and through `RateLimiter.throttle` of a
  * limiter that always has a token, local and in Redis. Real time on a throwaway redis-server on loopback: it varies
@@ -423,7 +423,7 @@ const shared = async (): Promise<string> => {
     const viaBreaker = (breaker: Breaker.Breaker) =>
       pipe(
         ok,
-        Breaker.guard(breaker, () => 'open')
+        Breaker.protect(breaker, () => 'open')
       )
     const breakerIn = (staleness: number) => {
       const { client, trips } = counting(redis)
@@ -489,7 +489,7 @@ const main = async (): Promise<void> => {
     '## Resilience: hedging, breakers and budgets',
     '',
     'Both runs are simulations on virtual time (`TestClock`, seeded draws), using the library itself ' +
-      '(`hedging`, `Breaker.consecutive` and `Breaker.guard`, `Budget.retryThrottle`, `retrying`): every figure is exact ' +
+      '(`hedging`, `Breaker.consecutive` and `Breaker.protect`, `Budget.retryThrottle`, `retrying`): every figure is exact ' +
       'and the same on every machine. Regenerate with `npm run bench:resilience` ' +
       `(${Math.round((performance.now() - began) / 1000)} s).`,
     '',

@@ -11,7 +11,7 @@
  * it opens, the next after a failed probe, and so on, so the wait grows as the schedule says (cockatiel#68) and
  * `Driver.delays(halfOpenAfter)` previews it.
  *
- * {@link guard} wraps an action with a breaker. Given to `retrying` as its `breaker` option, the same breaker also
+ * {@link protect} wraps an action with a breaker. Given to `retrying` as its `breaker` option, the same breaker also
  * ends a run whose circuit is open (reason `'breaker'`) instead of sleeping toward a dependency known to be down
  * (cockatiel#107). See docs/breakers-and-hedging.md for the order of the two and its arithmetic.
  *
@@ -29,7 +29,7 @@
  *   const breaker = Breaker.consecutive({ threshold: 2, halfOpenAfter: Schedule.exponential(1_000), clock })
  *   let calls = 0
  *   const down: TaskEither<string, number> = () => (calls++, Promise.resolve(E.left('503')))
- *   const call = pipe(down, Breaker.guard(breaker, () => 'circuit open'))
+ *   const call = pipe(down, Breaker.protect(breaker, () => 'circuit open'))
  *   assert.deepStrictEqual(await call(), { _tag: 'Left', left: '503' })
  *   assert.deepStrictEqual(await call(), { _tag: 'Left', left: '503' }) // 2 failures in a row: it opens
  *   assert.deepStrictEqual(await call(), { _tag: 'Left', left: 'circuit open' }) // not called
@@ -54,6 +54,7 @@ import type { Random } from './Random'
 import type { Schedule } from './Schedule'
 import { isPromise } from './internal/promise'
 import { noop, onAbort } from './internal/abort'
+import { observe } from './internal/observe'
 import { health, within, type Health } from './internal/service'
 import { counterOf, inARow, lastCalls, lastMs, sameWindow, type Counter } from './internal/counters'
 import type * as model from './internal/model'
@@ -89,24 +90,6 @@ export type State =
   | { readonly _tag: 'Closed'; readonly since: number }
   | { readonly _tag: 'Open'; readonly since: number; readonly halfOpenAt: number }
   | { readonly _tag: 'HalfOpen'; readonly since: number }
-
-/**
- * What the `onStateChange` hook is told: the state left, the state entered, and whether this process made the
- * change (`'local'`) or adopted it from the fleet's {@link Store} (`'store'`).
- *
- * @example
- * import type { StateChange } from 'fp-ts-retry/Breaker'
- *
- * const log = (change: StateChange): string => `${change.from._tag} -> ${change.to._tag} at ${change.to.since} (${change.source})`
- *
- * @category model
- * @since 0.2.0
- */
-export interface StateChange {
-  readonly from: State
-  readonly to: State
-  readonly source: 'local' | 'store'
-}
 
 /**
  * Counts kept since the breaker was made: outcomes reported (`successes`, `failures`) and calls refused
@@ -362,7 +345,7 @@ export interface Store {
 }
 
 /**
- * A circuit breaker: shared by every call to one dependency, used through {@link guard} and the `breaker` option
+ * A circuit breaker: shared by every call to one dependency, used through {@link protect} and the `breaker` option
  * of `retrying`.
  *
  * **Details**
@@ -417,7 +400,7 @@ export interface Breaker {
  * - `halfOpenAfter`: the waits before a probe, as a `Schedule` (fed nothing: its input is `undefined`). Its first
  *   delay is the wait after the circuit opens, the next the wait after a failed probe, and so on. Use
  *   `Schedule.capped` to bound the growth; a schedule that stops leaves the circuit open for good, and so does one
- *   that throws (its error is thrown on its own, as a hook's is).
+ *   that throws (its error is thrown on its own once the breaker's call is over: a broken schedule is a bug).
  * - `halfOpenProbes` (default 1, a whole number >= 1): how many probes may be in flight at once while half-open;
  *   that many successes close the circuit, and the first failure opens it again. With a store, in the whole fleet.
  * - `clock` (default `Clock.live`) gives the time; give it the run's clock. `random` (default `Random.live`)
@@ -427,26 +410,36 @@ export interface Breaker {
  *   store again (0: every call that is not refused at once costs one store call, besides its outcome's). `storeTimeout` (ms, default 100): the longest any store call is waited for, on
  *   `clock`. `probeLease` (ms, default 10,000): how long a probe permit of the fleet lasts if its process never
  *   reports it (it died): then another process may probe. Make it longer than a call takes.
- * - `name`: the breaker's name in its events. `onEvent` is told `BreakerStateChanged` at every change of state
- *   (`origin` `'local'` when this process made it, `'store'` when it was read from the fleet), and the store's
- *   `ServiceUnavailable` and `ServiceRecovered`.
- * - `onStateChange`: called at every change of state (see {@link StateChange}), with the time in `to.since`.
- * - `onEvent` and `onStateChange` observe: an error they throw does not undo or stop the change, and is thrown on
- *   its own once the breaker's call is over (an uncaught exception, as Node reports an error thrown by an
- *   `EventTarget` listener).
+ * - `name`: the breaker's name in its events. `onEvent` is told a `BreakerStateChanged` at every change of state,
+ *   the one way to be told of one, as plain JSON: `from` and `to` (the states' tags), `since` (when the new state
+ *   began, on `clock`), for `to: 'Open'` `halfOpenAt` (when a probe may go; `null` when none ever will: isolated,
+ *   or `halfOpenAfter` stopped) and `origin` (`'local'` when this process made the change, `'store'` when it was
+ *   read from the fleet); and the store's `ServiceUnavailable` and `ServiceRecovered`. A wait that changes within
+ *   one opening (the fleet's wait wins, or `isolate()` takes the probe away) is no change of state: `state` shows
+ *   it, nothing is told.
+ * - `onEvent` observes, under the library's one rule (see the `Event` module): an error it throws is reported as a
+ *   process warning (`ObserverWarning`) and the change goes on, as if it had returned.
  *
  * @example
+ * import * as Breaker from 'fp-ts-retry/Breaker'
  * import type { BreakerOptions } from 'fp-ts-retry/Breaker'
  * import * as Schedule from 'fp-ts-retry/Schedule'
- * import { pipe } from 'fp-ts/function'
+ * import * as TestClock from 'fp-ts-retry/TestClock'
+ * import * as assert from 'assert'
  *
- * const changes: Array<string> = []
+ * const clock = TestClock.make()
+ * const probes: Array<number | null> = []
  * const options: BreakerOptions = {
- *   halfOpenAfter: pipe(Schedule.exponential(1_000), Schedule.capped(30_000), Schedule.jittered()),
- *   halfOpenProbes: 3,
+ *   halfOpenAfter: Schedule.constant(1_000),
+ *   clock,
  *   name: 'payments-api',
- *   onEvent: (event) => void changes.push(event._tag === 'BreakerStateChanged' ? `${event.from} -> ${event.to}` : event._tag)
+ *   onEvent: (event) => void (event._tag === 'BreakerStateChanged' && event.to === 'Open' && probes.push(event.halfOpenAt))
  * }
+ * const breaker = Breaker.consecutive({ ...options, threshold: 1 })
+ * ;(breaker.enter() as Breaker.Permit).onFailure() // opens: a probe may go 1 s later
+ * breaker.reset()
+ * breaker.isolate() // open, and no probe ever
+ * assert.deepStrictEqual(probes, [1_000, null])
  *
  * @category model
  * @since 0.2.0
@@ -462,7 +455,6 @@ export interface BreakerOptions {
   readonly probeLease?: number | undefined
   readonly name?: string | undefined
   readonly onEvent?: Event.Observer | undefined
-  readonly onStateChange?: ((change: StateChange) => void) | undefined
 }
 
 /**
@@ -514,7 +506,7 @@ export interface SamplingOptions extends BreakerOptions {
 }
 
 /**
- * Options of {@link guard}: `isFailure` (default: every `Left`) says which errors count against the dependency;
+ * Options of {@link protect}: `isFailure` (default: every `Left`) says which errors count against the dependency;
  * `signal`, the attempt's signal, tells it when the attempt has been given up.
  *
  * **Details**
@@ -527,9 +519,9 @@ export interface SamplingOptions extends BreakerOptions {
  *   the probe it holds.
  *
  * @example
- * import type { GuardOptions } from 'fp-ts-retry/Breaker'
+ * import type { ProtectOptions } from 'fp-ts-retry/Breaker'
  *
- * const options: GuardOptions<{ status: number }> = {
+ * const options: ProtectOptions<{ status: number }> = {
  *   isFailure: (e) => e.status >= 500,
  *   signal: new AbortController().signal // in a run, the attempt's: `AttemptContext.signal`
  * }
@@ -537,7 +529,7 @@ export interface SamplingOptions extends BreakerOptions {
  * @category model
  * @since 0.2.0
  */
-export interface GuardOptions<E> {
+export interface ProtectOptions<E> {
   readonly isFailure?: Predicate<E> | undefined
   readonly signal?: AbortSignal | undefined
 }
@@ -574,23 +566,14 @@ const NEVER = Number.POSITIVE_INFINITY
 const STORE = 'breaker store'
 
 /**
- * Throws `error` on its own, after the current call: what the breaker does with an error that must neither stop a
- * change half-way nor replace a call's own answer (a hook's, a schedule's), as Node does with an error thrown by
- * an `EventTarget` listener.
+ * Throws `error` on its own, after the current call: what the breaker does with an error that is no observer's (a
+ * schedule's, a permit's report) and must neither stop a change half-way nor replace a call's own answer, as Node
+ * does with an error thrown by an `EventTarget` listener. An observer's error follows `internal/observe`.
  */
 const throwAside = (error: unknown): void =>
   queueMicrotask(() => {
     throw error
   })
-
-/** Runs an observer; its error is thrown on its own. */
-const observe = (f: () => void): void => {
-  try {
-    f()
-  } catch (e) {
-    throwAside(e)
-  }
-}
 
 /** Reports an outcome to a permit; an error of the report is thrown on its own. */
 const tell = (report: () => void | Promise<void>): void | Promise<void> => {
@@ -643,8 +626,10 @@ interface Config {
   readonly lease: number
   readonly name: string | undefined
   readonly onEvent: Event.Observer | undefined
-  readonly onStateChange: ((change: StateChange) => void) | undefined
 }
+
+/** Who made a change of state: this process, or the fleet (read from the store). */
+type Origin = Event.BreakerStateChanged['origin']
 
 class Circuit implements Breaker {
   state: State
@@ -687,8 +672,7 @@ class Circuit implements Breaker {
   }
 
   private emit(event: Event.Event): void {
-    const onEvent = this.config.onEvent
-    if (onEvent !== undefined) observe(() => onEvent(event))
+    observe(this.config.onEvent, event)
   }
 
   /**
@@ -703,25 +687,28 @@ class Circuit implements Breaker {
     this.probeSuccesses = 0
   }
 
-  private change(to: State, origin: StateChange['source']): void {
+  private change(to: State, origin: Origin): void {
     const from = this.state
     this.state = to
     this.restart()
     if (to._tag === 'Closed') this.waits = undefined
-    // Observers: an error of theirs must not stop a change half-way (a half-open circuit whose probe was never
-    // handed out stays half-open for good).
-    const { onStateChange, name } = this.config
-    if (onStateChange !== undefined) observe(() => onStateChange({ from, to, source: origin }))
-    this.emit({
-      _tag: 'BreakerStateChanged',
-      source: 'breaker',
-      run: 0,
-      at: to.since,
-      from: from._tag,
-      to: to._tag,
-      origin,
-      ...(name === undefined ? {} : { name })
-    })
+    // Told last, and never thrown from (internal/observe): an observer's error must not stop a change half-way (a
+    // half-open circuit whose probe was never handed out stays half-open for good). Plain JSON: an `Infinity` wait
+    // (isolated, or `halfOpenAfter` stopped) is told as `null`.
+    const told = { _tag: 'BreakerStateChanged', source: 'breaker', run: 0, at: to.since, from: from._tag } as const
+    const named = this.config.name === undefined ? {} : { name: this.config.name }
+    this.emit(
+      to._tag === 'Open'
+        ? {
+            ...told,
+            to: 'Open',
+            since: to.since,
+            halfOpenAt: Number.isFinite(to.halfOpenAt) ? to.halfOpenAt : null,
+            origin,
+            ...named
+          }
+        : { ...told, to: to._tag, since: to.since, origin, ...named }
+    )
   }
 
   /**
@@ -774,7 +761,7 @@ class Circuit implements Breaker {
   }
 
   /** Takes what the store answered: the fleet's state, and its count while closed. */
-  private take(stored: StoredState, origin: StateChange['source']): void {
+  private take(stored: StoredState, origin: Origin): void {
     this.adopt(stored, origin)
     this.know(stored._tag === 'Closed' && this.state._tag === 'Closed' ? stored.tally : undefined)
   }
@@ -785,7 +772,7 @@ class Circuit implements Breaker {
   }
 
   /** Takes the fleet's state when its version is not the one this process last took. */
-  private adopt(stored: StoredState, origin: StateChange['source']): void {
+  private adopt(stored: StoredState, origin: Origin): void {
     if (stored.version === this.seen && (!this.diverged || stored._tag === this.state._tag)) {
       this.diverged = false
       return
@@ -994,8 +981,7 @@ const build = (where: string, policy: Policy, options: BreakerOptions): Breaker 
     storeTimeout: ms('storeTimeout', options.storeTimeout, 100),
     lease: ms('probeLease', options.probeLease, 10_000),
     name,
-    onEvent: options.onEvent,
-    onStateChange: options.onStateChange
+    onEvent: options.onEvent
   })
 }
 
@@ -1003,7 +989,6 @@ const checkOptions = (where: string, options: BreakerOptions): void => {
   validate.object(where, 'options', options)
   validate.schedule(where, 'halfOpenAfter', options.halfOpenAfter)
   validate.services(where, 'options', { clock: options.clock, random: options.random })
-  if (options.onStateChange !== undefined) validate.callable(where, 'onStateChange', options.onStateChange)
   if (options.onEvent !== undefined) validate.callable(where, 'onEvent', options.onEvent)
   const store = options.store as unknown as Record<string, unknown> | null | undefined
   if (
@@ -1318,7 +1303,8 @@ export const memoryStore = (options: { readonly clock?: Clock | undefined } = {}
 
 /**
  * Runs an action through a breaker: while the circuit is open it fails at once with `onOpen(state)`, without
- * running the action; in half-open one call goes through as the probe and the others fail at once.
+ * running the action; half-open, a call goes through as a probe while a probe slot is free (`halfOpenProbes`), and
+ * the others fail at once.
  *
  * **Details**
  *
@@ -1327,10 +1313,10 @@ export const memoryStore = (options: { readonly clock?: Clock | undefined } = {}
  * - An action that rejects is a defect: it is reported as a failure (a dependency that throws is not healthy),
  *   and the rejection propagates unchanged.
  * - The call answers what the action answered: a report that fails (a {@link Store} whose write fails) never
- *   replaces it; its error is thrown on its own, as a hook's is.
+ *   replaces it; its error is thrown on its own once the call is over.
  * - An attempt given up before it settles must still be reported, or a probe holds the circuit half-open for good:
  *   under `retryingWithContext` with `attemptTimeout`, pass the attempt's signal as `options.signal` (see
- *   {@link GuardOptions}); its abort reports the call as a failure at once. Under `retrying`, whose action sees no
+ *   {@link ProtectOptions}); its abort reports the call as a failure at once. Under `retrying`, whose action sees no
  *   signal, a timed-out attempt is reported only when it settles.
  * - Inside `retrying`, give the runner the same breaker (`retrying(schedule, { breaker })`): a refused attempt
  *   then ends the run at once, reason `'breaker'`, instead of retrying into the open circuit. See
@@ -1352,7 +1338,7 @@ export const memoryStore = (options: { readonly clock?: Clock | undefined } = {}
  *   const reasons: Array<StopReason> = []
  *   const call = pipe(
  *     TE.left<string, number>('503'),
- *     Breaker.guard(breaker, () => 'circuit open'),
+ *     Breaker.protect(breaker, () => 'circuit open'),
  *     retrying(pipe(Schedule.constant(100), Schedule.intersect(Schedule.recurs(5))), { clock, breaker, onDone: ({ reason }) => void reasons.push(reason) })
  *   )
  *   const run = call()
@@ -1366,12 +1352,12 @@ export const memoryStore = (options: { readonly clock?: Clock | undefined } = {}
  * @category combinators
  * @since 0.2.0
  */
-export const guard = <E2, E = unknown>(
+export const protect = <E2, E = unknown>(
   breaker: Breaker,
   onOpen: (state: State) => E2,
-  options: GuardOptions<E> = {}
+  options: ProtectOptions<E> = {}
 ): (<E1 extends E, A>(action: TaskEither<E1, A>) => TaskEither<E1 | E2, A>) => {
-  const where = 'Breaker.guard'
+  const where = 'Breaker.protect'
   validate.implementing(where, 'breaker', 'a Breaker', ['enter', 'admitsIn'], breaker)
   validate.callable(where, 'onOpen', onOpen)
   validate.object(where, 'options', options)
@@ -1414,8 +1400,8 @@ export const guard = <E2, E = unknown>(
  *
  * **Details**
  *
- * - The breaker is not told of outcomes here: wrap the action with `Breaker.guard` and the same breaker.
- * - `options.refused`: which failures are the breaker's own refusal (the `Left` that `Breaker.guard` makes while
+ * - The breaker is not told of outcomes here: wrap the action with `Breaker.protect` and the same breaker.
+ * - `options.refused`: which failures are the breaker's own refusal (the `Left` that `Breaker.protect` makes while
  *   the circuit is open), so that a run they end stops with reason `'breaker'`.
  *
  * @example

@@ -2,7 +2,7 @@
  * Bulkheads: at most `maxConcurrent` calls to one dependency in flight, and at most `maxQueue` more waiting for a
  * slot, first come first served; a call beyond that is refused at once.
  *
- * {@link guard} wraps a `TaskEither` with a bulkhead, {@link guardSignalled} an action that takes an `AbortSignal`:
+ * {@link protect} wraps a `TaskEither` with a bulkhead, {@link protectSignalled} an action that takes an `AbortSignal`:
  * a waiting call whose signal aborts leaves the queue at once, and never holds up those behind it (cockatiel#112).
  * {@link asGuard} makes a bulkhead a `Guard` of the runners: a retry is refused while the bulkhead is full, and the
  * run stops with reason `'bulkhead'`. The bulkhead goes outside everything else: see docs/resilience-order.md.
@@ -17,7 +17,7 @@
  *   const bulkhead = Bulkhead.make({ maxConcurrent: 1, maxQueue: 1 })
  *   let release = (): void => undefined
  *   const slow: TaskEither<string, string> = () => new Promise((resolve) => (release = () => resolve({ _tag: 'Right', right: 'ok' })))
- *   const call = pipe(slow, Bulkhead.guard(bulkhead, () => 'too busy'))
+ *   const call = pipe(slow, Bulkhead.protect(bulkhead, () => 'too busy'))
  *   const first = call() // runs
  *   const second = call() // waits
  *   assert.deepStrictEqual(await call(), { _tag: 'Left', left: 'too busy' }) // refused at once
@@ -38,6 +38,7 @@ import * as LiveClock from './Clock'
 import type { BulkheadEvent, Observer } from './Event'
 import type { Guard } from './Guard'
 import { noop, onAbort } from './internal/abort'
+import { observe } from './internal/observe'
 import { isPromise } from './internal/promise'
 import * as validate from './internal/validate'
 
@@ -64,7 +65,7 @@ import * as validate from './internal/validate'
 export type Release = () => void
 
 /**
- * A bulkhead: shared by every call to one dependency, used through {@link guard}, {@link guardSignalled} and
+ * A bulkhead: shared by every call to one dependency, used through {@link protect}, {@link protectSignalled} and
  * {@link asGuard}.
  *
  * **Details**
@@ -119,7 +120,7 @@ export interface BulkheadOptions {
 }
 
 /**
- * What {@link guard} hands its `onRejected` when a call finds the bulkhead full: the bulkhead's bounds, to put in
+ * What {@link protect} hands its `onRejected` when a call finds the bulkhead full: the bulkhead's bounds, to put in
  * an error. {@link asGuard} recognises it as the bulkhead's own refusal.
  *
  * @example
@@ -179,8 +180,10 @@ class Pool implements Bulkhead {
     return this.waiting
   }
 
+  /** Tells `onEvent`, which watches: an error it throws is reported (internal/observe), never thrown from here. */
   private tell(tag: BulkheadEvent['_tag'], queued = this.waiting): void {
-    this.onEvent?.({ _tag: tag, source: 'bulkhead', run: 0, at: this.clock.now(), inFlight: this.taken, queued })
+    if (this.onEvent === undefined) return
+    observe(this.onEvent, { _tag: tag, source: 'bulkhead', run: 0, at: this.clock.now(), inFlight: this.taken, queued })
   }
 
   private leave(waiter: Waiter): void {
@@ -218,7 +221,6 @@ class Pool implements Bulkhead {
       this.tell('BulkheadRefused')
       return undefined
     }
-    // Told before the call joins the line: an observer that throws then leaves no waiter behind to hold a slot.
     this.tell('BulkheadQueued', this.waiting + 1)
     return new Promise((resolve) => {
       const waiter: Waiter = { resolve, unsubscribe: noop, prev: this.tail, next: undefined }
@@ -281,6 +283,9 @@ const inSlot = async <E1, E2, E3, A>(
  * - `onEvent` is told `BulkheadQueued` when a call waits, `BulkheadRefused` when one is refused (the queue full),
  *   `BulkheadAborted` when a waiting call's signal aborts, with the counts just after. A call whose signal had
  *   aborted before it asked is told nothing: it never waited.
+ * - `onEvent` observes, under the library's one rule (see the `Event` module): an error it throws is reported as a
+ *   process warning (`ObserverWarning`) and the bulkhead goes on as if it had returned (the call is queued, refused
+ *   or leaves the queue all the same).
  *
  * @example
  * import * as Bulkhead from 'fp-ts-retry/Bulkhead'
@@ -316,7 +321,7 @@ export const make = (options: BulkheadOptions): Bulkhead => {
  * - `options.refused(error)` (default: the error is a {@link BulkheadRejected}) says which failures are the
  *   bulkhead's own refusal: a run that such a failure ends (its schedule stops on it) stops with reason
  *   `'bulkhead'`. Give it when `onRejected` maps the rejection to an error of your own.
- * - It is told nothing and reads no time: the slots are taken by {@link guard} around the action. Its `allows`
+ * - It is told nothing and reads no time: the slots are taken by {@link protect} around the action. Its `allows`
  *   refuses a hedge while the bulkhead is full, likewise.
  *
  * @example
@@ -336,7 +341,7 @@ export const make = (options: BulkheadOptions): Bulkhead => {
  *   const reasons: Array<StopReason> = []
  *   const run = pipe(
  *     TE.right<never, string>('ok'),
- *     Bulkhead.guard(bulkhead, (rejected) => rejected),
+ *     Bulkhead.protect(bulkhead, (rejected) => rejected),
  *     retrying(pipe(Schedule.constant(100), Schedule.intersect(Schedule.recurs(3))), {
  *       clock,
  *       guards: [Bulkhead.asGuard(bulkhead)],
@@ -379,7 +384,7 @@ export const asGuard = (
  *
  * - The slot is given back when the action settles, whether it answers or rejects (a rejection propagates
  *   unchanged).
- * - A call waiting here cannot be cancelled: use {@link guardSignalled} for calls that may be aborted.
+ * - A call waiting here cannot be cancelled: use {@link protectSignalled} for calls that may be aborted.
  *
  * @example
  * import * as Bulkhead from 'fp-ts-retry/Bulkhead'
@@ -389,7 +394,7 @@ export const asGuard = (
  *
  * async function main() {
  *   const bulkhead = Bulkhead.make({ maxConcurrent: 2, maxQueue: 0 })
- *   const call = pipe(TE.right('ok'), Bulkhead.guard(bulkhead, (r) => `full: ${r.maxConcurrent} in flight`))
+ *   const call = pipe(TE.right('ok'), Bulkhead.protect(bulkhead, (r) => `full: ${r.maxConcurrent} in flight`))
  *   const hold = bulkhead.enter() as Bulkhead.Release
  *   assert.deepStrictEqual(await call(), { _tag: 'Right', right: 'ok' }) // one slot left
  *   const hold2 = bulkhead.enter() as Bulkhead.Release
@@ -402,24 +407,24 @@ export const asGuard = (
  * @category combinators
  * @since 0.2.0
  */
-export const guard = <E2>(
+export const protect = <E2>(
   bulkhead: Bulkhead,
   onRejected: (rejected: BulkheadRejected) => E2
 ): (<E1, A>(action: TaskEither<E1, A>) => TaskEither<E1 | E2, A>) => {
-  const where = 'Bulkhead.guard'
+  const where = 'Bulkhead.protect'
   checked(where, bulkhead)
   validate.callable(where, 'onRejected', onRejected)
   return (action) => () => inSlot(bulkhead, onRejected, unreachable, undefined, action)
 }
 
 /**
- * Like {@link guard}, for an action that takes an `AbortSignal`: the caller's signal, passed on. A call waiting for
+ * Like {@link protect}, for an action that takes an `AbortSignal`: the caller's signal, passed on. A call waiting for
  * a slot whose signal aborts leaves the line at once, `Left(onAborted(signal.reason))`, and the calls behind it
  * move up: an aborted waiter never holds a slot nor blocks the queue (cockatiel#112).
  *
  * **Details**
  *
- * - The result takes the caller's signal (optional): `pipe(action, guardSignalled(...))(signal)` is a
+ * - The result takes the caller's signal (optional): `pipe(action, protectSignalled(...))(signal)` is a
  *   `TaskEither`. Without one, the action gets a signal that never aborts.
  * - A signal that has aborted already: `Left(onAborted(reason))` without taking a slot or running the action.
  * - Once the action runs, the signal is the action's business: the bulkhead waits for it to settle.
@@ -433,7 +438,7 @@ export const guard = <E2>(
  * async function main() {
  *   const bulkhead = Bulkhead.make({ maxConcurrent: 1, maxQueue: 5 })
  *   const hold = bulkhead.enter() as Bulkhead.Release
- *   const call = pipe((_: AbortSignal) => TE.right('ok'), Bulkhead.guardSignalled(bulkhead, () => 'full', (reason) => `aborted: ${reason}`))
+ *   const call = pipe((_: AbortSignal) => TE.right('ok'), Bulkhead.protectSignalled(bulkhead, () => 'full', (reason) => `aborted: ${reason}`))
  *   const controller = new AbortController()
  *   const waiting = call(controller.signal)()
  *   const behind = call()()
@@ -449,14 +454,14 @@ export const guard = <E2>(
  * @category combinators
  * @since 0.2.0
  */
-export const guardSignalled = <E2, E3>(
+export const protectSignalled = <E2, E3>(
   bulkhead: Bulkhead,
   onRejected: (rejected: BulkheadRejected) => E2,
   onAborted: (reason: unknown) => E3
 ): (<E1, A>(
   action: (signal: AbortSignal) => TaskEither<E1, A>
 ) => (signal?: AbortSignal) => TaskEither<E1 | E2 | E3, A>) => {
-  const where = 'Bulkhead.guardSignalled'
+  const where = 'Bulkhead.protectSignalled'
   checked(where, bulkhead)
   validate.callable(where, 'onRejected', onRejected)
   validate.callable(where, 'onAborted', onAborted)

@@ -14,9 +14,9 @@
  * - Every run that starts ends with exactly one `RunStopped`, its last event, whatever ended it: a defect (an
  *   action that rejects, a hook that throws) too, with reason `'defect'`.
  * - **The one rule for observers and hooks that throw**, the same in every module. An observer (`onEvent`, a
- *   breaker's `onStateChange`) watches, it cannot change what a run does: when it throws, its error is reported as
- *   a process warning (`ObserverWarning`; a durable worker reports it to its `onError`) and the module goes on as
- *   if it had returned. A hook the run waits on (`onRetry`, `onDone`) takes part in the run: when it throws or
+ *   breaker's and a bulkhead's too) watches, it cannot change what a run does: when it throws, its error is
+ *   reported as a process warning (`ObserverWarning`; a durable worker reports it to its `onError`) and the module
+ *   goes on as if it had returned. A hook the run waits on (`onRetry`, `onDone`) takes part in the run: when it throws or
  *   rejects, the call rejects with that error (a defect: `RunStopped` with reason `'defect'`, or for `onDone`, after
  *   the run's own `RunStopped`); a durable worker, which has no caller, reports it to `onError` and delivers the
  *   run again.
@@ -253,27 +253,70 @@ export interface RunStopped {
 }
 
 /**
- * A circuit breaker changed state (`source: 'breaker'`; `run` is 0): made here (`origin: 'local'`) or read from
- * the fleet's store (`'store'`).
+ * A circuit breaker changed state (`source: 'breaker'`; `run` is 0): the one way a breaker tells a change, as
+ * plain JSON.
+ *
+ * **Details**
+ *
+ * - `from`, `to`: the tags of the state left and of the state entered.
+ * - `since`: when the new state began, in ms on the breaker's clock (its `state.since`; the change is told as it
+ *   is made, so `at` is the same).
+ * - `halfOpenAt`, only when `to` is `'Open'`: when the breaker will let a probe through (its `state.halfOpenAt`),
+ *   or `null` when it never will (isolated, or its `halfOpenAfter` stopped), where the state holds `Infinity`,
+ *   which JSON cannot.
+ * - `origin`: `'local'` when this process made the change, `'store'` when it took it from the fleet's store.
+ * - `name`: the breaker's, when it was given one.
  *
  * @example
+ * import * as Breaker from 'fp-ts-retry/Breaker'
  * import type { BreakerStateChanged } from 'fp-ts-retry/Event'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as TestClock from 'fp-ts-retry/TestClock'
+ * import * as assert from 'assert'
  *
- * const event: BreakerStateChanged = { _tag: 'BreakerStateChanged', source: 'breaker', run: 0, at: 5, from: 'Closed', to: 'Open', origin: 'local' }
+ * const clock = TestClock.make(5)
+ * const changes: Array<BreakerStateChanged> = []
+ * const breaker = Breaker.consecutive({
+ *   threshold: 1,
+ *   halfOpenAfter: Schedule.constant(1_000),
+ *   clock,
+ *   name: 'db',
+ *   onEvent: (event) => void (event._tag === 'BreakerStateChanged' && changes.push(event))
+ * })
+ * ;(breaker.enter() as Breaker.Permit).onFailure()
+ * const opened: BreakerStateChanged = { _tag: 'BreakerStateChanged', source: 'breaker', run: 0, at: 5, from: 'Closed', to: 'Open', since: 5, halfOpenAt: 1_005, origin: 'local', name: 'db' }
+ * assert.deepStrictEqual(changes, [opened])
+ * breaker.reset()
+ * breaker.isolate()
+ * assert.strictEqual(JSON.stringify(changes[2]), '{"_tag":"BreakerStateChanged","source":"breaker","run":0,"at":5,"from":"Closed","to":"Open","since":5,"halfOpenAt":null,"origin":"local","name":"db"}')
  *
  * @category model
  * @since 0.2.0
  */
-export interface BreakerStateChanged {
-  readonly _tag: 'BreakerStateChanged'
-  readonly source: Source
-  readonly run: number
-  readonly at: number
-  readonly from: 'Closed' | 'Open' | 'HalfOpen'
-  readonly to: 'Closed' | 'Open' | 'HalfOpen'
-  readonly origin: 'local' | 'store'
-  readonly name?: string | undefined
-}
+export type BreakerStateChanged =
+  | {
+      readonly _tag: 'BreakerStateChanged'
+      readonly source: Source
+      readonly run: number
+      readonly at: number
+      readonly from: 'Closed' | 'Open' | 'HalfOpen'
+      readonly to: 'Closed' | 'HalfOpen'
+      readonly since: number
+      readonly origin: 'local' | 'store'
+      readonly name?: string | undefined
+    }
+  | {
+      readonly _tag: 'BreakerStateChanged'
+      readonly source: Source
+      readonly run: number
+      readonly at: number
+      readonly from: 'Closed' | 'Open' | 'HalfOpen'
+      readonly to: 'Open'
+      readonly since: number
+      readonly halfOpenAt: number | null
+      readonly origin: 'local' | 'store'
+      readonly name?: string | undefined
+    }
 
 /**
  * A hedged call launched its attempt `index` (0 for the first), an attempt won, or one was aborted once another

@@ -101,7 +101,7 @@ export interface Outcome {
  * - `allows(now)` (optional): whether an attempt that no failure prompted may go, such as a hedge whose delay ran
  *   out (a budget's `allows`). Without it, such an attempt is let through.
  * - `refused(error)` (optional): whether a failure is this guard's own refusal of the attempt, made before any
- *   I/O (a `Breaker.guard`'s typed `Left` while the circuit is open): a run that such a failure ends stops with
+ *   I/O (a `Breaker.protect`'s typed `Left` while the circuit is open): a run that such a failure ends stops with
  *   this guard's reason, not the schedule's.
  *
  * @example

@@ -30,7 +30,6 @@ import type { Show as ShowT } from 'fp-ts/Show'
 import type { TaskEither } from 'fp-ts/TaskEither'
 import type { Breaker, State as BreakerState } from './Breaker'
 import * as Breakers from './Breaker'
-import { guard } from './Breaker'
 import type { RetryBudget } from './Budget'
 import * as Budget from './Budget'
 import type { Clock } from './Clock'
@@ -1128,7 +1127,7 @@ export const retryingFetch = (
     breaker === undefined
       ? undefined
       : (summary: RequestSummary) =>
-          guard(breaker, (state): HttpError => ({ _tag: 'CircuitOpenError', request: summary, state }), {
+          Breakers.protect(breaker, (state): HttpError => ({ _tag: 'CircuitOpenError', request: summary, state }), {
             isFailure: isTransient
           })
   return (input, init = {}) => {

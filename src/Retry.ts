@@ -145,8 +145,9 @@ export interface Hooks<In, E = In, A = unknown> {
  *   with the last error, reason `'budget'`. Its answers may be promises (a budget shared through a server): the
  *   run awaits only those.
  * - `breaker`: a `Breaker.Breaker`, asked before each sleep whether the next attempt would be let through
- *   (`admitsIn(delay)`); when it would not (open past then, or a probe in flight), the run ends at once with the
- *   last error, reason `'breaker'`, without sleeping. Wrap the action with `Breaker.guard` and the same breaker.
+ *   (`admitsIn(delay)`); when it would not (open past then, or half-open with every probe slot taken), the run
+ *   ends at once with the last error, reason `'breaker'`, without sleeping. Wrap the action with `Breaker.protect`
+ *   and the same breaker.
  * - `resume`: a stored {@link RetryState} to go on with instead of starting afresh (Haskell's `resumeRetrying`):
  *   the run restores a {@link Driver.Driver} from it, waits until its `dueAt`, then makes the attempt that was
  *   due. It must come from the same schedule (same `description`), else the task rejects with a

@@ -200,7 +200,7 @@ export const timeout = <E2>(
  * - The action is handed one record, `{ signal }` (the one form of a signal-aware action in this library: as
  *   `retryingWithContext` hands `{ status, signal }` and hedging `{ signal, index }`), and the result takes the
  *   caller's (optional): `pipe(action, timeoutSignalled(...))({ signal })` is a `TaskEither`. So it fits anywhere
- *   such an action does: `Bulkhead.guardSignalled`, `RateLimiter.throttleSignalled`, or `retryingWithContext`
+ *   such an action does: `Bulkhead.protectSignalled`, `RateLimiter.throttleSignalled`, or `retryingWithContext`
  *   as it is.
  * - When the caller's signal aborts, the action is told through its signal and its answer is awaited (it decides
  *   what an abort means); the timeout still runs, so an action that ignores its signal still gives way at `ms`.

@@ -30,7 +30,7 @@ import * as Timeout from './Timeout'
 export {
   /**
    * Circuit breakers shared by the calls to one dependency, their half-open waits a `Schedule`: `consecutive`,
-   * `sampling`, `guard`.
+   * `sampling`, `protect`.
    *
    * @category model
    * @since 0.2.0

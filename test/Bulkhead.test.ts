@@ -82,16 +82,22 @@ describe('Bulkhead', () => {
     it('should refuse options, callbacks and bulkheads of the wrong type with a TypeError', () => {
       throwsTypeError(() => Bulkhead.make(null as never), /options must be an object/)
       const bulkhead = Bulkhead.make({ maxConcurrent: 1, maxQueue: 0 })
-      throwsTypeError(() => Bulkhead.guard(bulkhead, 'full' as never), /onRejected must be a function/)
-      throwsTypeError(() => Bulkhead.guard({} as never, () => FULL), /bulkhead must be a Bulkhead/)
       throwsTypeError(
-        () => Bulkhead.guardSignalled(bulkhead, () => FULL, null as never),
-        /onAborted must be a function/
+        () => Bulkhead.protect(bulkhead, 'full' as never),
+        /^Bulkhead\.protect: onRejected must be a function/
+      )
+      throwsTypeError(
+        () => Bulkhead.protect({} as never, () => FULL),
+        /^Bulkhead\.protect: bulkhead must be a Bulkhead/
+      )
+      throwsTypeError(
+        () => Bulkhead.protectSignalled(bulkhead, () => FULL, null as never),
+        /^Bulkhead\.protectSignalled: onAborted must be a function/
       )
       throwsTypeError(() => Bulkhead.asGuard(bulkhead, { refused: 1 as never }), /options\.refused must be a function/)
       const call = pipe(
         (_: AbortSignal) => () => Promise.resolve(E.right(1)),
-        Bulkhead.guardSignalled(bulkhead, () => FULL, aborted)
+        Bulkhead.protectSignalled(bulkhead, () => FULL, aborted)
       )
       throwsTypeError(() => call({} as never), /signal must be an AbortSignal/)
       throwsTypeError(
@@ -128,30 +134,61 @@ describe('Bulkhead', () => {
       ])
     })
 
-    it('should leave no waiter behind when onEvent throws as a call is queued', async () => {
-      const bulkhead = Bulkhead.make({
-        maxConcurrent: 1,
-        maxQueue: 1,
-        onEvent: () => {
-          throw new Error('observer')
-        }
-      })
-      const hold = bulkhead.enter() as Bulkhead.Release
-      ok((await caught(() => bulkhead.enter())) instanceof Error)
-      strictEqual(bulkhead.queued, 0)
-      hold()
-      deepStrictEqual([bulkhead.inFlight, bulkhead.queued], [0, 0])
+    // Regression: an onEvent that threw made enter() throw (a call queued or refused became a defect), and one that
+    // threw as a queued call's signal aborted was thrown from the abort listener, an uncaught exception.
+    it('an onEvent that throws should be a process warning, the call queued, refused or leaving the queue all the same', async () => {
+      const warn = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined)
+      try {
+        const told: Array<string> = []
+        const bulkhead = Bulkhead.make({
+          maxConcurrent: 1,
+          maxQueue: 2,
+          onEvent: (e) => {
+            told.push(e._tag)
+            throw new Error(`observer down at ${e._tag}`)
+          }
+        })
+        const { action, finish } = deferred()
+        const call = (name: string) =>
+          pipe(
+            (_: AbortSignal) => action(name),
+            Bulkhead.protectSignalled(bulkhead, () => FULL, aborted)
+          )
+        const running = call('a')()()
+        const controller = new AbortController()
+        const leaving = call('b')(controller.signal)() // queued
+        const waiting = call('c')()() // queued
+        deepStrictEqual(await call('d')()(), E.left(FULL)) // refused
+        deepStrictEqual([bulkhead.inFlight, bulkhead.queued], [1, 2])
+        controller.abort('gave up') // the listener does not throw
+        deepStrictEqual(await leaving, E.left('aborted: gave up'))
+        strictEqual(bulkhead.queued, 1)
+        await finish('a')
+        await finish('c')
+        deepStrictEqual(await Promise.all([running, waiting]), [E.right('a'), E.right('c')])
+        deepStrictEqual([bulkhead.inFlight, bulkhead.queued], [0, 0])
+        deepStrictEqual(told, ['BulkheadQueued', 'BulkheadQueued', 'BulkheadRefused', 'BulkheadAborted'])
+        deepStrictEqual(
+          [...warn.mock.calls].map(([message, options]) => [message, (options as { type: string }).type]),
+          told.map((tag) => [
+            `fp-ts-retry: an observer threw, and was ignored: observer down at ${tag}`,
+            'ObserverWarning'
+          ])
+        )
+      } finally {
+        warn.mockRestore()
+      }
     })
   })
 
-  describe('guard', () => {
+  describe('protect', () => {
     it('should run at most maxConcurrent calls at once, and the waiting ones in the order they came', async () => {
       const bulkhead = Bulkhead.make({ maxConcurrent: 2, maxQueue: 3 })
       const { started, action, finish } = deferred()
       const calls = ['a', 'b', 'c', 'd', 'e'].map((name) =>
         pipe(
           action(name),
-          Bulkhead.guard(bulkhead, () => FULL)
+          Bulkhead.protect(bulkhead, () => FULL)
         )()
       )
       await settle()
@@ -174,7 +211,7 @@ describe('Bulkhead', () => {
       const guarded = (name: string) =>
         pipe(
           action(name),
-          Bulkhead.guard(bulkhead, (rejected) => rejected)
+          Bulkhead.protect(bulkhead, (rejected) => rejected)
         )()
       const running = [guarded('a'), guarded('b')]
       deepStrictEqual(await guarded('c'), E.left({ _tag: 'BulkheadRejected', maxConcurrent: 1, maxQueue: 1 } as const))
@@ -191,7 +228,7 @@ describe('Bulkhead', () => {
         await caught(
           pipe(
             (() => Promise.reject(boom)) as TaskEither<string, string>,
-            Bulkhead.guard(bulkhead, () => FULL)
+            Bulkhead.protect(bulkhead, () => FULL)
           )
         ),
         boom
@@ -200,19 +237,19 @@ describe('Bulkhead', () => {
     })
   })
 
-  describe('guardSignalled', () => {
+  describe('protectSignalled', () => {
     // cockatiel#112: an aborted call stayed in the queue, and the calls behind it waited for it
     it('should let a waiter whose signal aborts leave at once, and never block those behind it (cockatiel#112)', async () => {
       const bulkhead = Bulkhead.make({ maxConcurrent: 1, maxQueue: 3 })
       const { started, action, finish } = deferred()
       const call = pipe(
         (_: AbortSignal) => action('x'),
-        Bulkhead.guardSignalled(bulkhead, () => FULL, aborted)
+        Bulkhead.protectSignalled(bulkhead, () => FULL, aborted)
       )
       const named = (name: string) =>
         pipe(
           (_: AbortSignal) => action(name),
-          Bulkhead.guardSignalled(bulkhead, () => FULL, aborted)
+          Bulkhead.protectSignalled(bulkhead, () => FULL, aborted)
         )
       const running = named('a')()()
       const controller = new AbortController()
@@ -236,7 +273,7 @@ describe('Bulkhead', () => {
       let ran = false
       const call = pipe(
         (_: AbortSignal) => () => ((ran = true), Promise.resolve(E.right(1))),
-        Bulkhead.guardSignalled(bulkhead, () => FULL, aborted)
+        Bulkhead.protectSignalled(bulkhead, () => FULL, aborted)
       )
       deepStrictEqual(await call(AbortSignal.abort('gone'))(), E.left('aborted: gone'))
       deepStrictEqual([ran, bulkhead.inFlight], [false, 0])
@@ -247,7 +284,7 @@ describe('Bulkhead', () => {
       const seen: Array<AbortSignal> = []
       const call = pipe(
         (signal: AbortSignal) => () => (seen.push(signal), Promise.resolve(E.right(1))),
-        Bulkhead.guardSignalled(bulkhead, () => FULL, aborted)
+        Bulkhead.protectSignalled(bulkhead, () => FULL, aborted)
       )
       const controller = new AbortController()
       await call(controller.signal)()
@@ -275,7 +312,7 @@ describe('Bulkhead', () => {
             running--
             return E.right('ok')
           },
-        Bulkhead.guardSignalled(
+        Bulkhead.protectSignalled(
           bulkhead,
           () => FULL,
           () => 'aborted'
@@ -311,7 +348,7 @@ describe('Bulkhead', () => {
       const reasons: Array<StopReason> = []
       const task = pipe(
         (() => Promise.resolve(E.right('ok'))) as TaskEither<never, string>,
-        Bulkhead.guard(bulkhead, (rejected) => rejected),
+        Bulkhead.protect(bulkhead, (rejected) => rejected),
         retrying(schedule, {
           clock,
           guards: [Bulkhead.asGuard(bulkhead)],

@@ -137,7 +137,7 @@ const harness = (c: Case): Harness => {
     return Promise.resolve(o.kind === 'ok' ? E.right(n) : E.left({ kind: o.kind, hint: o.hint }))
   }
   const attempt = (): TE.TaskEither<Failure, number> =>
-    breaker === undefined ? scriptedAttempt : Breaker.guard(breaker, (): Failure => ({ kind: 'open' }))(scriptedAttempt)
+    breaker === undefined ? scriptedAttempt : Breaker.protect(breaker, (): Failure => ({ kind: 'open' }))(scriptedAttempt)
   return { time, guards, quota, told, events: [], attempt }
 }
 

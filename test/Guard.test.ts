@@ -310,7 +310,7 @@ describe('Guard', () => {
       const breaker = Breaker.consecutive({ threshold: 1, halfOpenAfter: Schedule.constant(1_000), clock })
       const budget = Budget.retryThrottle({ maxTokens: 10, tokenRatio: 0.1 })
       const log = recorded()
-      const action = Breaker.guard(breaker, () => 'open')(TE.left('down'))
+      const action = Breaker.protect(breaker, () => 'open')(TE.left('down'))
       const run = pipe(action, retrying(Schedule.constant(10), { clock, breaker, budget, onDone: log.onDone }))()
       await clock.runAll()
       deepStrictEqual([await run, log.reasons], [E.left('down'), ['breaker']])

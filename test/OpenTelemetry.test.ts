@@ -363,7 +363,7 @@ describe('OpenTelemetry', () => {
         const policy = pipe(Schedule.constant(600), Schedule.intersect(Schedule.recurs(3)))
         return pipe(
           down,
-          Breaker.guard(breaker, () => 'open'),
+          Breaker.protect(breaker, () => 'open'),
           retrying(policy, { clock, onEvent })
         )
       })
@@ -408,7 +408,7 @@ describe('OpenTelemetry', () => {
       deepStrictEqual(
         await pipe(
           TE.left('down'),
-          Breaker.guard(db, () => 'open')
+          Breaker.protect(db, () => 'open')
         )(),
         E.left('down')
       )
@@ -423,7 +423,7 @@ describe('OpenTelemetry', () => {
       })
       await pipe(
         TE.left('down'),
-        Breaker.guard(other, () => 'open')
+        Breaker.protect(other, () => 'open')
       )()
       deepStrictEqual(await states(), {
         'breaker.name=db breaker.state=closed': 0,
@@ -445,6 +445,8 @@ describe('OpenTelemetry', () => {
         at: 0,
         from: 'Closed',
         to: 'Open',
+        since: 0,
+        halfOpenAt: 1_000,
         origin: 'store',
         name: 'told'
       })

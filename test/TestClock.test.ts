@@ -512,6 +512,17 @@ describe('TestClock', () => {
         new TypeError('TestClock.sleep: kind must be a SleepKind, received "later"')
       )
     })
+
+    // 'halfOpen' was a kind nothing ever slept with: a breaker compares halfOpenAt with now(), it never waits
+    it("should refuse 'halfOpen', no longer a kind, in sleep and in next", async () => {
+      const clock = TestClock.make()
+      expect(() => clock.sleep(1, undefined, 'halfOpen' as never)).toThrow(
+        new TypeError('TestClock.sleep: kind must be a SleepKind, received "halfOpen"')
+      )
+      await expect(clock.next('halfOpen' as never)).rejects.toThrow(
+        new TypeError('TestClock.next: kind must be a SleepKind, received "halfOpen"')
+      )
+    })
   })
 
   describe('next', () => {
@@ -567,7 +578,7 @@ describe('TestClock', () => {
             ({ signal: attemptSignal }) => replica(attemptSignal)
           )
         const circuit = breaker(clock)
-        const guarded = (context: AttemptContext) => Breaker.guard(circuit, () => 'open')(hedged(context))
+        const guarded = (context: AttemptContext) => Breaker.protect(circuit, () => 'open')(hedged(context))
         const policy = pipe(Schedule.exponential(100), Schedule.intersect(Schedule.recurs(3)))
         return pipe(
           guarded,

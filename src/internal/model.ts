@@ -135,7 +135,7 @@ export interface RedisClient {
 }
 
 /** What a sleep is for (`Clock.SleepKind`). */
-export type SleepKind = 'backoff' | 'timeout' | 'halfOpen' | 'hedge' | 'due' | 'throttle' | 'user'
+export type SleepKind = 'backoff' | 'timeout' | 'hedge' | 'due' | 'throttle' | 'user'
 
 /** The time and the sleeps (`Clock.Clock`). */
 export interface Clock {

@@ -1,5 +1,5 @@
 /**
- * The one rule for an observer that throws (`onEvent`, `onStateChange`): watching a run never changes what it does.
+ * The one rule for an observer that throws (`onEvent`, in every module): watching a run never changes what it does.
  * The observer's error is reported as a process warning (`ObserverWarning`, with its stack) and the module goes on
  * as if the observer had returned. A hook the run waits on (`onRetry`, `onDone`) is not an observer: its error is a
  * defect of the call (see `Event`'s module docs, where the rule is written for users).
