@@ -2,7 +2,7 @@
  * Bulkheads: at most `maxConcurrent` calls to one dependency in flight, and at most `maxQueue` more waiting for a
  * slot, first come first served; a call beyond that is refused at once.
  *
- * {@link protect} wraps a `TaskEither` with a bulkhead, {@link protectSignalled} an action that takes an `AbortSignal`:
+ * {@link protect} wraps a `TaskEither` with a bulkhead, {@link protectSignalled} an action handed `{ signal }`:
  * a waiting call whose signal aborts leaves the queue at once, and never holds up those behind it (cockatiel#112).
  * {@link asGuard} makes a bulkhead a `Guard` of the runners: a retry is refused while the bulkhead is full, and the
  * run stops with reason `'bulkhead'`. The bulkhead goes outside everything else: see docs/resilience-order.md.
@@ -33,6 +33,7 @@
  */
 import type { Either } from 'fp-ts/Either'
 import type { TaskEither } from 'fp-ts/TaskEither'
+import type { Signalled } from './Timeout'
 import type { Clock } from './Clock'
 import * as LiveClock from './Clock'
 import type { BulkheadEvent, Observer } from './Event'
@@ -418,19 +419,21 @@ export const protect = <E2>(
 }
 
 /**
- * Like {@link protect}, for an action that takes an `AbortSignal`: the caller's signal, passed on. A call waiting for
+ * Like {@link protect}, for an action handed `{ signal }` (`Timeout.Signalled`, the one form of a signal-aware
+ * action): the caller's signal, passed on. A call waiting for
  * a slot whose signal aborts leaves the line at once, `Left(onAborted(signal.reason))`, and the calls behind it
  * move up: an aborted waiter never holds a slot nor blocks the queue (cockatiel#112).
  *
  * **Details**
  *
- * - The result takes the caller's signal (optional): `pipe(action, protectSignalled(...))(signal)` is a
+ * - The result takes the caller's (optional): `pipe(action, protectSignalled(...))({ signal })` is a
  *   `TaskEither`. Without one, the action gets a signal that never aborts.
  * - A signal that has aborted already: `Left(onAborted(reason))` without taking a slot or running the action.
  * - Once the action runs, the signal is the action's business: the bulkhead waits for it to settle.
  *
  * @example
  * import * as Bulkhead from 'fp-ts-retry/Bulkhead'
+ * import type { Signalled } from 'fp-ts-retry/Timeout'
  * import * as TE from 'fp-ts/TaskEither'
  * import { pipe } from 'fp-ts/function'
  * import * as assert from 'assert'
@@ -438,9 +441,9 @@ export const protect = <E2>(
  * async function main() {
  *   const bulkhead = Bulkhead.make({ maxConcurrent: 1, maxQueue: 5 })
  *   const hold = bulkhead.enter() as Bulkhead.Release
- *   const call = pipe((_: AbortSignal) => TE.right('ok'), Bulkhead.protectSignalled(bulkhead, () => 'full', (reason) => `aborted: ${reason}`))
+ *   const call = pipe((_: Signalled) => TE.right('ok'), Bulkhead.protectSignalled(bulkhead, () => 'full', (reason) => `aborted: ${reason}`))
  *   const controller = new AbortController()
- *   const waiting = call(controller.signal)()
+ *   const waiting = call({ signal: controller.signal })()
  *   const behind = call()()
  *   assert.strictEqual(bulkhead.queued, 2)
  *   controller.abort('cancelled')
@@ -459,16 +462,20 @@ export const protectSignalled = <E2, E3>(
   onRejected: (rejected: BulkheadRejected) => E2,
   onAborted: (reason: unknown) => E3
 ): (<E1, A>(
-  action: (signal: AbortSignal) => TaskEither<E1, A>
-) => (signal?: AbortSignal) => TaskEither<E1 | E2 | E3, A>) => {
+  action: (context: Signalled) => TaskEither<E1, A>
+) => (context?: Partial<Signalled>) => TaskEither<E1 | E2 | E3, A>) => {
   const where = 'Bulkhead.protectSignalled'
   checked(where, bulkhead)
   validate.callable(where, 'onRejected', onRejected)
   validate.callable(where, 'onAborted', onAborted)
-  return (action) => (signal) => {
+  return (action) => (context) => {
+    const signal = context?.signal
     if (signal !== undefined)
       validate.implementing(where, 'signal', 'an AbortSignal', ['addEventListener', 'removeEventListener'], signal)
-    return () => inSlot(bulkhead, onRejected, onAborted, signal, () => action(signal ?? new AbortController().signal)())
+    return () =>
+      inSlot(bulkhead, onRejected, onAborted, signal, () =>
+        action({ signal: signal ?? new AbortController().signal })()
+      )
   }
 }
 

@@ -8,6 +8,7 @@ import * as Random from '../src/Random'
 import { retrying, type StopReason } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
 import * as TestClock from '../src/TestClock'
+import type { Signalled } from '../src/Timeout'
 import { caught, deepStrictEqual, ok, settle, strictEqual, throwsRangeError, throwsTypeError } from './util'
 
 // -------------------------------------------------------------------------------------
@@ -96,10 +97,10 @@ describe('Bulkhead', () => {
       )
       throwsTypeError(() => Bulkhead.asGuard(bulkhead, { refused: 1 as never }), /options\.refused must be a function/)
       const call = pipe(
-        (_: AbortSignal) => () => Promise.resolve(E.right(1)),
+        (_: Signalled) => () => Promise.resolve(E.right(1)),
         Bulkhead.protectSignalled(bulkhead, () => FULL, aborted)
       )
-      throwsTypeError(() => call({} as never), /signal must be an AbortSignal/)
+      throwsTypeError(() => call({ signal: {} } as never), /signal must be an AbortSignal/)
       throwsTypeError(
         () => Bulkhead.make({ maxConcurrent: 1, maxQueue: 0, onEvent: 'log' as never }),
         /options\.onEvent must be a function/
@@ -151,12 +152,12 @@ describe('Bulkhead', () => {
         const { action, finish } = deferred()
         const call = (name: string) =>
           pipe(
-            (_: AbortSignal) => action(name),
+            (_: Signalled) => action(name),
             Bulkhead.protectSignalled(bulkhead, () => FULL, aborted)
           )
         const running = call('a')()()
         const controller = new AbortController()
-        const leaving = call('b')(controller.signal)() // queued
+        const leaving = call('b')({ signal: controller.signal })() // queued
         const waiting = call('c')()() // queued
         deepStrictEqual(await call('d')()(), E.left(FULL)) // refused
         deepStrictEqual([bulkhead.inFlight, bulkhead.queued], [1, 2])
@@ -243,17 +244,17 @@ describe('Bulkhead', () => {
       const bulkhead = Bulkhead.make({ maxConcurrent: 1, maxQueue: 3 })
       const { started, action, finish } = deferred()
       const call = pipe(
-        (_: AbortSignal) => action('x'),
+        (_: Signalled) => action('x'),
         Bulkhead.protectSignalled(bulkhead, () => FULL, aborted)
       )
       const named = (name: string) =>
         pipe(
-          (_: AbortSignal) => action(name),
+          (_: Signalled) => action(name),
           Bulkhead.protectSignalled(bulkhead, () => FULL, aborted)
         )
       const running = named('a')()()
       const controller = new AbortController()
-      const first = call(controller.signal)()
+      const first = call({ signal: controller.signal })()
       const behind = named('b')()()
       await settle()
       strictEqual(bulkhead.queued, 2)
@@ -272,10 +273,10 @@ describe('Bulkhead', () => {
       const bulkhead = Bulkhead.make({ maxConcurrent: 1, maxQueue: 0 })
       let ran = false
       const call = pipe(
-        (_: AbortSignal) => () => ((ran = true), Promise.resolve(E.right(1))),
+        (_: Signalled) => () => ((ran = true), Promise.resolve(E.right(1))),
         Bulkhead.protectSignalled(bulkhead, () => FULL, aborted)
       )
-      deepStrictEqual(await call(AbortSignal.abort('gone'))(), E.left('aborted: gone'))
+      deepStrictEqual(await call({ signal: AbortSignal.abort('gone') })(), E.left('aborted: gone'))
       deepStrictEqual([ran, bulkhead.inFlight], [false, 0])
     })
 
@@ -283,11 +284,12 @@ describe('Bulkhead', () => {
       const bulkhead = Bulkhead.make({ maxConcurrent: 1, maxQueue: 0 })
       const seen: Array<AbortSignal> = []
       const call = pipe(
-        (signal: AbortSignal) => () => (seen.push(signal), Promise.resolve(E.right(1))),
+        ({ signal }: Signalled) =>
+          () => (seen.push(signal), Promise.resolve(E.right(1))),
         Bulkhead.protectSignalled(bulkhead, () => FULL, aborted)
       )
       const controller = new AbortController()
-      await call(controller.signal)()
+      await call({ signal: controller.signal })()
       await call()()
       strictEqual(seen[0], controller.signal)
       strictEqual(seen[1].aborted, false)
@@ -305,7 +307,7 @@ describe('Bulkhead', () => {
       let running = 0
       let most = 0
       const call = pipe(
-        (_: AbortSignal): TaskEither<string, string> =>
+        (_: Signalled): TaskEither<string, string> =>
           async () => {
             most = Math.max(most, ++running)
             await new Promise<void>((resolve) => at(step + 1 + draw(3), resolve))
@@ -324,7 +326,7 @@ describe('Bulkhead', () => {
         // about a third of the calls abort, at some step from now to 300 steps on
         const controller = random.next() < 1 / 3 ? new AbortController() : undefined
         if (controller !== undefined) at(draw(300), () => controller.abort())
-        calls.push(call(controller?.signal)().finally(() => settled++))
+        calls.push(call({ signal: controller?.signal })().finally(() => settled++))
       }
       for (; settled < calls.length || step < due.length; step++) {
         for (const f of due[step] ?? []) f()

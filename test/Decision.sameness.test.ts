@@ -137,7 +137,9 @@ const harness = (c: Case): Harness => {
     return Promise.resolve(o.kind === 'ok' ? E.right(n) : E.left({ kind: o.kind, hint: o.hint }))
   }
   const attempt = (): TE.TaskEither<Failure, number> =>
-    breaker === undefined ? scriptedAttempt : Breaker.protect(breaker, (): Failure => ({ kind: 'open' }))(scriptedAttempt)
+    breaker === undefined
+      ? scriptedAttempt
+      : Breaker.protect(breaker, (): Failure => ({ kind: 'open' }))(scriptedAttempt)
   return { time, guards, quota, told, events: [], attempt }
 }
 
@@ -213,10 +215,31 @@ const byDeliver = async (c: Case, schedule: Schedule.Schedule<Failure>): Promise
 }
 
 /** The errors as a stored run gives them back: plain JSON (`hint: undefined` is not kept). */
-const plain = (ended: Ended): Ended => ({
-  ...ended,
-  ...(JSON.parse(JSON.stringify({ result: ended.result, told: ended.told, events: ended.events })) as object)
-})
+/**
+ * The errors as a stored run gives them back: plain JSON (`hint: undefined` is not kept); and the times to the
+ * nanosecond. A clock that stepped back is waited out by a runner from its own reading (`reading + delay + lag`)
+ * and by an engine at the due time (`decision + delay`): the same instant, summed in another order, so the last
+ * bit of a float may differ. Delays are compared exactly.
+ */
+const plain = (ended: Ended): Ended => {
+  const time = (t: unknown): unknown => (typeof t === 'number' ? Math.round(t * 1e6) / 1e6 : t)
+  const json = JSON.parse(JSON.stringify({ result: ended.result, told: ended.told, events: ended.events })) as {
+    readonly result: unknown
+    readonly told: ReadonlyArray<ReadonlyArray<unknown>>
+    readonly events: ReadonlyArray<Record<string, unknown>>
+  }
+  return {
+    ...ended,
+    result: json.result as Ended['result'],
+    told: json.told.map((call) => call.map((x, i) => (i === 1 ? time(x) : x))),
+    events: json.events.map((e) => ({
+      ...e,
+      at: time(e.at),
+      ...('elapsed' in e ? { elapsed: time(e.elapsed) } : {}),
+      ...('latency' in e ? { latency: time(e.latency) } : {})
+    }))
+  }
+}
 
 describe('one decision for every engine', () => {
   it('retrying and Durable.deliver should decide alike: delays, tokens, events, reasons', async () => {

@@ -657,7 +657,10 @@ describe('Hedging', () => {
         () => Http.hedgingFetch(every(1, 1), { maxConcurrent: 0 }),
         /^Http\.hedgingFetch: options\.maxConcurrent must be/
       )
-      throwsRangeError(() => Http.hedgingFetch(every(1, 1), { timeout: -1 }), /^Http\.hedgingFetch: options\.timeout/)
+      throwsRangeError(
+        () => Http.hedgingFetch(every(1, 1), { attemptTimeout: -1 }),
+        /^Http\.hedgingFetch: options\.attemptTimeout/
+      )
     })
   })
 })

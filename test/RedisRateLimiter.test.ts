@@ -164,7 +164,7 @@ describeWithRedis('RedisRateLimiter.gcra on a real Redis', (server) => {
 
     const limiter = RedisRateLimiter.gcra({ redis, key: key(), rate: 1, per: 60_000, burst: 1 })
     const call = pipe(
-      (_: AbortSignal): TaskEither<never, string> =>
+      (_: Signalled): TaskEither<never, string> =>
         () =>
           Promise.resolve(E.right('ok')),
       RateLimiter.throttleSignalled(limiter, (reason) => `aborted: ${String(reason)}`)
