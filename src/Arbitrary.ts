@@ -26,7 +26,7 @@
  *   })
  * )
  *
- * @since 0.2.0
+ * @since 1.0.0
  */
 import * as fc from 'fast-check'
 import type { Either } from 'fp-ts/Either'
@@ -57,7 +57,7 @@ import * as Schedule from './Schedule'
  * const small: ScheduleOptions = { maxDelay: 1_000, depth: 2, maxRetries: 5 }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface ScheduleOptions {
   readonly maxDelay?: number | undefined
@@ -98,7 +98,7 @@ export interface ScheduleOptions {
  * )
  *
  * @category constructors
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const schedule = (options: ScheduleOptions = {}): fc.Arbitrary<Schedule.Schedule<unknown>> => {
   const where = 'Arbitrary.schedule'
@@ -155,7 +155,7 @@ export const schedule = (options: ScheduleOptions = {}): fc.Arbitrary<Schedule.S
  * assert.ok(sample.slice(0, -1).every((o) => o._tag === 'Left'))
  *
  * @category constructors
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const outcomes = <E, A = undefined>(
   error: fc.Arbitrary<E>,
@@ -181,7 +181,7 @@ export const outcomes = <E, A = undefined>(
  * assert.ok(fc.sample(Arbitrary.seed, 10).every(Number.isInteger))
  *
  * @category constructors
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const seed: fc.Arbitrary<number> = fc.integer({ min: 0, max: 0xffffffff })
 
@@ -199,7 +199,7 @@ export const seed: fc.Arbitrary<number> = fc.integer({ min: 0, max: 0xffffffff }
  * const tooPatient = (run: Simulation<unknown>): boolean => run.totalDelay > 30_000
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface Simulation<E> {
   readonly delays: ReadonlyArray<number>
@@ -224,7 +224,7 @@ export interface Simulation<E> {
  * assert.deepStrictEqual(run, { delays: [100, 200], retried: [503, 503], attempts: 3, totalDelay: 300, reason: 'succeeded' })
  *
  * @category interpreters
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const simulate = <In, E extends In, A>(
   schedule: Schedule.Schedule<In>,

@@ -63,7 +63,7 @@ export interface RetryBudget {
  * const firstFailure: BudgetAttempt = { latency: 120, now: 1_000, retries: 0, error: new Error('503'), retrying: true }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface BudgetAttempt {
   /** How long the attempt took, in ms. */
@@ -90,7 +90,7 @@ export interface BudgetAttempt {
  * assert.strictEqual(allowed, true)
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface LocalBudget extends RetryBudget {
   readonly onSuccess: (attempt: BudgetAttempt) => void
@@ -449,7 +449,7 @@ export const adaptive = (options: AdaptiveOptions): LocalBudget => {
  * const options: RetryQuotaOptions = { tokens: 500, retryCost: 5, timeoutCost: 10, noRetryIncrement: 1 }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface RetryQuotaOptions {
   /** The quota's size, and what it starts with. Default 500. */
@@ -475,7 +475,7 @@ export interface RetryQuotaOptions {
  * assert.strictEqual(quota.tokens, 500)
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface RetryQuota extends LocalBudget {
   readonly tokens: number
@@ -512,7 +512,7 @@ const isTimeoutError = (error: unknown): boolean => {
  * assert.strictEqual(quota.tokens, 12)
  *
  * @category constructors
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const retryQuota = (options: RetryQuotaOptions = {}): RetryQuota => {
   const where = 'Budget.retryQuota'

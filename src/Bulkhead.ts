@@ -29,7 +29,7 @@
  * }
  * main()
  *
- * @since 0.2.0
+ * @since 1.0.0
  */
 import type { Either } from 'fp-ts/Either'
 import type { TaskEither } from 'fp-ts/TaskEither'
@@ -61,7 +61,7 @@ import * as validate from './internal/validate'
  * assert.strictEqual(bulkhead.inFlight, 0)
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export type Release = () => void
 
@@ -88,7 +88,7 @@ export type Release = () => void
  * assert.deepStrictEqual([bulkhead.inFlight, bulkhead.queued], [0, 0])
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface Bulkhead {
   readonly maxConcurrent: number
@@ -111,7 +111,7 @@ export interface Bulkhead {
  * const options: BulkheadOptions = { maxConcurrent: 10, maxQueue: 100, onEvent: (event) => void seen.push(event._tag) }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface BulkheadOptions {
   readonly maxConcurrent: number
@@ -130,7 +130,7 @@ export interface BulkheadOptions {
  * const rejected: BulkheadRejected = { _tag: 'BulkheadRejected', maxConcurrent: 10, maxQueue: 100 }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface BulkheadRejected {
   readonly _tag: 'BulkheadRejected'
@@ -300,7 +300,7 @@ const inSlot = async <E1, E2, E3, A>(
  * assert.throws(() => Bulkhead.make({ maxConcurrent: 0, maxQueue: 0 }), RangeError)
  *
  * @category constructors
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const make = (options: BulkheadOptions): Bulkhead => {
   const where = 'Bulkhead.make'
@@ -358,7 +358,7 @@ export const make = (options: BulkheadOptions): Bulkhead => {
  * main()
  *
  * @category constructors
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const asGuard = (
   bulkhead: Bulkhead,
@@ -406,7 +406,7 @@ export const asGuard = (
  * main()
  *
  * @category combinators
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const protect = <E2>(
   bulkhead: Bulkhead,
@@ -455,7 +455,7 @@ export const protect = <E2>(
  * main()
  *
  * @category combinators
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const protectSignalled = <E2, E3>(
   bulkhead: Bulkhead,
@@ -494,7 +494,7 @@ export const protectSignalled = <E2, E3>(
  * assert.strictEqual(Bulkhead.isRejected('timeout'), false)
  *
  * @category utils
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const isRejected = (error: unknown): error is BulkheadRejected =>
   error !== null && typeof error === 'object' && (error as { readonly _tag?: unknown })._tag === 'BulkheadRejected'

@@ -32,7 +32,7 @@
  *   await engine.submit(notify, 'user-7:welcome', { user: 'user-7' })
  * }
  *
- * @since 0.2.0
+ * @since 1.0.0
  */
 import type * as Bull from 'bullmq'
 import type { Clock } from './Clock'
@@ -76,7 +76,7 @@ import type { Json, Schedule } from './Schedule'
  * const local: Connection = { host: '127.0.0.1', port: 6379 }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export type Connection =
   | { readonly host: string; readonly port: number; readonly [option: string]: unknown }
@@ -129,7 +129,7 @@ export type Connection =
  * const options: EngineOptions = { connection: { host: 'redis.internal', port: 6379 }, prefix: 'retries', keepDone: 7 * 24 * 3600_000 }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface EngineOptions {
   readonly connection: Connection
@@ -155,7 +155,7 @@ export interface EngineOptions {
  * assert.match(warning.message, /appendonly is "no"/)
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export class RedisSettingsWarning extends Error {
   constructor(
@@ -189,7 +189,7 @@ const FORCE_WAIT = 1_000
  * const idOf = (job: JobLike): string | undefined => job.id
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface JobLike {
   readonly id?: string | undefined
@@ -209,7 +209,7 @@ export interface JobLike {
  * const inMemory: QueueLike = { add: async (_name, _data, options) => void added.push(options.jobId) }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface QueueLike {
   add(name: string, data: Durable.StoredRun, options: JobOptions): Promise<unknown>
@@ -237,7 +237,7 @@ export interface QueueLike {
  * }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface JobOptions {
   readonly jobId: string
@@ -270,7 +270,7 @@ export interface JobOptions {
  * const options: ProcessorOptions<Error, string> = { signal: shutdown.signal, onDone: () => undefined }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface ProcessorOptions<E, A> extends Omit<Durable.WorkOptions<E, A>, 'concurrency'> {
   readonly signal?: AbortSignal | undefined
@@ -296,7 +296,7 @@ export interface ProcessorOptions<E, A> extends Omit<Durable.WorkOptions<E, A>, 
  * assert.strictEqual(BullMQ.jobId('42'), '%i42')
  *
  * @category utils
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const jobId = (id: string): string => toBullId(checkId('BullMQ.jobId', id))
 
@@ -340,7 +340,7 @@ const dueLater = (dueAt: number): DueLater => {
  * assert.strictEqual(typeof BullMQ.workerOptions.settings.backoffStrategy, 'function')
  *
  * @category utils
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const workerOptions: {
   readonly maxStalledCount: number
@@ -404,7 +404,7 @@ const jobOptions = (id: string, keepDone: number): JobOptions => ({
  * main()
  *
  * @category interpreters
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const submit = async <P, E, A>(
   queue: QueueLike,
@@ -484,7 +484,7 @@ export const submit = async <P, E, A>(
  * main()
  *
  * @category interpreters
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const processor = <P, E, A>(
   def: Durable.Definition<P, E, A>,
@@ -606,7 +606,7 @@ export const processor = <P, E, A>(
  * }
  *
  * @category constructors
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const make = (options: EngineOptions): Durable.Engine => {
   const where = 'BullMQ.make'

@@ -48,7 +48,7 @@ export type Clock = model.Clock
  * const kind: SleepKind = 'backoff'
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export type SleepKind = model.SleepKind
 
@@ -71,7 +71,7 @@ export type SleepKind = model.SleepKind
  * assert.ok(Clock.make(options).now() > 0)
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface ClockOptions {
   readonly unref?: boolean | undefined
@@ -136,7 +136,7 @@ const unrefd: Clock = clockOn({ now, sleep: unrefdSleepers.promised }, unrefdSle
  * assert.ok(slept instanceof Promise)
  *
  * @category constructors
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const make = (options?: ClockOptions): Clock => {
   if (options !== undefined && (typeof options !== 'object' || options === null)) {

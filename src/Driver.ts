@@ -19,7 +19,7 @@
  * assert.strictEqual(driver.advance('busy', 330), -1) // stopped: two retries made
  * assert.strictEqual(driver.iterNumber, 2)
  *
- * @since 0.2.0
+ * @since 1.0.0
  */
 import * as E from 'fp-ts/Either'
 import * as O from 'fp-ts/Option'
@@ -64,7 +64,7 @@ import * as RetryStatus from './RetryStatus'
  * assert.strictEqual(driver.dueAt, 1060)
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface Driver<In> extends Cursor<In> {
   readonly schedule: Schedule<In>
@@ -91,7 +91,7 @@ export interface Driver<In> extends Cursor<In> {
  * const options: DriverOptions = { start: Date.now(), random: Random.seeded(7) }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface DriverOptions {
   readonly start?: number | undefined
@@ -153,13 +153,13 @@ export class ScheduleMismatch extends Error {
  * assert.strictEqual(restored.left.message, 'Driver: the stored state "abc" is not a state of the schedule recurs(3)')
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export class InvalidState extends Error {
   /**
    * The tag that tells this error apart in a union of errors.
    *
-   * @since 0.2.0
+   * @since 1.0.0
    */
   readonly _tag = 'InvalidState'
   constructor(
@@ -354,7 +354,7 @@ const statusOf = (
  * assert.ok(driver.done)
  *
  * @category constructors
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const make = <In>(schedule: Schedule<In>, options: DriverOptions = {}): Driver<In> => {
   validate.stepping('Driver.make', 'schedule', schedule)
@@ -392,7 +392,7 @@ export const make = <In>(schedule: Schedule<In>, options: DriverOptions = {}): D
  * assert.strictEqual(copy.right.advance('e', 500), original.advance('e', 500))
  *
  * @category constructors
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const restore = <In>(
   schedule: Schedule<In>,

@@ -44,7 +44,7 @@
  * }
  * main()
  *
- * @since 0.2.0
+ * @since 1.0.0
  */
 import * as E from 'fp-ts/Either'
 import * as O from 'fp-ts/Option'
@@ -89,7 +89,7 @@ import type { Json, Schedule } from './Schedule'
  * const headers = (run: RunContext) => ({ 'Idempotency-Key': run.id, 'X-Attempt': String(run.status.iterNumber + 1) })
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface RunContext {
   readonly id: string
@@ -123,7 +123,7 @@ export interface RunContext {
  * assert.strictEqual(ping.name, 'ping')
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface Definition<P, E, A> {
   readonly name: string
@@ -151,7 +151,7 @@ export interface Definition<P, E, A> {
  * }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface DefinitionOptions<P, E, A> {
   readonly name: string
@@ -206,7 +206,7 @@ export interface DefinitionOptions<P, E, A> {
  * }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface WorkOptions<E, A> {
   readonly onDone?: ((done: RunDone<E, A>) => void | Promise<void>) | undefined
@@ -229,7 +229,7 @@ export interface WorkOptions<E, A> {
  * const line = ({ id, result, reason }: RunDone<Error, string>): string => `${id}: ${result._tag} (${reason})`
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface RunDone<E, A> {
   readonly id: string
@@ -248,7 +248,7 @@ export interface RunDone<E, A> {
  * const line = ({ id, error, delay }: RunRetried<Error>): string => `${id}: ${error.message}, next in ${delay} ms`
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface RunRetried<E> {
   readonly id: string
@@ -268,7 +268,7 @@ export interface RunRetried<E> {
  * const line = ({ error, id, queue }: WorkerError): string => `${id ?? queue ?? 'engine'}: ${String(error)}`
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export type WorkerError = model.WorkerError
 
@@ -282,7 +282,7 @@ export type WorkerError = model.WorkerError
  * const stopAll = (workers: ReadonlyArray<Worker>) => Promise.all(workers.map((w) => w.close({ deadline: 5_000 })))
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface Worker {
   readonly close: (options?: CloseOptions) => Promise<void>
@@ -306,7 +306,7 @@ export interface Worker {
  * const options: CloseOptions = { deadline: 20_000 }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface CloseOptions {
   readonly deadline?: number | undefined
@@ -325,7 +325,7 @@ export interface CloseOptions {
  *   submitted.filter((id) => !found.pending.includes(id) && !found.done.includes(id))
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface Pending {
   readonly pending: ReadonlyArray<string>
@@ -357,7 +357,7 @@ export interface Pending {
  * }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface Engine {
   readonly submit: <P, E, A>(def: Definition<P, E, A>, id: string, payload: P) => Promise<void>
@@ -377,13 +377,13 @@ export interface Engine {
  * assert.strictEqual(e._tag, 'PayloadInvalid')
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export class PayloadInvalid extends Error {
   /**
    * The tag that tells this error apart in a {@link RunError}.
    *
-   * @since 0.2.0
+   * @since 1.0.0
    */
   readonly _tag = 'PayloadInvalid'
   constructor(
@@ -409,13 +409,13 @@ export class PayloadInvalid extends Error {
  * assert.match(e.message, /iterNumber: -1/)
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export class CorruptRun extends Error {
   /**
    * The tag that tells this error apart in a {@link RunError}.
    *
-   * @since 0.2.0
+   * @since 1.0.0
    */
   readonly _tag = 'CorruptRun'
   constructor(
@@ -443,13 +443,13 @@ export class CorruptRun extends Error {
  * assert.ok(e.error instanceof TypeError)
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export class Defect extends Error {
   /**
    * The tag that tells this error apart in a {@link RunError}.
    *
-   * @since 0.2.0
+   * @since 1.0.0
    */
   readonly _tag = 'Defect'
   constructor(
@@ -489,7 +489,7 @@ export class Defect extends Error {
  * }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export type RunError = PayloadInvalid | Driver.ScheduleMismatch | CorruptRun | Defect
 
@@ -513,7 +513,7 @@ export type RunError = PayloadInvalid | Driver.ScheduleMismatch | CorruptRun | D
  * const fresh: StoredRun = { id: 'job-1', payload: { amount: 10 }, retry: null, outcome: null }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface StoredRun {
   readonly id: string
@@ -545,7 +545,7 @@ export interface StoredRun {
  *   d._tag === 'NotDue' || d._tag === 'Retry' ? `due at ${d.dueAt}` : d._tag
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export type Delivery =
   | { readonly _tag: 'NotDue'; readonly dueAt: number }
@@ -577,7 +577,7 @@ export type Delivery =
  * const context: DeliveryContext<Error, string> = { now: Date.now, signal: new AbortController().signal, options: {} }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface DeliveryContext<E, A> {
   readonly now: () => number
@@ -612,7 +612,7 @@ const isPlainJson = (value: unknown): value is Json => {
  * assert.deepStrictEqual(Durable.plainCodec.decode(Durable.plainCodec.encode({ sent: true })), { _tag: 'Right', right: { sent: true } })
  *
  * @category codecs
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const plainCodec: t.Type<unknown, Json, unknown> = new t.Type<unknown, Json, unknown>(
   'Plain',
@@ -826,7 +826,7 @@ const isCodec = (value: unknown): boolean =>
  * assert.strictEqual(charge.schedule, schedule)
  *
  * @category constructors
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const define = <P, E, A>(options: DefinitionOptions<P, E, A>): Definition<P, E, A> => {
   const where = 'Durable.define'
@@ -937,7 +937,7 @@ const statusOfState = (state: RetryState, now: number): RetryStatus.RetryStatus 
  * main()
  *
  * @category interpreters
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const deliver = async <P, E, A>(
   def: Definition<P, E, A>,

@@ -42,7 +42,7 @@
  * }
  * main()
  *
- * @since 0.2.0
+ * @since 1.0.0
  */
 import type * as model from './internal/model'
 
@@ -60,7 +60,7 @@ import type * as model from './internal/model'
  * const event: AttemptStarted = { _tag: 'AttemptStarted', source: 'retry', run: 1, at: 0, attempt: 1 }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface AttemptStarted {
   readonly _tag: 'AttemptStarted'
@@ -84,7 +84,7 @@ export interface AttemptStarted {
  * const event: AttemptEnded = { _tag: 'AttemptFailed', source: 'retry', run: 1, at: 12, attempt: 1, latency: 12, error: 'down' }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export type AttemptEnded =
   | {
@@ -148,7 +148,7 @@ export type AttemptEnded =
  * const http: HttpAttempt = { method: 'GET', url: 'https://api.example.com/users/1', serverAddress: 'api.example.com', serverPort: 443, statusCode: 503 }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface HttpAttempt {
   readonly method: string
@@ -168,7 +168,7 @@ export interface HttpAttempt {
  * const event: RetryScheduled = { _tag: 'RetryScheduled', source: 'retry', run: 1, at: 12, attempt: 1, delay: 100 }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface RetryScheduled {
   readonly _tag: 'RetryScheduled'
@@ -193,7 +193,7 @@ export interface RetryScheduled {
  * const event: HintIgnored = { _tag: 'HintIgnored', source: 'retry', run: 1, at: 12, attempt: 1, hint: -5 }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface HintIgnored {
   readonly _tag: 'HintIgnored'
@@ -215,7 +215,7 @@ export interface HintIgnored {
  * const event: GuardRefused = { _tag: 'GuardRefused', source: 'retry', run: 1, at: 12, attempt: 1, reason: 'budget' }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface GuardRefused {
   readonly _tag: 'GuardRefused'
@@ -238,7 +238,7 @@ export interface GuardRefused {
  * const event: RunStopped = { _tag: 'RunStopped', source: 'retry', run: 1, at: 112, attempts: 2, elapsed: 112, reason: 'succeeded' }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface RunStopped {
   readonly _tag: 'RunStopped'
@@ -291,7 +291,7 @@ export interface RunStopped {
  * assert.strictEqual(JSON.stringify(changes[2]), '{"_tag":"BreakerStateChanged","source":"breaker","run":0,"at":5,"from":"Closed","to":"Open","since":5,"halfOpenAt":null,"origin":"local","name":"db"}')
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export type BreakerStateChanged =
   | {
@@ -328,7 +328,7 @@ export type BreakerStateChanged =
  * const event: HedgeEvent = { _tag: 'HedgeLaunched', source: 'hedging', run: 3, at: 50, index: 1 }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface HedgeEvent {
   readonly _tag: 'HedgeLaunched' | 'HedgeWon' | 'HedgeAborted'
@@ -349,7 +349,7 @@ export interface HedgeEvent {
  * const event: DurableEvent = { _tag: 'RunSubmitted', source: 'durable', run: 0, at: 0, id: 'job-1' }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export type DurableEvent =
   | {
@@ -399,7 +399,7 @@ export type DurableEvent =
  * const event: ServiceEvent = { _tag: 'ServiceUnavailable', source: 'breaker', run: 0, at: 5, service: 'breaker store', fallback: 'local', error: new Error('ETIMEDOUT') }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export type ServiceEvent = model.ServiceEvent
 
@@ -414,7 +414,7 @@ export type ServiceEvent = model.ServiceEvent
  * const event: BulkheadEvent = { _tag: 'BulkheadRefused', source: 'bulkhead', run: 0, at: 5, inFlight: 10, queued: 100 }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface BulkheadEvent {
   readonly _tag: 'BulkheadQueued' | 'BulkheadRefused' | 'BulkheadAborted'
@@ -436,7 +436,7 @@ export interface BulkheadEvent {
  * const event: RateLimitEvent = { _tag: 'RateLimitWaited', source: 'rateLimit', run: 0, at: 5, wait: 200 }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export type RateLimitEvent =
   | {
@@ -463,7 +463,7 @@ export type RateLimitEvent =
  * const event: TimedOut = { _tag: 'TimedOut', source: 'timeout', run: 0, at: 1_000, timeout: 1_000 }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface TimedOut {
   readonly _tag: 'TimedOut'
@@ -482,7 +482,7 @@ export interface TimedOut {
  * const source: Source = 'http'
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export type Source = model.Source
 
@@ -495,7 +495,7 @@ export type Source = model.Source
  * const line = (event: Event): string => JSON.stringify({ ...event, error: undefined })
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export type Event =
   | AttemptStarted
@@ -522,7 +522,7 @@ export type Event =
  * const observer: Observer = (event) => void log.push(event._tag)
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export type Observer = (event: Event) => void
 
@@ -542,7 +542,7 @@ let runs = 0
  * assert.ok(Event.nextRun() < Event.nextRun())
  *
  * @category utils
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const nextRun = (): number => ++runs
 
@@ -559,7 +559,7 @@ export const nextRun = (): number => ++runs
  * assert.deepStrictEqual(seen, ['a AttemptStarted', 'b AttemptStarted'])
  *
  * @category utils
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const all =
   (observers: ReadonlyArray<Observer>): Observer =>

@@ -41,7 +41,7 @@
  * }
  * main()
  *
- * @since 0.2.0
+ * @since 1.0.0
  */
 import { randomBytes } from 'crypto'
 import * as fs from 'fs/promises'
@@ -109,7 +109,7 @@ import type { Schedule } from './Schedule'
  * }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface Options {
   readonly dir: string
@@ -409,7 +409,7 @@ const startFileWorker = <P, E, A>(
  * main()
  *
  * @category constructors
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const make = (options: Options): Engine => {
   const where = 'FileEngine.make'

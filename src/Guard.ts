@@ -32,7 +32,7 @@
  * }
  * main()
  *
- * @since 0.2.0
+ * @since 1.0.0
  */
 import type * as model from './internal/model'
 import { isPromise } from './internal/promise'
@@ -52,7 +52,7 @@ import { isPromise } from './internal/promise'
  * const reason: GuardReason = 'breaker'
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export type GuardReason = model.GuardReason
 
@@ -76,7 +76,7 @@ export type GuardReason = model.GuardReason
  * const firstFailure: Outcome = { ok: false, error: 'timeout', latency: 12, now: 12, retries: 0, retrying: true, delay: 100 }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface Outcome {
   readonly ok: boolean
@@ -111,7 +111,7 @@ export interface Outcome {
  * const impatient: Guard = { reason: 'budget', readsTime: false, admit: (o) => !o.retrying || o.delay <= 1_000 }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface Guard {
   readonly reason: GuardReason
@@ -151,7 +151,7 @@ export interface Guard {
  * assert.deepStrictEqual(told, [false]) // the budget heard of a failure that will not be retried
  *
  * @category utils
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const decide = (
   guards: ReadonlyArray<Guard>,
@@ -240,7 +240,7 @@ const decideLater = async (
  * assert.strictEqual(Guard.allows([closed], 0), 'budget')
  *
  * @category utils
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const allows = (
   guards: ReadonlyArray<Guard>,
@@ -276,7 +276,7 @@ const allowsLater = async (
  * assert.strictEqual(Guard.refusedBy([open], 'timeout'), undefined)
  *
  * @category utils
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const refusedBy = (guards: ReadonlyArray<Guard>, error: unknown): GuardReason | undefined => {
   for (const guard of guards) if (guard.refused?.(error) === true) return guard.reason

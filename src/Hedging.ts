@@ -29,7 +29,7 @@
  * }
  * main()
  *
- * @since 0.2.0
+ * @since 1.0.0
  */
 import type { Either } from 'fp-ts/Either'
 import type { Predicate } from 'fp-ts/Predicate'
@@ -81,7 +81,7 @@ export interface HedgeContext {
  *   TE.tryCatch(() => fetch(`https://replica-${index}.example.com/item/1`, { signal }).then((r) => r.text()), (e) => e as Error)
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export type Attempt<E, A> = (context: HedgeContext) => TaskEither<E, A>
 
@@ -98,7 +98,7 @@ export type Attempt<E, A> = (context: HedgeContext) => TaskEither<E, A>
  * const reason: StopReason = 'schedule'
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export type StopReason = Decision.StopReason
 
@@ -113,7 +113,7 @@ export type StopReason = Decision.StopReason
  * const extraLoad = (summary: Summary<Error, string>): number => summary.launches.length - 1
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface Summary<E = unknown, A = unknown> {
   readonly result: Either<E | ReadonlyArray<E>, A>
@@ -157,7 +157,7 @@ export interface Summary<E = unknown, A = unknown> {
  * }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface HedgingOptions<E, A> {
   readonly clock?: Clock | undefined
@@ -541,7 +541,7 @@ const configOf = <E, A>(schedule: Schedule<unknown>, options: HedgingOptions<E, 
  * main()
  *
  * @category interpreters
- * @since 0.2.0
+ * @since 1.0.0
  */
 export function hedging<E = unknown, A = unknown>(
   schedule: Schedule<unknown>,

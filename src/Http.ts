@@ -280,7 +280,7 @@ export interface TlsError {
  * assert.strictEqual(Http.isRetryable(error), false)
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface CircuitOpenError {
   readonly _tag: 'CircuitOpenError'
@@ -402,7 +402,7 @@ export interface RetryingFetchOptions extends RequestOptions, Hooks<HttpError, H
  * const options: HedgingFetchOptions = { attemptTimeout: 2_000, maxConcurrent: 2, budget: Budget.retryThrottle({ maxTokens: 10, tokenRatio: 0.1 }) }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface HedgingFetchOptions extends RequestOptions {
   readonly random?: Random | undefined
@@ -875,7 +875,7 @@ export const retryAfter = (
  * const ok: Ok = null as unknown as Schedule<unknown>
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export type AcceptsHttpError<In, Where extends string> = unknown extends In
   ? Schedule.Schedule<In>
@@ -1319,7 +1319,7 @@ const requestEvents = (
  * main()
  *
  * @category interpreters
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const hedgingFetch = (
   schedule: Schedule.Schedule<unknown>,

@@ -8,7 +8,7 @@
  * lines of the JavaScript SDK, 2.x and 3.x, are tested; the observability guide names their packages. `Http`'s
  * attempts follow the HTTP client semantic conventions.
  *
- * @since 0.2.0
+ * @since 1.0.0
  */
 import type { Attributes, Context, Counter, Histogram, HrTime, Meter, Span, Tracer } from '@opentelemetry/api'
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
@@ -55,7 +55,7 @@ import * as validate from './internal/validate'
  * }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface ObserverOptions {
   readonly tracer?: Tracer | undefined
@@ -89,7 +89,7 @@ export interface ObserverOptions {
  * assert.strictEqual(errorType('down'), '_OTHER')
  *
  * @category utils
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const errorType = (error: unknown): string => {
   if (error instanceof Error) return error.name
@@ -113,7 +113,7 @@ export const errorType = (error: unknown): string => {
  * assert.ok(!KnownMethods.includes('PURGE'))
  *
  * @category utils
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const KnownMethods: ReadonlyArray<string> = [
   'CONNECT',
@@ -372,7 +372,7 @@ const isCancellation = (event: Event.AttemptEnded): boolean =>
  * main()
  *
  * @category interpreters
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const observer = (options: ObserverOptions): Event.Observer => {
   const where = 'OpenTelemetry.observer'

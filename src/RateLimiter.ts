@@ -28,7 +28,7 @@
  * }
  * main()
  *
- * @since 0.2.0
+ * @since 1.0.0
  */
 import type { TaskEither } from 'fp-ts/TaskEither'
 import type { Signalled } from './Timeout'
@@ -68,7 +68,7 @@ import * as validate from './internal/validate'
  * assert.strictEqual((limiter.reserve() as RateLimiter.Reservation).wait, 1_000)
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface Reservation {
   readonly wait: number
@@ -99,7 +99,7 @@ export interface Reservation {
  * assert.strictEqual(limiter.take(), false)
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface RateLimiter {
   readonly take: () => boolean | Promise<boolean>
@@ -125,7 +125,7 @@ export interface RateLimiter {
  * const options: GcraOptions = { rate: 100, per: 60_000, burst: 10 } // 100 a minute, 10 at once
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface GcraOptions {
   readonly rate: number
@@ -146,7 +146,7 @@ export interface GcraOptions {
  * const options: ThrottleOptions = { clock: TestClock.make() }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface ThrottleOptions {
   readonly clock?: Clock | undefined
@@ -187,7 +187,7 @@ export interface ThrottleOptions {
  * main()
  *
  * @category constructors
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const gcra = (options: GcraOptions): RateLimiter => {
   const where = 'RateLimiter.gcra'
@@ -273,7 +273,7 @@ export const gcra = (options: GcraOptions): RateLimiter => {
  * main()
  *
  * @category constructors
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const asGuard = (limiter: RateLimiter): Guard => {
   checked('RateLimiter.asGuard', limiter)
@@ -319,7 +319,7 @@ export const asGuard = (limiter: RateLimiter): Guard => {
  * main()
  *
  * @category combinators
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const throttle = (
   limiter: RateLimiter,
@@ -369,7 +369,7 @@ export const throttle = (
  * main()
  *
  * @category combinators
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const throttleSignalled = <E2>(
   limiter: RateLimiter,

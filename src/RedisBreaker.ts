@@ -11,7 +11,7 @@
  *
  * This module loads no Redis client: it takes one you made (an ioredis `Redis` or `Cluster`).
  *
- * @since 0.2.0
+ * @since 1.0.0
  */
 import type { Store, StoredState, StoreAnswer, Transition, Window } from './Breaker'
 import { checkClient, checkKey, script } from './internal/redis'
@@ -32,7 +32,7 @@ import type { RedisClient } from './RedisBudget'
  * const optionsFor = (redis: RedisClient): StoreOptions => ({ redis, key: 'breaker:payments-api' })
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface StoreOptions {
   readonly redis: RedisClient
@@ -264,7 +264,7 @@ const argsOf = (t: Transition): Array<string | number> => {
  * }
  *
  * @category constructors
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const store = (options: StoreOptions): Store => {
   const where = 'RedisBreaker.store'

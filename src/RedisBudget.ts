@@ -8,7 +8,7 @@
  *
  * This module loads neither bullmq nor ioredis: it takes a client you made.
  *
- * @since 0.2.0
+ * @since 1.0.0
  */
 import * as Budget from './Budget'
 import type { BudgetAttempt, RetryBudget } from './Budget'
@@ -37,7 +37,7 @@ import type * as model from './internal/model'
  * })
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export type RedisClient = model.RedisClient
 
@@ -51,7 +51,7 @@ export type RedisClient = model.RedisClient
  * const fallback: Fallback = 'local'
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export type Fallback = 'local' | 'allow' | 'refuse'
 
@@ -66,7 +66,7 @@ export type Fallback = 'local' | 'allow' | 'refuse'
  * const optionsFor = (redis: RedisClient): RetryThrottleOptions => ({ redis, key: 'retry-budget:payments-api', maxTokens: 10, tokenRatio: 0.1 })
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface RetryThrottleOptions {
   readonly redis: RedisClient
@@ -87,7 +87,7 @@ export interface RetryThrottleOptions {
  * const report = async (bucket: RedisRetryThrottle) => `tokens left: ${await bucket.tokens()}`
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface RedisRetryThrottle extends RetryBudget {
   readonly onSuccess: (attempt: BudgetAttempt) => Promise<void>
@@ -178,7 +178,7 @@ const SERVICE = 'retry budget'
  * }
  *
  * @category constructors
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const retryThrottle = (options: RetryThrottleOptions): RedisRetryThrottle => {
   const where = 'RedisBudget.retryThrottle'

@@ -9,7 +9,7 @@
  *
  * This module loads no Redis client: it takes one you made (an ioredis `Redis` or `Cluster`).
  *
- * @since 0.2.0
+ * @since 1.0.0
  */
 import * as LiveClock from './Clock'
 import type { Observer } from './Event'
@@ -34,7 +34,7 @@ import * as validate from './internal/validate'
  * const fallback: Fallback = 'local'
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export type Fallback = 'local' | 'allow' | 'refuse'
 
@@ -52,7 +52,7 @@ export type Fallback = 'local' | 'allow' | 'refuse'
  * const optionsFor = (redis: RedisClient): GcraOptions => ({ redis, key: 'rate:payments-api', rate: 100, per: 1_000, burst: 10, processes: 4 })
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface GcraOptions {
   readonly redis: RedisClient
@@ -155,7 +155,7 @@ const SERVICE = 'rate limiter'
  * }
  *
  * @category constructors
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const gcra = (options: GcraOptions): RateLimiter.RateLimiter => {
   const where = 'RedisRateLimiter.gcra'

@@ -59,7 +59,7 @@ export type StopReason = model.StopReason
  *   `attempt ${status.iterNumber} failed (${error.message}), next in ${delay} ms`
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface Retried<E, In = E> {
   readonly error: E
@@ -78,7 +78,7 @@ export interface Retried<E, In = E> {
  *   `${result._tag === 'Right' ? result.right : result.left.message} after ${status.iterNumber + 1} attempts: ${reason}`
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface Ended<E, A> {
   readonly result: Either<E, A>
@@ -233,7 +233,7 @@ export interface RetryEnv {
  * const line = ({ value, delay }: Repeated<number>): string => `got ${value}, again in ${delay} ms`
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface Repeated<In> {
   readonly value: In
@@ -253,7 +253,7 @@ export interface Repeated<In> {
  * const options: RepeatOptions<number> = { onRepeat: ({ value }) => void seen.push(value) }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface RepeatOptions<In, E = unknown, A = unknown> extends Omit<RetryOptions<In, E, A>, 'onRetry'> {
   readonly onRepeat?: ((repeated: Repeated<In>) => unknown) | undefined
@@ -488,7 +488,7 @@ export const retryingWithStatus: {
  *   `attempt ${context.status.iterNumber + 1}${context.signal.aborted ? ' (aborted)' : ''}`
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface AttemptContext {
   readonly status: RetryStatus.RetryStatus
@@ -546,7 +546,7 @@ export interface AttemptContext {
  * main()
  *
  * @category interpreters
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const retryingWithContext: {
   <In, E extends In, A>(schedule: Schedule<In>, options: RetryOptions<In, E, A> & TypedHooks<In, E, A>): (

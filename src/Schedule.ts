@@ -114,7 +114,7 @@ export type Decision<S = Json> = model.Decision<S>
  * assert.deepStrictEqual(Driver.delays(s, { input: { transient: true }, limit: 3 }), [10, 20, 30])
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export type StepContext<In> = model.StepContext<In>
 
@@ -137,7 +137,7 @@ export type StepContext<In> = model.StepContext<In>
  * assert.deepStrictEqual(s.timeLimits, [{ _tag: 'Elapsed', ms: 5_000 }])
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export type TimeLimit = model.TimeLimit
 
@@ -158,7 +158,7 @@ export type TimeLimit = model.TimeLimit
  * const event: ScheduleEvent = { _tag: 'HintIgnored', hint: -5 }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export type ScheduleEvent = model.ScheduleEvent
 
@@ -177,7 +177,7 @@ export type ScheduleEvent = model.ScheduleEvent
  * const readsInput = <In>(cursor: Cursor<In>): In => cursor.input
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export type Cursor<In> = model.Cursor<In>
 
@@ -203,7 +203,7 @@ export type Cursor<In> = model.Cursor<In>
  * assert.strictEqual(stepper.state(), 800)
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export type Stepper<In> = model.Stepper<In>
 
@@ -271,7 +271,7 @@ export type Schedule<In> = model.Schedule<In>
  * }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface MakeOptions {
   readonly description?: string | undefined
@@ -290,7 +290,7 @@ export interface MakeOptions {
  * const options: PredicateOptions = { description: 'status in [502, 503]' }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface PredicateOptions {
   readonly description?: string | undefined
@@ -1274,7 +1274,7 @@ const equalJitterOf = (delay: number, cursor: Cursor<unknown>): number => {
  * const options: HintOptions = { max: 30_000 }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface HintOptions {
   readonly max: number
@@ -1315,7 +1315,7 @@ export interface HintOptions {
  * assert.deepStrictEqual(Driver.delays(policy, { input: {} }), [100, 200, 400])
  *
  * @category combinators
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const withHint = <I>(
   hintOf: (input: I, now: number) => number | undefined,
@@ -1389,7 +1389,7 @@ export const withHint = <I>(
  * assert.deepStrictEqual(Driver.delays(s, { random: Random.fixed(0), limit: 3 }), [80, 160, 320])
  *
  * @category combinators
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const jittered = (min = 0.8, max = 1.2): (<In>(self: Schedule<In>) => Schedule<In>) => {
   const lo = validate.duration('Schedule.jittered', 'min', min)
@@ -1426,7 +1426,7 @@ export const jittered = (min = 0.8, max = 1.2): (<In>(self: Schedule<In>) => Sch
  * assert.deepStrictEqual(Driver.delays(s, { input: 'timeout' }), [100, 200])
  *
  * @category combinators
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const retryFreeWhen = <I>(predicate: Predicate<I>): (<In>(self: Schedule<In>) => Schedule<In & I>) => {
   validate.callable('Schedule.retryFreeWhen', 'predicate', predicate)
@@ -1463,7 +1463,7 @@ export const retryFreeWhen = <I>(predicate: Predicate<I>): (<In>(self: Schedule<
  * assert.deepStrictEqual(Driver.delays(reconnect, { limit: 3, attemptDuration: 60_000 }), [100, 100, 100])
  *
  * @category combinators
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const resetAfter = (ms: number): (<In>(self: Schedule<In>) => Schedule<In>) => {
   const after = validate.duration('Schedule.resetAfter', 'ms', ms)
@@ -1514,7 +1514,7 @@ export const resetAfter = (ms: number): (<In>(self: Schedule<In>) => Schedule<In
  * assert.deepStrictEqual(Driver.delays(Schedule.fixed(1000), { limit: 2, attemptDuration: 1500 }), [0, 0])
  *
  * @category constructors
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const fixed = (ms: number): Schedule<unknown> => {
   const period = validate.saturate(validate.duration('Schedule.fixed', 'ms', ms))
@@ -1551,7 +1551,7 @@ export const fixed = (ms: number): Schedule<unknown> => {
  * assert.deepStrictEqual(Driver.delays(Schedule.windowed(1000), { limit: 2, attemptDuration: 1500 }), [500, 500])
  *
  * @category constructors
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const windowed = (ms: number): Schedule<unknown> => {
   const window = validate.saturate(validate.duration('Schedule.windowed', 'ms', ms))

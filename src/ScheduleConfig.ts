@@ -1350,7 +1350,7 @@ const checkOptions = (where: string, options: InterpretOptions): void => {
  * }
  *
  * @category utils
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const format = (config: ScheduleConfig): string => JSON.stringify(encodeConfig(config))
 
@@ -1372,7 +1372,7 @@ export const format = (config: ScheduleConfig): string => JSON.stringify(encodeC
  * assert.deepStrictEqual(factor?.with, ['exponential'])
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface GrammarKey {
   readonly key: string
@@ -1401,7 +1401,7 @@ const docOfValue = (param: { readonly value?: string; readonly field: { readonly
  * assert.ok(keys('constructor').includes('exponential'))
  *
  * @category utils
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const grammar: ReadonlyArray<GrammarKey> = [
   ...KIND_KEYS.map(

@@ -91,7 +91,7 @@ export interface TestClock extends Clock {
  * main()
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface Timer {
   readonly kind: SleepKind
@@ -112,7 +112,7 @@ export interface Timer {
  * assert.deepStrictEqual(pending, [{ kind: 'backoff', wake: 100 }])
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface PendingTimer {
   readonly kind: SleepKind
@@ -399,7 +399,7 @@ const wakeFirst = new WeakMap<TestClock, () => Promise<void>>()
  * const overLoopback: RunOptions = { quiet: 20 }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface RunOptions {
   readonly start?: number | undefined
@@ -418,7 +418,7 @@ export interface RunOptions {
  * const describe = (ran: Ran<string>): string => `${ran.result} at ${ran.clock.now()} ms`
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface Ran<A> {
   readonly result: A
@@ -460,7 +460,7 @@ const realPause = (): Promise<void> => new Promise((resolve) => setTimeout(resol
  * main()
  *
  * @category utils
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const run = async <A>(program: (clock: TestClock) => Task<A>, options: RunOptions = {}): Promise<Ran<A>> => {
   const where = 'TestClock.run'

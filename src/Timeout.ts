@@ -22,7 +22,7 @@
  * }
  * main()
  *
- * @since 0.2.0
+ * @since 1.0.0
  */
 import type { Either } from 'fp-ts/Either'
 import type { TaskEither } from 'fp-ts/TaskEither'
@@ -50,7 +50,7 @@ import * as validate from './internal/validate'
  * const options: TimeoutOptions = { clock: TestClock.make(), onEvent: (event) => void lines.push(JSON.stringify(event)) }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface TimeoutOptions {
   readonly clock?: Clock | undefined
@@ -179,7 +179,7 @@ const race = async <E1, E2, A>(
  * main()
  *
  * @category combinators
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const timeout = <E2>(
   ms: number,
@@ -234,7 +234,7 @@ export const timeout = <E2>(
  * main()
  *
  * @category combinators
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const timeoutSignalled = <E2>(
   ms: number,

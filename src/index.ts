@@ -33,7 +33,7 @@ export {
    * `sampling`, `protect`.
    *
    * @category model
-   * @since 0.2.0
+   * @since 1.0.0
    */
   Breaker,
   /**
@@ -47,7 +47,7 @@ export {
    * Bulkheads: at most N calls in flight and a bounded queue; a combinator and a guard.
    *
    * @category model
-   * @since 0.2.0
+   * @since 1.0.0
    */
   Bulkhead,
   /**
@@ -75,14 +75,14 @@ export {
    * The one interpreter of a schedule: feed it inputs and times, get decisions; snapshot and restore a run.
    *
    * @category interpreters
-   * @since 0.2.0
+   * @since 1.0.0
    */
   Driver,
   /**
    * One event vocabulary for every module: plain records told to `onEvent`.
    *
    * @category model
-   * @since 0.2.0
+   * @since 1.0.0
    */
   Event,
   /**
@@ -90,14 +90,14 @@ export {
    * `BullMQ.make`), `work` it; one `deliver` step decides for every engine.
    *
    * @category interpreters
-   * @since 0.2.0
+   * @since 1.0.0
    */
   Durable,
   /**
    * The embedded durable engine, for one machine: runs stored as files, timers for due runs.
    *
    * @category interpreters
-   * @since 0.2.0
+   * @since 1.0.0
    */
   FileEngine,
   /**
@@ -111,14 +111,14 @@ export {
    * Guards: one protocol for whatever may refuse a retry (breaker, budget, rate limiter, bulkhead).
    *
    * @category model
-   * @since 0.2.0
+   * @since 1.0.0
    */
   Guard,
   /**
    * Hedged requests: another attempt after each of a schedule's delays, the first success wins, the others aborted.
    *
    * @category interpreters
-   * @since 0.2.0
+   * @since 1.0.0
    */
   Hedging,
   /**
@@ -139,7 +139,7 @@ export {
    * Rate limiters: a token bucket (GCRA) on a clock, as a guard and as a combinator that waits for a token.
    *
    * @category model
-   * @since 0.2.0
+   * @since 1.0.0
    */
   RateLimiter,
   /**
@@ -188,7 +188,7 @@ export {
    * A timeout as a combinator of its own, on a clock.
    *
    * @category combinators
-   * @since 0.2.0
+   * @since 1.0.0
    */
   Timeout
 }
@@ -212,7 +212,7 @@ export {
    * Retries a cancellable action: each attempt receives its status and an `AbortSignal` (run abort, timeout).
    *
    * @category interpreters
-   * @since 0.2.0
+   * @since 1.0.0
    */
   retryingWithContext,
   /**

@@ -240,7 +240,7 @@ const ioTsLoaded = (result: Run): ReadonlyArray<string> => {
 }
 
 describe('package.json', () => {
-  // The command's "fp-ts-retry": "0.1.0" resolves to this checkout through node_modules/fp-ts-retry, a link that
+  // The command's "fp-ts-retry": "1.0.0-rc.0" resolves to this checkout through node_modules/fp-ts-retry, a link that
   // the library's devDependency on itself makes. Not by listing the root as a workspace of itself: npm then reads
   // the root's allowScripts as a workspace's too, and warns on every install that it is ignored.
   it('should link the library under its own name (for the command), and make cli/ and TypeScript 7 workspaces', () => {
