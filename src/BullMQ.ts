@@ -55,7 +55,7 @@ import {
   reportError,
   step,
   tell,
-  within
+  withinRealTime
 } from './durable/shared'
 import { fromBullId, toBullId } from './internal/ids'
 import { showValue } from './internal/show'
@@ -512,7 +512,11 @@ export const processor = <P, E, A>(
     const backoff = job.opts?.backoff
     const viaFailure = typeof backoff === 'object' && backoff.type === BACKOFF_TYPE
     const write = (run: Durable.StoredRun): Promise<void> =>
-      within(job.updateData(run), timeout, () => new Error(`${where}: updateData took longer than ${timeout} ms`))
+      withinRealTime(
+        job.updateData(run),
+        timeout,
+        () => new Error(`${where}: updateData took longer than ${timeout} ms`)
+      )
     try {
       let stored: unknown = job.data
       for (;;) {
@@ -645,10 +649,10 @@ export const make = (options: EngineOptions): Durable.Engine => {
     let settings: ReadonlyArray<unknown>
     try {
       // an ioredis client (IRedisClient does not declare config)
-      const client = (await within(queue.backend.client, timeout, late('connecting'))) as unknown as {
+      const client = (await withinRealTime(queue.backend.client, timeout, late('connecting'))) as unknown as {
         readonly config: (op: 'GET', key: string) => Promise<unknown>
       }
-      settings = await within(
+      settings = await withinRealTime(
         Promise.all([client.config('GET', 'appendonly'), client.config('GET', 'maxmemory-policy')]),
         timeout,
         late('CONFIG GET')
@@ -687,7 +691,7 @@ export const make = (options: EngineOptions): Durable.Engine => {
       checkDefinition(`${where}: submit`, def)
       checkId(`${where}: submit`, id)
       const added = submit(queueOf(def.name) as unknown as QueueLike, def, id, payload, { keepDone })
-      await within(added, timeout, late(`submit of ${JSON.stringify(id)}`))
+      await withinRealTime(added, timeout, late(`submit of ${JSON.stringify(id)}`))
       tell(onEvent, onError, {
         _tag: 'RunSubmitted',
         source: 'durable',
@@ -701,7 +705,7 @@ export const make = (options: EngineOptions): Durable.Engine => {
       checkOpen('pending')
       checkDefinition(`${where}: pending`, def)
       const queue = queueOf(def.name)
-      const [pending, done] = await within(
+      const [pending, done] = await withinRealTime(
         Promise.all([
           queue.getRanges(['wait', 'prioritized', 'delayed', 'active', 'waiting-children'], 0, -1, true),
           queue.getRanges(['completed'], 0, -1, true)
@@ -739,7 +743,7 @@ export const make = (options: EngineOptions): Durable.Engine => {
           await closeWithin(
             deadline,
             () => worker.close(),
-            () => within(worker.disconnect(), FORCE_WAIT, late('disconnecting')),
+            () => withinRealTime(worker.disconnect(), FORCE_WAIT, late('disconnecting')),
             (e) => reportError(o.onError, e, { queue: def.name })
           )
         }
@@ -757,7 +761,7 @@ export const make = (options: EngineOptions): Durable.Engine => {
           closeWithin(
             deadline,
             () => q.close(),
-            () => within(q.disconnect(), FORCE_WAIT, late('disconnecting')),
+            () => withinRealTime(q.disconnect(), FORCE_WAIT, late('disconnecting')),
             (e) => reportError(onError, e, { queue: name })
           )
         )

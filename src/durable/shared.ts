@@ -82,10 +82,11 @@ export const closeDeadline = (where: string, options: { readonly deadline?: numb
   )
 
 /**
- * `promise`, or after `ms` (real time: a deadline protects a process from a server that does not answer) a
- * rejection with `error()`. The timer never keeps the process alive.
+ * `promise`, or after `ms` of real time (a deadline protects a process from a server that does not answer, whatever
+ * clock its runs use) a rejection with `error()`. The timer never keeps the process alive. Not `internal/service`'s
+ * `within`, which bounds a shared service's call on the run's clock.
  */
-export const within = <A>(promise: Promise<A>, ms: number, error: () => Error): Promise<A> =>
+export const withinRealTime = <A>(promise: Promise<A>, ms: number, error: () => Error): Promise<A> =>
   // One promise, not a race and its finally: each write of a run's state goes through here.
   new Promise<A>((resolve, reject) => {
     const timer = setTimeout(() => reject(error()), ms)
@@ -114,13 +115,13 @@ export const closeWithin = async (
 ): Promise<void> => {
   const late = new Error('closing took longer than its deadline')
   try {
-    await within(graceful(), deadline, () => late)
+    await withinRealTime(graceful(), deadline, () => late)
     return
   } catch (e) {
     if (e !== late) report(e)
   }
   try {
-    await within(force(), deadline, () => late)
+    await withinRealTime(force(), deadline, () => late)
   } catch (e) {
     report(e)
   }
