@@ -38,9 +38,9 @@ export type Clock = model.Clock
 
 /**
  * What a sleep is for, as every module of the library says when it asks a clock for one: a retry's `'backoff'`, an
- * attempt's `'timeout'`, a `'hedge'`'s delay, a durable run's `'due'` time, a rate limiter's `'throttle'` wait; a
- * sleep that names no kind is the `'user'`'s own. A breaker never sleeps: it compares its `halfOpenAt` with the
- * clock's `now()` when a call comes.
+ * attempt's `'timeout'`, a `'hedge'`'s delay, a durable run's `'due'` time, a rate limiter's `'throttle'` wait, the
+ * latency `fp-ts-retry/Chaos` injects (`'chaos'`); a sleep that names no kind is the `'user'`'s own. A breaker
+ * never sleeps: it compares its `halfOpenAt` with the clock's `now()` when a call comes.
  *
  * @example
  * import type { SleepKind } from 'fp-ts-retry/Clock'

@@ -25,7 +25,8 @@ import * as validate from './internal/validate'
  *   clock); an aborted signal wakes its sleeper at once.
  * - `sleeps` lists the `ms` of the backoffs and of the sleeps that name no kind (`'user'`), in the order they
  *   were asked: the delays a retry test checks, without the attempts' timeouts, the hedges' delays, the durable
- *   runs' due times or the rate limiters' waits, which `sleepsOf(kind)` and `timers` list.
+ *   runs' due times, the rate limiters' waits or the latencies `Chaos` injects, which `sleepsOf(kind)` and `timers`
+ *   list.
  * - `next(kind)` moves time to the next pending timer of `kind` (any kind when omitted), waking it and every
  *   earlier one in order; when none is pending yet, it first waits, on the real event loop, until one is (the
  *   work may be waiting on real I/O), for up to `options.within` real ms (default 2,000), then rejects naming
@@ -513,8 +514,13 @@ export const run = async <A>(program: (clock: TestClock) => Task<A>, options: Ru
 
 /** Every `SleepKind`, and nothing else: the record's type fails to compile when the two differ. */
 const KINDS: ReadonlySet<string> = new Set(
-  Object.keys({ backoff: true, timeout: true, hedge: true, due: true, throttle: true, user: true } satisfies Record<
-    SleepKind,
-    true
-  >)
+  Object.keys({
+    backoff: true,
+    timeout: true,
+    hedge: true,
+    due: true,
+    throttle: true,
+    chaos: true,
+    user: true
+  } satisfies Record<SleepKind, true>)
 )

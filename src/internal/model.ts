@@ -135,7 +135,7 @@ export interface RedisClient {
 }
 
 /** What a sleep is for (`Clock.SleepKind`). */
-export type SleepKind = 'backoff' | 'timeout' | 'hedge' | 'due' | 'throttle' | 'user'
+export type SleepKind = 'backoff' | 'timeout' | 'hedge' | 'due' | 'throttle' | 'chaos' | 'user'
 
 /** The time and the sleeps (`Clock.Clock`). */
 export interface Clock {
@@ -154,6 +154,8 @@ export type Source =
   | 'rateLimit'
   | 'bulkhead'
   | 'timeout'
+  | 'fallback'
+  | 'chaos'
 
 /** A shared service's outage and recovery (`Event.ServiceEvent`). */
 export type ServiceEvent =
