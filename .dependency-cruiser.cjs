@@ -11,7 +11,8 @@
  * 4. `Decision`: what follows an attempt, above the `Driver` and the guards, below every module that retries.
  * 5. The runners and engines (`Retry`, `Hedging`, `Durable`, `FileEngine`, `BullMQ`, `Http`, ...). Private code
  *    that builds on the public core but is no foundation lives in its own folder, imported only by its owners:
- *    `src/durable/` (the step the durable engines share) and `src/runner/` (the runner's loop and its attempts).
+ *    `src/durable/` (the step the durable engines share), `src/runner/` (the runner's loop and its attempts) and
+ *    `src/breaker/` (the breaker's state machine, its fleet sync and the memory store).
  *
  * Across all layers: no cycle; an optional peer (bullmq, ioredis, @opentelemetry/api, fast-check) is loaded only by
  * the module reached by its subpath, never through the index; no runtime import of a development dependency.
@@ -61,6 +62,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/(runner/|Retry[.]ts$)' },
       to: { path: '^src/runner/' }
+    },
+    {
+      name: 'breaker-folder-is-private',
+      comment: "src/breaker/ is the breaker's state machine, fleet sync and memory store: only Breaker imports it.",
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(breaker/|Breaker[.]ts$)' },
+      to: { path: '^src/breaker/' }
     },
     {
       name: 'optional-peers-by-subpath-only',

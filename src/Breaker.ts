@@ -45,18 +45,18 @@
 import type { Either } from 'fp-ts/Either'
 import type { Predicate } from 'fp-ts/Predicate'
 import type { TaskEither } from 'fp-ts/TaskEither'
+import { FleetCircuit } from './breaker/fleet'
+import { Circuit, tell, type Policy } from './breaker/machine'
+import { memory } from './breaker/store'
 import type { Clock } from './Clock'
 import * as LiveClock from './Clock'
-import * as Driver from './Driver'
 import { showValue } from './internal/show'
 import * as validate from './internal/validate'
 import type { Random } from './Random'
 import type { Schedule } from './Schedule'
 import { isPromise } from './internal/promise'
 import { noop, onAbort } from './internal/abort'
-import { observe } from './internal/observe'
-import { health, within, type Health } from './internal/service'
-import { counterOf, inARow, lastCalls, lastMs, sameWindow, type Counter } from './internal/counters'
+import { inARow, lastCalls, lastMs } from './internal/counters'
 import type * as model from './internal/model'
 import type * as Event from './Event'
 import type * as Guard from './Guard'
@@ -538,427 +538,11 @@ export interface ProtectOptions<E> {
 // implementation
 // -------------------------------------------------------------------------------------
 
-/** When to open, as a policy sees the outcomes of one closed period: its own, or the fleet's in a {@link Store}. */
-interface Policy {
-  /** This process's count: the one that decides without a store, or when the store does not answer. */
-  readonly counter: Counter
-  /** How a store that counts keeps the fleet's. */
-  readonly window: Window
-  /** Whether a tally, after a failure, opens the circuit. */
-  readonly trips: (tally: Tally) => boolean
-  /** Whether a success leaves a tally as it is (then it is not told to the store). */
-  readonly idle: (tally: Tally) => boolean
-}
-
 /** The rule of `count` and `sampling`: at least `minimum` outcomes, and failures at `failureRate` of them or more. */
 const rated =
   (minimum: number, failureRate: number) =>
   (tally: Tally): boolean =>
     tally.outcomes >= minimum && tally.failures / tally.outcomes >= failureRate
-
-/** Runs `then` on a value or on what its promise resolves to. */
-const andThen = <A, B>(value: A | Promise<A>, then: (a: A) => B | Promise<B>): B | Promise<B> =>
-  isPromise(value) ? value.then(then) : then(value)
-
-const NEVER = Number.POSITIVE_INFINITY
-
-/** The service named in the breaker's `ServiceUnavailable` and `ServiceRecovered` events. */
-const STORE = 'breaker store'
-
-/**
- * Throws `error` on its own, after the current call: what the breaker does with an error that is no observer's (a
- * schedule's, a permit's report) and must neither stop a change half-way nor replace a call's own answer, as Node
- * does with an error thrown by an `EventTarget` listener. An observer's error follows `internal/observe`.
- */
-const throwAside = (error: unknown): void =>
-  queueMicrotask(() => {
-    throw error
-  })
-
-/** Reports an outcome to a permit; an error of the report is thrown on its own. */
-const tell = (report: () => void | Promise<void>): void | Promise<void> => {
-  try {
-    const told = report()
-    if (isPromise(told)) return told.catch(throwAside)
-  } catch (e) {
-    throwAside(e)
-  }
-}
-
-const isWait = (u: unknown): boolean => u === null || (validate.isFiniteNumber(u) && u >= 0)
-
-const isTally = (u: unknown): u is Tally => {
-  if (u === null || typeof u !== 'object') return false
-  const { outcomes, failures } = u as Record<string, unknown>
-  return validate.isCount(outcomes) && validate.isCount(failures) && failures <= outcomes
-}
-
-const isStoredState = (u: unknown): u is StoredState => {
-  if (u === null || typeof u !== 'object') return false
-  const s = u as Record<string, unknown>
-  if (!validate.isCount(s.version)) return false
-  if (s._tag === 'Closed') return s.tally === undefined || isTally(s.tally)
-  if (s._tag === 'Open') return isWait(s.halfOpenIn)
-  return s._tag === 'HalfOpen' && validate.isCount(s.probes) && validate.isCount(s.successes)
-}
-
-const isStoreAnswer = (u: unknown): u is StoreAnswer =>
-  u !== null &&
-  typeof u === 'object' &&
-  isStoredState((u as StoreAnswer).state) &&
-  ((u as StoreAnswer).permit === undefined || typeof (u as StoreAnswer).permit === 'string')
-
-/** A probe permit the fleet's store handed out. */
-interface FleetProbe {
-  readonly permit: string
-  readonly version: number
-}
-
-/** The options with their defaults. */
-interface Config {
-  readonly halfOpenAfter: Schedule<unknown>
-  readonly probes: number
-  readonly clock: Clock
-  readonly random: Random | undefined
-  readonly store: Store | undefined
-  readonly staleness: number
-  readonly storeTimeout: number
-  readonly lease: number
-  readonly name: string | undefined
-  readonly onEvent: Event.Observer | undefined
-}
-
-/** Who made a change of state: this process, or the fleet (read from the store). */
-type Origin = Event.BreakerStateChanged['origin']
-
-class Circuit implements Breaker {
-  state: State
-  readonly counts = { successes: 0, failures: 0, rejections: 0 }
-  /** Bumped at every change of state: a permit from another generation is stale. */
-  private generation = 0
-  /** The run of `halfOpenAfter` since the circuit last opened from closed. */
-  private waits: Driver.Driver<unknown> | undefined
-  /** Half-open without a store's say: the probes handed out and their successes. */
-  private probesOut = 0
-  private probeSuccesses = 0
-  /** The version of the fleet's state this process last took (a store that holds nothing is at 0). */
-  private seen = 0
-  /** A change of this process's own never reached the store (it did not answer): the fleet's state wins over it. */
-  private diverged = false
-  /** When the store was last asked: the local copy is fresh until `staleness` after. */
-  private askedAt = -NEVER
-  /**
-   * The fleet's count of the closed period, as the store last answered it; `undefined` while the breaker does not
-   * count with the store (not closed, a store that does not count, or that did not answer).
-   */
-  private tally: Tally | undefined
-  /**
-   * Bumped whenever the fleet's count may have left a state a success cannot change (an answer that says so, a
-   * failure this process reports, a count no longer known): a success is not told only if this stayed as it was
-   * from its call's entry to its end.
-   */
-  private idleEpoch = 0
-  /** Store calls in flight: while the store is unavailable, a call does not wait behind one. */
-  private calling = 0
-  private readonly health: Health
-
-  constructor(private readonly policy: Policy, private readonly config: Config) {
-    this.state = { _tag: 'Closed', since: config.clock.now() }
-    this.health = health('breaker', STORE, 'local', config.clock.now, (event) => this.emit(event))
-  }
-
-  get metrics(): Metrics {
-    return { ...this.counts }
-  }
-
-  private emit(event: Event.Event): void {
-    observe(this.config.onEvent, event)
-  }
-
-  /**
-   * A fresh start of the current period, at every change of state and at a `reset()` of a closed circuit: an empty
-   * count, no probe, and the permits handed out so far stale.
-   */
-  private restart(): void {
-    this.generation++
-    this.policy.counter.reset()
-    this.know(undefined)
-    this.probesOut = 0
-    this.probeSuccesses = 0
-  }
-
-  private change(to: State, origin: Origin): void {
-    const from = this.state
-    this.state = to
-    this.restart()
-    if (to._tag === 'Closed') this.waits = undefined
-    // Told last, and never thrown from (internal/observe): an observer's error must not stop a change half-way (a
-    // half-open circuit whose probe was never handed out stays half-open for good). Plain JSON: an `Infinity` wait
-    // (isolated, or `halfOpenAfter` stopped) is told as `null`.
-    const told = { _tag: 'BreakerStateChanged', source: 'breaker', run: 0, at: to.since, from: from._tag } as const
-    const named = this.config.name === undefined ? {} : { name: this.config.name }
-    this.emit(
-      to._tag === 'Open'
-        ? {
-            ...told,
-            to: 'Open',
-            since: to.since,
-            halfOpenAt: Number.isFinite(to.halfOpenAt) ? to.halfOpenAt : null,
-            origin,
-            ...named
-          }
-        : { ...told, to: to._tag, since: to.since, origin, ...named }
-    )
-  }
-
-  /**
-   * One call to the store, bounded by `storeTimeout`: its answer, or `undefined` once the breaker has told that
-   * the store failed (it then goes on with its local state).
-   */
-  private ask<A>(
-    call: (store: Store) => A | Promise<A>,
-    is: (u: unknown) => u is A,
-    what: string
-  ): A | undefined | Promise<A | undefined> {
-    const { store, clock, storeTimeout } = this.config
-    if (store === undefined) return undefined
-    this.askedAt = clock.now()
-    const failed = (error: unknown): undefined => {
-      this.know(undefined)
-      this.health.failed(error)
-    }
-    const answered = (answer: unknown): A | undefined => {
-      if (!is(answer)) return failed(new TypeError(`Breaker: store.${what} answered ${showValue(answer)}`))
-      this.health.answered()
-      return answer
-    }
-    let answer: A | Promise<A>
-    try {
-      answer = within(clock, storeTimeout, STORE, () => call(store))
-    } catch (e) {
-      return failed(e)
-    }
-    if (!isPromise(answer)) return answered(answer)
-    this.calling++
-    return answer.then(answered, failed).finally(() => void this.calling--)
-  }
-
-  private apply(transition: Transition): StoreAnswer | undefined | Promise<StoreAnswer | undefined> {
-    return this.ask((store) => store.apply(transition), isStoreAnswer, 'apply')
-  }
-
-  /** Whether a store call may be made now: there is a store, and no call is stuck on it while it is unavailable. */
-  private reachable(): boolean {
-    return this.config.store !== undefined && (this.calling === 0 || this.health.available())
-  }
-
-  /** Whether the next call should ask the store: its copy is stale, and the store is reachable. */
-  private shouldAsk(now: number): boolean {
-    if (!this.reachable()) return false
-    if (now - this.askedAt >= this.config.staleness) return true
-    const state = this.state
-    return state._tag === 'HalfOpen' || (state._tag === 'Open' && now >= state.halfOpenAt)
-  }
-
-  /** Takes what the store answered: the fleet's state, and its count while closed. */
-  private take(stored: StoredState, origin: Origin): void {
-    this.adopt(stored, origin)
-    this.know(stored._tag === 'Closed' && this.state._tag === 'Closed' ? stored.tally : undefined)
-  }
-
-  private know(tally: Tally | undefined): void {
-    this.tally = tally
-    if (tally === undefined || !this.policy.idle(tally)) this.idleEpoch++
-  }
-
-  /** Takes the fleet's state when its version is not the one this process last took. */
-  private adopt(stored: StoredState, origin: Origin): void {
-    if (stored.version === this.seen && (!this.diverged || stored._tag === this.state._tag)) {
-      this.diverged = false
-      return
-    }
-    this.diverged = false
-    this.seen = stored.version
-    const now = this.config.clock.now()
-    const state = this.state
-    if (stored._tag === 'Open') {
-      const halfOpenAt = stored.halfOpenIn === null ? NEVER : now + stored.halfOpenIn
-      // The same opening as this process's own: the fleet's wait wins, and nothing changed here.
-      if (state._tag === 'Open') this.state = { ...state, halfOpenAt }
-      else this.change({ _tag: 'Open', since: now, halfOpenAt }, origin)
-    } else if (stored._tag !== state._tag) {
-      this.change({ _tag: stored._tag, since: now }, origin)
-    }
-  }
-
-  private open(now: number, probe: FleetProbe | undefined): void | Promise<void> {
-    let wait: number
-    try {
-      this.waits ??= Driver.make(this.config.halfOpenAfter, { start: now, random: this.config.random })
-      wait = this.waits.advance(undefined, now)
-    } catch (e) {
-      // A schedule that throws is taken as one that stopped: the circuit opens for good rather than stay half-open
-      // for good with its probe spent, and the error is not lost.
-      this.waits = undefined
-      wait = -1
-      throwAside(e)
-    }
-    const seen = this.seen
-    this.change({ _tag: 'Open', since: now, halfOpenAt: wait < 0 ? NEVER : now + wait }, 'local')
-    if (this.config.store === undefined) return
-    const stored = wait < 0 ? null : wait
-    const { probes } = this.config
-    return this.publish(
-      probe === undefined
-        ? { _tag: 'open', version: seen, wait: stored }
-        : { _tag: 'probed', ...probe, ok: false, probes, wait: stored }
-    )
-  }
-
-  /** Makes a change in the store and takes the answer; a store that fails leaves the local change alone. */
-  private publish(transition: Transition): void | Promise<void> {
-    return andThen(this.apply(transition), (answer) => {
-      if (answer === undefined) this.diverged = true
-      else this.take(answer.state, 'local')
-    })
-  }
-
-  private probeSucceeded(now: number, probe: FleetProbe | undefined): void | Promise<void> {
-    const locally = (): void => {
-      this.diverged = this.config.store !== undefined
-      this.probesOut = Math.max(0, this.probesOut - 1)
-      if (++this.probeSuccesses >= this.config.probes) this.change({ _tag: 'Closed', since: now }, 'local')
-    }
-    if (probe === undefined) return locally()
-    const { probes } = this.config
-    return andThen(this.apply({ _tag: 'probed', ...probe, ok: true, probes, wait: null }), (answer) =>
-      answer === undefined ? locally() : this.take(answer.state, 'local')
-    )
-  }
-
-  /**
-   * An outcome of the closed period: told to a store that counts, whose answer judges, unless it is a success that
-   * cannot change the fleet's count as far as this process has learnt from its call's entry (`idleFrom`, the epoch
-   * then) to now. This process's own count judges when the store is not told, or does not answer.
-   */
-  private closedOutcome(succeeded: boolean, now: number, version: number, idleFrom: number): void | Promise<void> {
-    const { counter, trips, window } = this.policy
-    counter.record(!succeeded, now)
-    const tripsHere = !succeeded && trips(counter.tally(now))
-    const idle = succeeded && idleFrom === this.idleEpoch
-    if (this.tally === undefined || idle || !this.reachable()) return tripsHere ? this.open(now, undefined) : undefined
-    // the successes of the calls in flight are told from now on: the count is no longer idle
-    if (!succeeded) this.idleEpoch++
-    const generation = this.generation
-    return andThen(this.apply({ _tag: 'outcome', version, ok: succeeded, window }), (answer) => {
-      if (answer !== undefined) this.take(answer.state, 'store')
-      // a success opens nothing; a change meanwhile (the fleet opened, or reset) leaves nothing to judge
-      if (succeeded || generation !== this.generation) return
-      const stored = answer?.state
-      const tally = stored?._tag === 'Closed' && stored.version === version ? stored.tally : undefined
-      // counted by the fleet: its tally judges; not counted (its version has passed): nothing; no answer: ours
-      const opens = tally !== undefined ? trips(tally) : stored === undefined && tripsHere
-      if (opens) return this.open(this.config.clock.now(), undefined)
-    })
-  }
-
-  private permit(probe?: FleetProbe): Permit {
-    const generation = this.generation
-    const version = this.seen
-    const idleFrom = this.tally !== undefined && this.policy.idle(this.tally) ? this.idleEpoch : -1
-    let reported = false
-    const report = (succeeded: boolean): void | Promise<void> => {
-      if (reported) return
-      reported = true
-      if (succeeded) this.counts.successes++
-      else this.counts.failures++
-      if (generation !== this.generation) return
-      const now = this.config.clock.now()
-      if (this.state._tag === 'HalfOpen') return succeeded ? this.probeSucceeded(now, probe) : this.open(now, probe)
-      return this.closedOutcome(succeeded, now, version, idleFrom)
-    }
-    return { onSuccess: () => report(true), onFailure: () => report(false) }
-  }
-
-  private refuse(): undefined {
-    this.counts.rejections++
-    return undefined
-  }
-
-  /** The decision of a breaker without a store, or whose store did not answer. */
-  private enterLocally(): Permit | undefined {
-    const state = this.state
-    if (state._tag === 'Closed') return this.permit()
-    const now = this.config.clock.now()
-    if (state._tag === 'Open') {
-      if (now < state.halfOpenAt) return this.refuse()
-      // without the store (it would have been asked): a change it does not know of
-      this.diverged = this.config.store !== undefined
-      this.change({ _tag: 'HalfOpen', since: now }, 'local')
-    } else if (this.probesOut + this.probeSuccesses >= this.config.probes) {
-      return this.refuse()
-    }
-    this.probesOut++
-    return this.permit()
-  }
-
-  readonly enter = (): Permit | undefined | Promise<Permit | undefined> => {
-    const { clock, probes, lease } = this.config
-    if (!this.shouldAsk(clock.now())) return this.enterLocally()
-    return andThen(this.apply({ _tag: 'enter', probes, lease }), (answer) => {
-      if (answer === undefined) return this.enterLocally()
-      const { state, permit } = answer
-      if (permit === undefined) {
-        this.take(state, 'store')
-        return state._tag === 'Closed' ? this.permit() : this.refuse()
-      }
-      // This process's call is a probe of the fleet's.
-      this.seen = state.version
-      if (this.state._tag !== 'HalfOpen') this.change({ _tag: 'HalfOpen', since: clock.now() }, 'local')
-      return this.permit({ permit, version: state.version })
-    })
-  }
-
-  readonly admitsIn = (ms: number): boolean | Promise<boolean> => {
-    validate.duration('Breaker.admitsIn', 'ms', ms)
-    // What `enter()` would answer `ms` from now, as far as this process knows: closed, yes; open, once `halfOpenAt`
-    // has come (the call turns it half-open and is a probe); half-open, while a probe slot is free (`taken`: the
-    // probes in flight and their successes, the fleet's when the store answered, else this process's own).
-    const decide = (taken: number): boolean => {
-      const state = this.state
-      if (state._tag === 'Closed') return true
-      if (state._tag === 'Open') return this.config.clock.now() + ms >= state.halfOpenAt
-      return taken < this.config.probes
-    }
-    const local = (): number => this.probesOut + this.probeSuccesses
-    if (!this.shouldAsk(this.config.clock.now())) return decide(local())
-    return andThen(
-      this.ask((store) => store.read(), isStoredState, 'read'),
-      (stored) => {
-        if (stored === undefined) return decide(local())
-        this.take(stored, 'store')
-        return decide(stored._tag === 'HalfOpen' ? stored.probes + stored.successes : local())
-      }
-    )
-  }
-
-  readonly isolate = (): void | Promise<void> => {
-    this.waits = undefined
-    const state = this.state
-    // Already open: the same opening, without its probe (as when the fleet's wait wins in `adopt`); isolated
-    // already: nothing changes.
-    if (state._tag === 'Open') this.state = state.halfOpenAt === NEVER ? state : { ...state, halfOpenAt: NEVER }
-    else this.change({ _tag: 'Open', since: this.config.clock.now(), halfOpenAt: NEVER }, 'local')
-    return this.config.store === undefined ? undefined : this.publish({ _tag: 'isolate' })
-  }
-
-  readonly reset = (): void | Promise<void> => {
-    if (this.state._tag !== 'Closed') this.change({ _tag: 'Closed', since: this.config.clock.now() }, 'local')
-    // Closed already: the same closed period, with its count emptied (as a store's `reset` empties the fleet's).
-    else this.restart()
-    return this.config.store === undefined ? undefined : this.publish({ _tag: 'reset' })
-  }
-}
 
 const rate = (where: string, value: number): number =>
   validate.that(where, 'failureRate', 'a number in (0, 1]', (r) => validate.isDuration(r) && r > 0 && r <= 1, value)
@@ -968,7 +552,7 @@ const build = (where: string, policy: Policy, options: BreakerOptions): Breaker 
   const ms = (name: string, value: number | undefined, fallback: number): number =>
     value === undefined ? fallback : validate.duration(where, name, value)
   const name = options.name === undefined ? undefined : validate.string(where, 'name', options.name)
-  return new Circuit(policy, {
+  const config = {
     halfOpenAfter: options.halfOpenAfter,
     probes:
       options.halfOpenProbes === undefined
@@ -976,13 +560,17 @@ const build = (where: string, policy: Policy, options: BreakerOptions): Breaker 
         : validate.positiveCount(where, 'halfOpenProbes', options.halfOpenProbes),
     clock,
     random: options.random,
-    store: options.store,
-    staleness: ms('staleness', options.staleness, 0),
-    storeTimeout: ms('storeTimeout', options.storeTimeout, 100),
-    lease: ms('probeLease', options.probeLease, 10_000),
     name,
     onEvent: options.onEvent
-  })
+  }
+  // checked with a store or without
+  const staleness = ms('staleness', options.staleness, 0)
+  const storeTimeout = ms('storeTimeout', options.storeTimeout, 100)
+  const lease = ms('probeLease', options.probeLease, 10_000)
+  const { store } = options
+  return store === undefined
+    ? new Circuit(policy, config)
+    : new FleetCircuit(policy, { ...config, store, staleness, storeTimeout, lease })
 }
 
 const checkOptions = (where: string, options: BreakerOptions): void => {
@@ -1226,75 +814,7 @@ export const count = (options: CountOptions): Breaker => {
 export const memoryStore = (options: { readonly clock?: Clock | undefined } = {}): Store => {
   validate.object('Breaker.memoryStore', 'options', options)
   validate.services('Breaker.memoryStore', 'options', { clock: options.clock })
-  const clock = options.clock ?? LiveClock.live
-  let tag: StoredState['_tag'] = 'Closed'
-  let version = 0
-  /** When the open circuit lets a probe through (`null`: never). */
-  let halfOpenAt: number | null = null
-  let successes = 0
-  let issued = 0
-  /** The probe permits in flight, with the time each lease runs out. */
-  let permits = new Map<string, number>()
-  /** The closed period's outcomes, and the window they are counted by. */
-  let counted: { readonly window: Window; readonly counter: Counter } | undefined
-  const become = (to: StoredState['_tag'], at: number | null): void => {
-    tag = to
-    version++
-    halfOpenAt = at
-    successes = 0
-    permits = new Map()
-    counted = undefined
-  }
-  const view = (now: number): StoredState => {
-    for (const [permit, until] of permits) if (until <= now) permits.delete(permit)
-    if (tag === 'Closed')
-      return { _tag: 'Closed', version, tally: counted?.counter.tally(now) ?? { outcomes: 0, failures: 0 } }
-    if (tag === 'HalfOpen') return { _tag: 'HalfOpen', version, probes: permits.size, successes }
-    return { _tag: 'Open', version, halfOpenIn: halfOpenAt === null ? null : Math.max(0, halfOpenAt - now) }
-  }
-  const after = (now: number, wait: number | null): number | null => (wait === null ? null : now + wait)
-  return {
-    read: () => view(clock.now()),
-    apply: (transition) => {
-      const now = clock.now()
-      view(now) // gives up the expired leases
-      let permit: string | undefined
-      switch (transition._tag) {
-        case 'open':
-          if (version === transition.version && tag !== 'Open') become('Open', after(now, transition.wait))
-          break
-        case 'enter':
-          if (tag === 'Open' && halfOpenAt !== null && now >= halfOpenAt) become('HalfOpen', null)
-          if (tag === 'HalfOpen' && permits.size + successes < transition.probes) {
-            permit = String(++issued)
-            permits.set(permit, now + transition.lease)
-          }
-          break
-        case 'probed':
-          if (tag === 'HalfOpen' && version === transition.version && permits.delete(transition.permit)) {
-            if (!transition.ok) become('Open', after(now, transition.wait))
-            else if (++successes >= transition.probes) become('Closed', null)
-          }
-          break
-        case 'isolate':
-          // isolated already: nothing changes, not even the version
-          if (tag !== 'Open' || halfOpenAt !== null) become('Open', null)
-          break
-        case 'reset':
-          become('Closed', null)
-          break
-        case 'outcome':
-          if (tag === 'Closed' && version === transition.version) {
-            const { window } = transition
-            if (counted === undefined || !sameWindow(counted.window, window))
-              counted = { window, counter: counterOf(window) }
-            counted.counter.record(!transition.ok, now)
-          }
-          break
-      }
-      return permit === undefined ? { state: view(now) } : { state: view(now), permit }
-    }
-  }
+  return memory(options.clock ?? LiveClock.live)
 }
 
 // -------------------------------------------------------------------------------------

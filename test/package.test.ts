@@ -378,10 +378,11 @@ describe('the packed packages', () => {
         if (/^docs\/(modules\/)?[^/]+\.md$/.test(file) || /^docs\/[^/]+\.svg$/.test(file)) return false
         const module = /^lib\/(.+)\.(js|d\.ts)$/.exec(file)
         if (module === null) return true
-        // the private folders (internal/, durable/, runner/) ship their code, and of their declarations only the plain types
-        // the public ones refer to
+        // the private folders (internal/, durable/, runner/, breaker/) ship their code, and of their declarations only the
+        // plain types the public ones refer to
         const internal =
-          /^(internal|durable|runner)\//.test(module[1]) && (module[2] === 'js' || module[1] === 'internal/model')
+          /^(internal|durable|runner|breaker)\//.test(module[1]) &&
+          (module[2] === 'js' || module[1] === 'internal/model')
         return !publicModules.includes(module[1]) && !internal
       })
       deepStrictEqual(unexpected, [])

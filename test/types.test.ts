@@ -12,6 +12,9 @@ import * as TE from 'fp-ts/TaskEither'
 import type { Monoid } from 'fp-ts/Monoid'
 import * as path from 'path'
 import * as ts from 'typescript'
+import type * as Breaker from '../src/Breaker'
+import type * as machine from '../src/breaker/machine'
+import type * as store from '../src/breaker/store'
 import * as Clock from '../src/Clock'
 import type { Driver } from '../src/Driver'
 import * as DriverModule from '../src/Driver'
@@ -284,6 +287,15 @@ describe('types', () => {
       'succeeded' | 'failed' | 'schedule' | 'aborted' | 'defect' | 'budget' | 'breaker' | 'rateLimit' | 'bulkhead'
     >()
     expectTypeOf<StopReason>().toEqualTypeOf<model.StopReason>()
+  })
+
+  it("Breaker's implementation should work on the public types of Breaker, declared again in src/breaker/", () => {
+    expectTypeOf<Breaker.State>().toEqualTypeOf<machine.State>()
+    expectTypeOf<Breaker.Permit>().toEqualTypeOf<machine.Permit>()
+    expectTypeOf<Breaker.StoredState>().toEqualTypeOf<store.StoredState>()
+    expectTypeOf<Breaker.Transition>().toEqualTypeOf<store.Transition>()
+    expectTypeOf<Breaker.StoreAnswer>().toEqualTypeOf<store.StoreAnswer>()
+    expectTypeOf<Breaker.Store>().toEqualTypeOf<store.Store>()
   })
 
   it('retryingReaderTaskEither should ask for R & RetryEnv', () => {
