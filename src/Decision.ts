@@ -149,6 +149,12 @@ export const timedOut = <R extends Either<unknown, unknown>>(result: R, ms: numb
   return result
 }
 
+/**
+ * The hint the schedule used for the decision being made, if any: told by the driver during `advance`, read right
+ * after it. A decision is synchronous, so one slot serves every run, and a run keeps no field for it.
+ */
+let usedHint: number | undefined = undefined
+
 /** A failure's error or a success's value: what the schedule is fed. */
 const inputOf = (result: Either<unknown, unknown>): unknown => (result._tag === 'Left' ? result.left : result.right)
 
@@ -178,7 +184,7 @@ const inputOf = (result: Either<unknown, unknown>): unknown => (result._tag === 
  * @category model
  * @since 1.0.0
  */
-export class Decision<In> {
+export class Decision<In, P extends Policy<In> = Policy<In>> {
   /**
    * The run's driver, made at the first decision (or restored): a first success of a plain run makes none.
    *
@@ -225,12 +231,10 @@ export class Decision<In> {
    * @since 1.0.0
    */
   lastError: unknown
-  /** The hint the schedule used for the retry being decided, if any. */
-  private hint: number | undefined = undefined
 
   constructor(
     /** The run's schedule, guards and observer. */
-    readonly policy: Policy<In>,
+    readonly policy: P,
     /** When the run started (its first attempt), on the run's clock. */
     readonly start: number,
     restored?: Driver.Driver<In>,
@@ -298,14 +302,16 @@ export class Decision<In> {
     const goOn = result._tag === (policy.continueOn ?? 'Left')
     const input = inputOf(result) as In
     const driver = this.driver
-    this.hint = undefined
+    usedHint = undefined
     const delay = goOn && !aborted ? driver.advance(input, now) : -1
+    // what the schedule reported while deciding (synchronously: no other run's decision came in between)
+    const hint = usedHint
     if (policy.guards === undefined || policy.guards.length === 0)
-      return this.verdict(result, input, now, delay, undefined)
+      return this.verdict(result, input, now, delay, undefined, hint)
     const refused = this.judge(result, now, now - this.started, delay)
     return isPromise(refused)
-      ? refused.then((reason) => this.verdict(result, input, now, delay, reason))
-      : this.verdict(result, input, now, delay, refused)
+      ? refused.then((reason) => this.verdict(result, input, now, delay, reason, hint))
+      : this.verdict(result, input, now, delay, refused, hint)
   }
 
   /**
@@ -348,11 +354,12 @@ export class Decision<In> {
     input: In,
     now: number,
     delay: number,
-    refused: Guard.GuardReason | undefined
+    refused: Guard.GuardReason | undefined,
+    hint: number | undefined
   ): Verdict {
     if (delay >= 0 && refused === undefined) {
       this.retries++
-      if (this.policy.onEvent !== undefined) this.retryScheduled(now, delay)
+      if (this.policy.onEvent !== undefined) this.retryScheduled(now, delay, hint)
       return delay
     }
     return this.end(this.reasonOf(result, input, refused), now)
@@ -461,9 +468,9 @@ export class Decision<In> {
   /**
    * @ignore
    */
-  private retryScheduled(now: number, delay: number): void {
+  private retryScheduled(now: number, delay: number, hint: number | undefined): void {
     const common = { _tag: 'RetryScheduled' as const, ...this.base(now), attempt: this.attempts, delay }
-    this.emit(this.hint === undefined ? common : { ...common, hint: this.hint })
+    this.emit(hint === undefined ? common : { ...common, hint })
   }
 
   /**
@@ -473,7 +480,7 @@ export class Decision<In> {
    */
   scheduleEvent(event: ScheduleEvent): void {
     if (event._tag === 'HintUsed') {
-      this.hint = event.hint
+      usedHint = event.hint
       return
     }
     this.emit({ ...this.base(this.latest), attempt: this.attempts, _tag: 'HintIgnored', hint: jsonValue(event.hint) })

@@ -968,7 +968,7 @@ export const deliver = async <P, E, A>(
   let decision: Decision.Decision<E> | undefined = undefined
   /** The decision of a delivery that ends before its attempt: `attempts` made before, the run's start. */
   const before = (attempts: number, start: number): Decision.Decision<E> => {
-    const d = new Decision.Decision(policy, start)
+    const d = new Decision.Decision<E>(policy, start)
     d.attempts = attempts
     return d
   }

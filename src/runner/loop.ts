@@ -122,7 +122,7 @@ const atDecision = (reason: StopReason): boolean =>
  * frame, its promise and the promise it awaits cost more than all the rest of a pending run (see the "pending runs"
  * benchmark: a service in an outage holds one run per request in flight).
  */
-export class Going<In, R extends Either<unknown, unknown>> extends Decision.Decision<In> implements Wakeable {
+export class Going<In, R extends Either<unknown, unknown>> extends Decision.Decision<In, Run<In>> implements Wakeable {
   /** Retries since the loop last let the event loop turn, and when they were first timed (see `CHECK_EVERY`). */
   private sinceTurn = 0
   private since = 0
@@ -132,12 +132,7 @@ export class Going<In, R extends Either<unknown, unknown>> extends Decision.Deci
   private resolve: (result: R) => void = noop
   private reject: (error: unknown) => void = noop
 
-  constructor(
-    readonly run: Run<In>,
-    private readonly attempt: Attempt<R>,
-    start: number,
-    restored?: Driver.Driver<In>
-  ) {
+  constructor(run: Run<In>, private readonly attempt: Attempt<R>, start: number, restored?: Driver.Driver<In>) {
     super(run, start, restored)
   }
 
@@ -151,7 +146,11 @@ export class Going<In, R extends Either<unknown, unknown>> extends Decision.Deci
       this.reject = reject
       if (turn) setImmediate(() => this.awake())
       else if (typeof decided === 'number') this.waited(decided)
-      else Promise.resolve(decided).then((wait) => this.waited(wait), this.fail)
+      else
+        Promise.resolve(decided).then(
+          (wait) => this.waited(wait),
+          (e: unknown) => this.fail(e)
+        )
     })
   }
 
@@ -186,19 +185,19 @@ export class Going<In, R extends Either<unknown, unknown>> extends Decision.Deci
 
   /** The run's time, when anything reads it. */
   private now(): number {
-    return this.run.readsClock ? this.run.clock.now() : this.start
+    return this.policy.readsClock ? this.policy.clock.now() : this.start
   }
 
   /** An attempt starts: its time is read for an observer, or for guards told latencies. */
   starting(): void {
-    const { run } = this
+    const run = this.policy
     this.begin(run.onEvent !== undefined || run.timesAttempts ? run.clock.now() : this.start)
   }
 
   /** An attempt's outcome, decided: the wait before the next attempt, or `END` once the run has ended. */
   step(result: R): number | Promise<number> {
     this.last = result
-    const { run } = this
+    const run = this.policy
     const verdict = this.decide(result, this.now(), run.signal?.aborted === true)
     return typeof verdict === 'object' ? verdict.then((v) => this.settled(v)) : this.settled(verdict)
   }
@@ -206,11 +205,11 @@ export class Going<In, R extends Either<unknown, unknown>> extends Decision.Deci
   /** A verdict, acted on: `onRetry` before a retry, `onDone` at the end. */
   private settled(verdict: Decision.Verdict): number | Promise<number> {
     if (typeof verdict !== 'number') return this.finish(verdict, atDecision(verdict))
-    const { onRetry } = this.run
+    const { onRetry } = this.policy
     if (onRetry !== undefined) return this.retried(onRetry, verdict)
     // a retry's time limit is checked when time may have passed since the decision; a clock that stepped back is
     // waited out, so that the retry does not start before its due time
-    return this.run.deadline ? this.dueNow(verdict) : verdict + this.lag
+    return this.policy.deadline ? this.dueNow(verdict) : verdict + this.lag
   }
 
   /** `onRetry`, and the wait after it: until the decided time, not a full delay after the hook's work. */
@@ -220,12 +219,12 @@ export class Going<In, R extends Either<unknown, unknown>> extends Decision.Deci
       (this.last as R)._tag === 'Left' ? (this.last as Left<unknown>).left : (this.last as Right<unknown>).right
     const pending = onRetry({ error: error as In, status: driver.status, delay, driver })
     if (isPromise(pending)) return Promise.resolve(pending).then(() => this.dueNow(delay))
-    return this.run.deadline ? this.dueNow(delay) : delay + this.lag
+    return this.policy.deadline ? this.dueNow(delay) : delay + this.lag
   }
 
   /** The wait left before the retry decided, or the end of a run whose time limit has passed meanwhile. */
   private dueNow(delay: number): number {
-    const due = this.due(this.run.clock.now(), delay)
+    const due = this.due(this.policy.clock.now(), delay)
     return typeof due === 'number' ? due : this.finish(due, false)
   }
 
@@ -234,7 +233,7 @@ export class Going<In, R extends Either<unknown, unknown>> extends Decision.Deci
    * (an abort during a sleep, a time limit passed during `onRetry`).
    */
   finish(reason: Decision.StopReason, decided: boolean): typeof END {
-    const { onDone, onEvent, clock } = this.run
+    const { onDone, onEvent, clock } = this.policy
     this.end(reason, onEvent === undefined ? this.start : clock.now())
     if (onDone !== undefined) {
       const { driver } = this
@@ -244,7 +243,7 @@ export class Going<In, R extends Either<unknown, unknown>> extends Decision.Deci
   }
 
   /** Ends the run with a defect (the action rejected, a hook or a guard threw): told, then the run rejects. */
-  readonly fail = (error: unknown): void => {
+  fail(error: unknown): void {
     this.end('defect', this.now())
     this.reject(error)
   }
@@ -254,13 +253,16 @@ export class Going<In, R extends Either<unknown, unknown>> extends Decision.Deci
    * settles the run's promise. It never rejects: an error ends the run.
    */
   private async next(): Promise<void> {
-    const { signal } = this.run
+    const { signal } = this.policy
     try {
       for (;;) {
         this.starting()
         const decided = this.step(await this.attempt(this.progress, signal))
         if (typeof decided !== 'number') {
-          Promise.resolve(decided).then((wait) => this.waited(wait), this.fail)
+          Promise.resolve(decided).then(
+            (wait) => this.waited(wait),
+            (e: unknown) => this.fail(e)
+          )
           return
         }
         if (decided !== 0) return this.waited(decided)
@@ -281,13 +283,16 @@ export class Going<In, R extends Either<unknown, unknown>> extends Decision.Deci
 
   /** Sleeps `ms` on the run's clock, then wakes; the live clocks wake this run with no promise of their own. */
   private sleep(ms: number): void {
-    const { clock, sleepers, signal } = this.run
+    const { clock, sleepers, signal } = this.policy
     try {
       if (ms === 0 || signal?.aborted === true) return this.wake()
       // the live clock's queue, unless its `sleep` was replaced (a spy, a wrapper): then it is asked like any clock's
       if (sleepers !== undefined && clock.sleep === sleepers.promised) return sleepers.sleep(ms, signal, this)
       // `Promise.resolve`: what a clock answers is taken as an `await` would take it
-      Promise.resolve(clock.sleep(ms, signal, 'backoff')).then(() => this.wake(), this.fail)
+      Promise.resolve(clock.sleep(ms, signal, 'backoff')).then(
+        () => this.wake(),
+        (e: unknown) => this.fail(e)
+      )
     } catch (e) {
       this.fail(e)
     }
@@ -300,7 +305,7 @@ export class Going<In, R extends Either<unknown, unknown>> extends Decision.Deci
   }
 
   private awake(): void {
-    const { signal } = this.run
+    const { signal } = this.policy
     if (signal?.aborted !== true) return void this.next()
     // A resumed run has no error in hand to return (it was seen before the restart): it rejects, as before a start.
     if (this.last === undefined) return this.fail(signal.reason)
