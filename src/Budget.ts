@@ -8,6 +8,7 @@
  * @since 0.1.0
  */
 import type * as Guard from './Guard'
+import * as aws from './internal/aws'
 import { isPromise } from './internal/promise'
 import * as validate from './internal/validate'
 
@@ -441,7 +442,8 @@ export const adaptive = (options: AdaptiveOptions): LocalBudget => {
 }
 
 /**
- * Options of {@link retryQuota}, with the AWS SDK v3 defaults.
+ * Options of {@link retryQuota}, with the defaults of the AWS SDKs' standard retries 2.0 (see {@link awsRetries20}
+ * and {@link awsRetries21}).
  *
  * @example
  * import type { RetryQuotaOptions } from 'fp-ts-retry/Budget'
@@ -458,11 +460,84 @@ export interface RetryQuotaOptions {
   readonly retryCost?: number | undefined
   /** What the retry of a timeout takes. Default 10. */
   readonly timeoutCost?: number | undefined
+  /**
+   * What the retry of a throttle takes, whether or not it is also a timeout. Default: none, throttles cost as any
+   * other error (retries 2.0); retries 2.1 says 5.
+   */
+  readonly throttleCost?: number | undefined
   /** What a success after no retry gives back. Default 1. */
   readonly noRetryIncrement?: number | undefined
   /** Which errors are timeouts. Default: an error whose `_tag`, `name` or `code` says so (`TimeoutError`, `ETIMEDOUT`). */
   readonly isTimeout?: ((error: unknown) => boolean) | undefined
+  /**
+   * Which errors are throttles, read only with a `throttleCost`. Default: as the AWS SDKs say, an error named by a
+   * throttling code (`name` or `code`: `ThrottlingException`, `TooManyRequestsException`, `SlowDown`, ...), of
+   * status 429 (`status`, `statusCode`, `$metadata.httpStatusCode`), flagged `$retryable.throttling`, or whose
+   * response's `x-amzn-errortype` header names a throttling code (an `Http.StatusError`).
+   */
+  readonly isThrottle?: ((error: unknown) => boolean) | undefined
 }
+
+/**
+ * The options of the AWS SDKs' standard retry quota in retries 2.0, their default until the SDKs switch to 2.1:
+ * 500 tokens, 5 for a retry, 10 for the retry of a timeout, 1 back for a success that needed no retry. They are
+ * {@link retryQuota}'s defaults: `retryQuota(awsRetries20)` is `retryQuota()`, written to be compared with
+ * {@link awsRetries21}.
+ *
+ * @example
+ * import * as Budget from 'fp-ts-retry/Budget'
+ * import * as assert from 'assert'
+ *
+ * const quota = Budget.retryQuota(Budget.awsRetries20)
+ * const timeout = { latency: 10, now: 0, retries: 0, error: { name: 'TimeoutError' }, retrying: true }
+ * assert.strictEqual(quota.onFailure(timeout), true)
+ * assert.strictEqual(quota.tokens, 490)
+ *
+ * @category constructors
+ * @since 1.0.0
+ */
+export const awsRetries20: RetryQuotaOptions = Object.freeze({
+  tokens: 500,
+  retryCost: 5,
+  timeoutCost: 10,
+  noRetryIncrement: 1
+})
+
+/**
+ * The options of the AWS SDKs' standard retry quota in retries 2.1 (opt-in in 2026, their default later): a
+ * retry takes 14 tokens, the retry of a throttle 5, and timeouts are no longer special. Named after the version of
+ * the SDKs' shared retry behaviour, as {@link awsRetries20} is, so that the two read side by side; the schedule of
+ * the same version is `Schedule.awsRetries21`.
+ *
+ * **Details**
+ *
+ * - 500 tokens: 35 transient retries in a row empty it (100 in 2.0), 100 retries of throttles: an outage is
+ *   retried less, a server that asks for patience gets it.
+ * - A success gives back what its run's last retry took (14 or 5), or 1 after no retry.
+ * - Throttles are told by {@link RetryQuotaOptions}' default `isThrottle`; give your own beside these options:
+ *   `retryQuota({ ...awsRetries21, isThrottle })`.
+ *
+ * @example
+ * import * as Budget from 'fp-ts-retry/Budget'
+ * import * as assert from 'assert'
+ *
+ * const quota = Budget.retryQuota(Budget.awsRetries21)
+ * const failure = (error: unknown) => ({ latency: 10, now: 0, retries: 0, error, retrying: true })
+ * assert.strictEqual(quota.onFailure(failure(new Error('503'))), true) // 500 - 14
+ * assert.strictEqual(quota.onFailure(failure({ name: 'ThrottlingException' })), true) // 486 - 5
+ * assert.strictEqual(quota.onFailure(failure({ name: 'TimeoutError' })), true) // 481 - 14: no timeout cost
+ * assert.strictEqual(quota.tokens, 467)
+ *
+ * @category constructors
+ * @since 1.0.0
+ */
+export const awsRetries21: RetryQuotaOptions = Object.freeze({
+  tokens: 500,
+  retryCost: 14,
+  timeoutCost: 14,
+  throttleCost: 5,
+  noRetryIncrement: 1
+})
 
 /**
  * A {@link RetryBudget} that can tell how many tokens it holds: see {@link retryQuota}.
@@ -496,9 +571,12 @@ const isTimeoutError = (error: unknown): boolean => {
  *
  * - Unlike {@link retryThrottle}, where every failure costs a token, only retries cost here: a failure that the
  *   schedule will not retry takes nothing. With the defaults, 100 retries in a row (50 of timeouts) empty it.
- * - The quota is shared by every run that uses it and never exceeds `tokens`.
+ * - With a `throttleCost`, the retry of a throttle (`isThrottle`) takes that instead, timeout or not: retries 2.1
+ *   ({@link awsRetries21}). Without one, throttles cost as any other error, as in 2.0.
+ * - The quota is shared by every run that uses it and never exceeds `tokens`. `allows(now)` (asked before a hedge)
+ *   answers whether `retryCost` is left.
  * - Every option is checked when built: a `RangeError` names a number out of range, a `TypeError` an `isTimeout`
- *   that is not a function.
+ *   or `isThrottle` that is not a function.
  *
  * @example
  * import * as Budget from 'fp-ts-retry/Budget'
@@ -522,7 +600,12 @@ export const retryQuota = (options: RetryQuotaOptions = {}): RetryQuota => {
   const timeoutCost = validate.duration(where, 'timeoutCost', options.timeoutCost ?? 10)
   const noRetryIncrement = validate.duration(where, 'noRetryIncrement', options.noRetryIncrement ?? 1)
   const isTimeout = validate.callable(where, 'isTimeout', options.isTimeout ?? isTimeoutError)
-  const costOf = (error: unknown): number => (isTimeout(error) ? timeoutCost : retryCost)
+  const throttleCost =
+    options.throttleCost === undefined ? undefined : validate.duration(where, 'throttleCost', options.throttleCost)
+  const isThrottle = validate.callable(where, 'isThrottle', options.isThrottle ?? aws.isThrottle)
+  // 2.1 asks whether a throttle first, and has no timeout cost of its own; 2.0 (no throttleCost) never asks.
+  const costOf = (error: unknown): number =>
+    throttleCost !== undefined && isThrottle(error) ? throttleCost : isTimeout(error) ? timeoutCost : retryCost
   let tokens = size
   return {
     onSuccess: ({ retries, error }) => {

@@ -34,6 +34,7 @@
  *
  * @since 0.1.0
  */
+import * as Budget from './Budget'
 import * as Driver from './Driver'
 import * as validate from './internal/validate'
 import * as Random from './Random'
@@ -105,6 +106,12 @@ export interface SimulateOptions {
   /** The one-way message delay. Default {@link awsNetwork}: 10 ± 2 ms. */
   readonly network?: Network | undefined
   /**
+   * A retry budget shared by every client of the run, as one SDK client's quota is shared by its calls: told of
+   * each write's verdict as the runner tells it (a rejection as a failure, an acceptance as a success), and asked
+   * before each retry; a client it refuses gives up. Default: none.
+   */
+  readonly budget?: Budget.LocalBudget | undefined
+  /**
    * A bound on the writes (default 10,000,000): past it `simulate` throws a `RangeError` rather than run on,
    * for a schedule that keeps every client colliding for ever (a constant 0 with a network of sd 0).
    */
@@ -129,7 +136,7 @@ export interface Outcome {
   readonly rejected: number
   /** Clients whose write was accepted. */
   readonly succeeded: number
-  /** Clients whose schedule stopped before their write was accepted. */
+  /** Clients whose schedule stopped, or whose budget refused a retry, before their write was accepted. */
   readonly gaveUp: number
   /** When the last accepted write's reply reached its client, in ms from the start; 0 if none was accepted. */
   readonly time: number
@@ -154,13 +161,20 @@ export interface Outcome {
 export const awsNetwork: Network = { mean: 10, sd: 2 }
 
 /**
- * A schedule with a name, for {@link compare} and reports.
+ * A schedule with a name, for {@link compare} and reports, and optionally the retry budget its clients share.
+ *
+ * **Details**
+ *
+ * `budget` makes a new budget for each run (a budget is mutable: runs must not share one), which every client of
+ * that run shares (see {@link SimulateOptions}).
  *
  * @example
  * import type { Candidate } from 'fp-ts-retry/Contention'
+ * import * as Budget from 'fp-ts-retry/Budget'
  * import * as Schedule from 'fp-ts-retry/Schedule'
  *
  * const candidate: Candidate = { name: 'decorrelated', schedule: Schedule.decorrelatedJitter(5, 2000) }
+ * const withQuota: Candidate = { ...candidate, budget: () => Budget.retryQuota() }
  *
  * @category model
  * @since 0.1.0
@@ -168,6 +182,8 @@ export const awsNetwork: Network = { mean: 10, sd: 2 }
 export interface Candidate {
   readonly name: string
   readonly schedule: Schedule.Schedule<Conflict>
+  /** @since 1.0.0 */
+  readonly budget?: (() => Budget.LocalBudget) | undefined
 }
 
 /**
@@ -206,6 +222,45 @@ export const awsStrategies = (base = 5, cap = 2000): ReadonlyArray<Candidate> =>
     { name: 'full jitter', schedule: Schedule.fullJitter(exponential) },
     { name: 'equal jitter', schedule: Schedule.equalJitter(exponential) },
     { name: 'decorrelated', schedule: Schedule.decorrelatedJitter(base, cap) }
+  ]
+}
+
+/**
+ * The AWS SDKs' standard retries 2.0 and 2.1 as candidates: each version's backoff alone, retrying forever like
+ * {@link awsStrategies}, then as the SDKs ship it, with 3 attempts and the version's retry quota shared by the
+ * clients of a run.
+ *
+ * **Details**
+ *
+ * - `AWS 2.0 backoff` is `Schedule.awsRetries20`; `AWS 2.1 backoff` is `Schedule.awsRetries21()`, whose base is
+ *   50 ms here: a version conflict is no throttle.
+ * - `AWS 2.0 SDK` and `AWS 2.1 SDK` add `intersect(recurs(2))` (3 attempts) and a `Budget.retryQuota` of
+ *   `Budget.awsRetries20` / `Budget.awsRetries21` per run: 500 tokens, 5 or 14 a retry. A client that runs out of
+ *   attempts or of quota gives up (`gaveUp`).
+ *
+ * @example
+ * import * as Contention from 'fp-ts-retry/Contention'
+ * import * as Driver from 'fp-ts-retry/Driver'
+ * import * as Random from 'fp-ts-retry/Random'
+ * import * as assert from 'assert'
+ *
+ * const candidates = Contention.awsRetries()
+ * assert.deepStrictEqual(candidates.map((c) => c.name), ['AWS 2.0 backoff', 'AWS 2.1 backoff', 'AWS 2.0 SDK', 'AWS 2.1 SDK'])
+ * const conflict = { code: 409 as const, client: 0 }
+ * assert.deepStrictEqual(Driver.delays(candidates[3].schedule, { random: Random.fixed(0.5), input: conflict }), [25, 50])
+ * assert.strictEqual(candidates[1].budget, undefined) // the backoff alone
+ *
+ * @category constructors
+ * @since 1.0.0
+ */
+export const awsRetries = (): ReadonlyArray<Candidate> => {
+  const sdk = Schedule.intersect(Schedule.recurs(2))
+  const v21 = Schedule.awsRetries21()
+  return [
+    { name: 'AWS 2.0 backoff', schedule: Schedule.awsRetries20 },
+    { name: 'AWS 2.1 backoff', schedule: v21 },
+    { name: 'AWS 2.0 SDK', schedule: sdk(Schedule.awsRetries20), budget: () => Budget.retryQuota(Budget.awsRetries20) },
+    { name: 'AWS 2.1 SDK', schedule: sdk(v21), budget: () => Budget.retryQuota(Budget.awsRetries21) }
   ]
 }
 
@@ -317,6 +372,9 @@ const randomOf = (where: string, random: Random.Random | undefined, seed: number
  * - Each client's schedule is stepped as the runner steps it, with the time of the rejection as `now` and a
  *   status counting from t = 0, so `upTo`, `recurs` and `whileInput` behave as they would in production; a
  *   client whose schedule stops gives up (`gaveUp`).
+ * - With a `budget`, each verdict is told to it as the runner tells an attempt's outcome (`latency` from the read
+ *   to the verdict, the client's `retries`, the `Conflict` as the error); a rejection it refuses to retry makes the
+ *   client give up. Its `onFailure` must answer a boolean (a `TypeError` otherwise).
  * - Events go through a binary heap, one pending message per client, ties in the order they were sent: the
  *   cost is `O(calls · log clients)`, no timers.
  * - `clients` must be a whole number `>= 0`; the network's `mean` and `sd` finite and `>= 0`. A bad delay from
@@ -352,6 +410,8 @@ export const simulate = (options: SimulateOptions): Outcome => {
   const network = checkNetwork(where, options.network ?? awsNetwork)
   const random = randomOf(where, options.random, options.seed)
   validate.callable(where, 'schedule.stepper', options.schedule?.stepper)
+  const { budget } = options
+  if (budget !== undefined) validate.implementing(where, 'budget', 'a LocalBudget', ['onSuccess', 'onFailure'], budget)
   const delay = networkDelays(network, random)
 
   // One pending message per client: when it arrives, what it is, what it carries (a version or a verdict).
@@ -359,6 +419,9 @@ export const simulate = (options: SimulateOptions): Outcome => {
   const sent = new Float64Array(clients)
   const kind = new Uint8Array(clients)
   const carried = new Float64Array(clients)
+  // For a budget: when each client's attempt began (its read was sent), and its retries so far.
+  const began = budget === undefined ? undefined : new Float64Array(clients)
+  const retries = budget === undefined ? undefined : new Int32Array(clients)
   const drivers: Array<Driver.Driver<Conflict>> = []
   // A binary min-heap of client numbers, by arrival time, then by sending order.
   const heap = new Int32Array(clients)
@@ -423,9 +486,37 @@ export const simulate = (options: SimulateOptions): Outcome => {
         if (carried[c] === 1) {
           succeeded++
           time = now
+          if (budget !== undefined) {
+            const made = (retries as Int32Array)[c]
+            const error = made === 0 ? undefined : { code: 409, client: c }
+            budget.onSuccess({ latency: now - (began as Float64Array)[c], now, retries: made, error, retrying: false })
+          }
           break
         }
-        const wait = drivers[c].advance({ code: 409, client: c }, now)
+        const conflict: Conflict = { code: 409, client: c }
+        const wait = drivers[c].advance(conflict, now)
+        if (budget !== undefined) {
+          const latency = now - (began as Float64Array)[c]
+          const made = (retries as Int32Array)[c]
+          const allowed: unknown = budget.onFailure({
+            latency,
+            now,
+            retries: made,
+            error: conflict,
+            retrying: wait >= 0
+          })
+          if (typeof allowed !== 'boolean') {
+            throw new TypeError(`${where}: budget.onFailure must answer a boolean, received ${String(allowed)}`)
+          }
+          if (wait >= 0) {
+            if (!allowed) {
+              gaveUp++
+              break
+            }
+            ;(retries as Int32Array)[c] = made + 1
+            ;(began as Float64Array)[c] = now + wait
+          }
+        }
         if (wait < 0) {
           gaveUp++
           break
@@ -571,17 +662,21 @@ export const compare = (options: CompareOptions): ReadonlyArray<Comparison> => {
   if (!Array.isArray(options.clients)) {
     throw new RangeError(`${where}: clients must be an array of client counts, received ${String(options.clients)}`)
   }
-  options.candidates.forEach((c: unknown, i) => validate.object(where, `candidates[${i}]`, c))
+  options.candidates.forEach((c: Candidate, i) => {
+    validate.object(where, `candidates[${i}]`, c)
+    if (c.budget !== undefined) validate.callable(where, `candidates[${i}].budget`, c.budget)
+  })
   options.clients.forEach((n, i) => validate.count(where, `clients[${i}]`, n))
   const network = checkNetwork(where, options.network ?? awsNetwork)
   const rows: Array<Comparison> = []
   for (const clients of options.clients) {
-    for (const { name, schedule } of options.candidates) {
+    for (const { name, schedule, budget } of options.candidates) {
       const calls = new Float64Array(runs)
       const time = new Float64Array(runs)
       const gaveUp = new Float64Array(runs)
       for (let i = 0; i < runs; i++) {
-        const outcome = simulate({ clients, schedule, network, random: Random.seeded((seed + i) % 2 ** 32) })
+        const random = Random.seeded((seed + i) % 2 ** 32)
+        const outcome = simulate({ clients, schedule, network, random, budget: budget?.() })
         calls[i] = outcome.calls
         time[i] = outcome.time
         gaveUp[i] = outcome.gaveUp

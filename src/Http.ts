@@ -36,6 +36,7 @@ import type { Clock } from './Clock'
 import * as LiveClock from './Clock'
 import { hedging, type HedgeContext, type Summary } from './Hedging'
 import { noop, onAbort } from './internal/abort'
+import * as aws from './internal/aws'
 import { showValue } from './internal/show'
 import { MAX_DELAY } from './internal/validate'
 import * as validate from './internal/validate'
@@ -616,6 +617,34 @@ export const isTransient = (error: HttpError): boolean => {
  */
 export const isRetryable: Predicate<HttpError> = (error) => error.request.idempotent && isTransient(error)
 
+/**
+ * Whether an error is a throttle, as the AWS SDKs tell one: a `StatusError` of status 429, or one whose
+ * `x-amzn-errortype` header names a throttling code (`ThrottlingException`, `TooManyRequestsException`, `SlowDown`,
+ * `RequestLimitExceeded`, ...: the code before any `:`, after any `#` namespace).
+ *
+ * **Details**
+ *
+ * - What `Schedule.awsRetries21` and `Budget.awsRetries21` need to tell: a throttle backs off from 1 s and costs 5
+ *   tokens, any other error from 50 ms for 14.
+ * - Not every throttle is transient here: AWS answers some with a 400 (`ThrottlingException`), which
+ *   {@link isTransient} does not retry. Retry them with
+ *   `retryOn: (e) => Http.isRetryable(e) || (Http.isThrottle(e) && e.request.idempotent)`.
+ *
+ * @example
+ * import * as Http from 'fp-ts-retry/Http'
+ * import * as assert from 'assert'
+ *
+ * const request = { method: 'GET', url: 'http://127.0.0.1/', idempotent: true }
+ * const status = (n: number, headers: Record<string, string> = {}): Http.HttpError => ({ _tag: 'StatusError', request, status: n, response: new Response(null, { status: n, headers }) })
+ * assert.strictEqual(Http.isThrottle(status(429)), true)
+ * assert.strictEqual(Http.isThrottle(status(400, { 'x-amzn-errortype': 'ThrottlingException:http://internal.amazon.com/' })), true)
+ * assert.strictEqual(Http.isThrottle(status(503)), false)
+ *
+ * @category utils
+ * @since 1.0.0
+ */
+export const isThrottle: Predicate<HttpError> = (error) => error._tag === 'StatusError' && aws.isThrottle(error)
+
 const WEEKDAY = '(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)'
 const LONG_WEEKDAY = '(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)'
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec']
@@ -842,26 +871,85 @@ export const retryAfter = (
   max: number
 ): (<In>(self: AcceptsHttpError<In, 'Http.retryAfter'>) => Schedule.Schedule<In & HttpError>) => {
   validate.duration('Http.retryAfter', 'max', max)
-  const hinted = Schedule.withHint(
-    (input: HttpError, now) => {
-      if (input?._tag !== 'StatusError') return undefined
-      const value = input.response.headers.get('retry-after')
-      return value === null ? undefined : O.toUndefined(parseRetryAfter(value, now))
-    },
-    { max, readsTime: true }
+  return headerHint(
+    'Http.retryAfter',
+    Schedule.withHint(
+      (input: HttpError, now) => {
+        if (input?._tag !== 'StatusError') return undefined
+        const value = input.response.headers.get('retry-after')
+        return value === null ? undefined : O.toUndefined(parseRetryAfter(value, now))
+      },
+      { max, readsTime: true }
+    )
   )
-  return <In>(self: AcceptsHttpError<In, 'Http.retryAfter'>) => {
+}
+
+/** A `Schedule.withHint` read from a response header, whose refusals name the combinator that made it (`where`). */
+const headerHint =
+  <Where extends string>(
+    where: Where,
+    hinted: <In>(self: Schedule.Schedule<In>) => Schedule.Schedule<In & HttpError>
+  ): (<In>(self: AcceptsHttpError<In, Where>) => Schedule.Schedule<In & HttpError>) =>
+  <In>(self: AcceptsHttpError<In, Where>) => {
     try {
       return hinted(self as Schedule.Schedule<In>)
     } catch (e) {
       throw e instanceof TypeError
-        ? new TypeError(
-            e.message.replace('Schedule.withHint', 'Http.retryAfter').replace('put withHint', 'put Http.retryAfter')
-          )
+        ? new TypeError(e.message.replace('Schedule.withHint', where).replace('put withHint', `put ${where}`))
         : e
     }
   }
-}
+
+/**
+ * Waits as the server's `x-amz-retry-after` asks, as the AWS SDKs' retries 2.1 do: after a `StatusError` carrying
+ * the header, the delay is the header's, clamped to `[delay, delay + 5 s]`, where `delay` is the schedule's own.
+ *
+ * **Details**
+ *
+ * - The header is a whole number of milliseconds (`"1500"`); anything else is ignored, and the schedule's delay
+ *   stands. `Retry-After` is not read: for it, use {@link retryAfter}.
+ * - The floor is the backoff the schedule computed, jitter included: put it **after** the jitter
+ *   (`Schedule.awsRetries21` ends with one). The ceiling is 5 s past that delay, whatever the backoff's cap: a
+ *   server asking for a day waits at most 5 s more than the backoff. It is `Schedule.withHint` with
+ *   `maxAbove: 5_000`.
+ * - The wrapped schedule is still stepped, so its counts and its stops hold. Put it before `Schedule.upTo` /
+ *   `Schedule.maxCumulativeDelay`: applied to a schedule that holds a time limit, it throws a `TypeError`.
+ *
+ * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
+ * import * as Http from 'fp-ts-retry/Http'
+ * import * as Random from 'fp-ts-retry/Random'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import { pipe } from 'fp-ts/function'
+ * import * as assert from 'assert'
+ *
+ * const request = { method: 'GET', url: 'http://127.0.0.1/', idempotent: true }
+ * const busy = (ms: string): Http.HttpError => ({
+ *   _tag: 'StatusError', request, status: 503, response: new Response(null, { status: 503, headers: { 'x-amz-retry-after': ms } })
+ * })
+ * // the SDKs' defaults: 3 attempts
+ * const policy = pipe(Schedule.awsRetries21(Http.isThrottle), Http.amzRetryAfter, Schedule.intersect(Schedule.recurs(2)))
+ * const half = { random: Random.fixed(0.5) } // the backoff draws 25, then 50 ms
+ * assert.deepStrictEqual(Driver.delays(policy, { ...half, input: busy('1500') }), [1500, 1500])
+ * assert.deepStrictEqual(Driver.delays(policy, { ...half, input: busy('60000') }), [5025, 5050]) // 5 s past the backoff
+ * assert.deepStrictEqual(Driver.delays(policy, { ...half, input: busy('0') }), [25, 50]) // the backoff is a floor
+ *
+ * @category combinators
+ * @since 1.0.0
+ */
+export const amzRetryAfter: <In>(
+  self: AcceptsHttpError<In, 'Http.amzRetryAfter'>
+) => Schedule.Schedule<In & HttpError> = headerHint(
+  'Http.amzRetryAfter',
+  Schedule.withHint(
+    (input: HttpError) => {
+      if (input?._tag !== 'StatusError') return undefined
+      const value = input.response.headers.get('x-amz-retry-after')?.trim()
+      return value === undefined || !/^\d+$/.test(value) ? undefined : Math.min(Number(value), MAX_DELAY)
+    },
+    { max: MAX_DELAY, maxAbove: aws.RETRY_AFTER_ABOVE }
+  )
+)
 
 /**
  * A schedule whose input admits an {@link HttpError}, or, when it cannot (`In & HttpError` is `never`), a type

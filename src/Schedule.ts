@@ -24,6 +24,7 @@
 import type { Monoid } from 'fp-ts/Monoid'
 import type { Option } from 'fp-ts/Option'
 import type { Predicate } from 'fp-ts/Predicate'
+import * as aws from './internal/aws'
 import type * as model from './internal/model'
 import { showValue } from './internal/show'
 import * as validate from './internal/validate'
@@ -1266,18 +1267,23 @@ const equalJitterOf = (delay: number, cursor: Cursor<unknown>): number => {
 }
 
 /**
- * Options of {@link withHint}: the most a hint may ask for, in ms, and whether `hintOf` reads the time it is given.
+ * Options of {@link withHint}: the most a hint may ask for, in ms (`max`, and optionally `maxAbove` the schedule's
+ * own delay), and whether `hintOf` reads the time it is given.
  *
  * @example
  * import type { HintOptions } from 'fp-ts-retry/Schedule'
  *
  * const options: HintOptions = { max: 30_000 }
+ * // the AWS SDKs' retries 2.1: never more than 5 s past the delay the backoff computed
+ * const aws: HintOptions = { max: Number.MAX_SAFE_INTEGER, maxAbove: 5_000 }
  *
  * @category model
  * @since 1.0.0
  */
 export interface HintOptions {
   readonly max: number
+  /** The most a hint may add to the schedule's own delay, in ms. Default: no such limit. */
+  readonly maxAbove?: number | undefined
   readonly readsTime?: boolean | undefined
 }
 
@@ -1292,6 +1298,9 @@ export interface HintOptions {
  *   a number is ignored, never slept, and reported to the interpreter as a `HintIgnored` {@link ScheduleEvent}
  *   (the runners tell it to `onEvent`). The clamp at `options.max` is not optional: a server asking for a day
  *   would park the caller for a day.
+ * - `options.maxAbove` also holds the hint to the schedule's delay plus that much: the delay is then the hint
+ *   clamped to `[delay, min(delay + maxAbove, max)]` (the AWS SDKs' retries 2.1 honour `x-amz-retry-after` within
+ *   5 s of their backoff: `Http.amzRetryAfter`). `maxAbove: 0` ignores every hint.
  * - The schedule is still stepped, so its counts and its stops hold: `recurs(3)` still ends the run.
  * - Put it **before** `upTo` / `maxCumulativeDelay` in a `pipe`, so that the hinted delay counts toward the time
  *   limit and never extends a run past it: applied to a schedule that holds a time limit (see
@@ -1324,6 +1333,10 @@ export const withHint = <I>(
   validate.callable('Schedule.withHint', 'hintOf', hintOf)
   validate.object('Schedule.withHint', 'options', options)
   const max = validate.saturate(validate.duration('Schedule.withHint', 'options.max', options.max))
+  const maxAbove =
+    options.maxAbove === undefined
+      ? undefined
+      : validate.saturate(validate.duration('Schedule.withHint', 'options.maxAbove', options.maxAbove))
   const readsTime = validate.boolean(
     'Schedule.withHint',
     'options.readsTime',
@@ -1339,7 +1352,8 @@ export const withHint = <I>(
         if (hint !== undefined) cursor.report({ _tag: 'HintIgnored', hint })
         return delay
       }
-      const asked = hint > max ? max : hint
+      const ceiling = maxAbove === undefined ? max : Math.min(max, validate.saturate(delay + maxAbove))
+      const asked = hint > ceiling ? ceiling : hint
       if (asked > delay) {
         cursor.report({ _tag: 'HintUsed', hint: asked })
         return asked
@@ -1358,7 +1372,7 @@ export const withHint = <I>(
     }
     return unary<In, In & I>(
       'withHint',
-      `(<hint>, ${max})`,
+      maxAbove === undefined ? `(<hint>, ${max})` : `(<hint>, ${max}, +${maxAbove})`,
       (inner, state) => {
         const stepper: Stepper<In & I> = inner.stepper(state)
         return { next: next<In>(stepper), state: () => stepper.state() }
@@ -1398,6 +1412,72 @@ export const jittered = (min = 0.8, max = 1.2): (<In>(self: Schedule<In>) => Sch
     mapDelay<In>('jittered', `(${lo}, ${hi})`, (delay, cursor) =>
       validate.saturate(delay * (lo + draw(cursor, 'Schedule.jittered') * (hi - lo)))
     )(self)
+}
+
+/**
+ * The backoff of the AWS SDKs' standard retries 2.0 (their default until 2.1 replaces it): the retry `n` waits
+ * `min(u · 1 s · 2^(n−1), 20 s)`, `u` drawn in `[0, 1)`, whatever the error.
+ *
+ * **Details**
+ *
+ * - `pipe(exponential(1000), fullJitter, capped(20_000))`: the jitter comes first, then the cap, so from the 6th
+ *   retry on, every draw above `20 s / (1 s · 2^(n−1))` waits exactly 20 s, and clients that back off together
+ *   meet again there (2.1 caps first: {@link awsRetries21}).
+ * - It retries forever: the SDKs' 3 attempts are `intersect(recurs(2))`. Their quota is `Budget.awsRetries20`.
+ *
+ * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
+ * import * as Random from 'fp-ts-retry/Random'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as assert from 'assert'
+ *
+ * const half = { random: Random.fixed(0.5), limit: 7 }
+ * assert.deepStrictEqual(Driver.delays(Schedule.awsRetries20, half), [500, 1000, 2000, 4000, 8000, 16000, 20000])
+ *
+ * @category constructors
+ * @since 1.0.0
+ */
+export const awsRetries20: Schedule<unknown> = capped(aws.MAX_BACKOFF)(fullJitter(exponential(aws.BASE_20)))
+
+/**
+ * The backoff of the AWS SDKs' standard retries 2.1 (opt-in in 2026, their default later): the retry `n` after an
+ * error `e` waits `u · min(base · 2^(n−1), 20 s)`, `u` drawn in `[0, 1)`, with `base` 1 s when `isThrottle(e)` and
+ * 50 ms otherwise.
+ *
+ * **Details**
+ *
+ * - The cap comes before the jitter (2.0 jittered first: {@link awsRetries20}), so every delay is drawn over the
+ *   whole of `[0, cap)` and no two clients are pinned to the cap together: `exponential(1)`, scaled by the error's
+ *   base, then `capped(20_000)`, then `fullJitter`.
+ * - The base is chosen by the error of each retry, the doubling by the retry's number: a throttle at the 3rd retry
+ *   draws below 4 s, a transient error below 200 ms.
+ * - `isThrottle` defaults to the AWS SDKs' rule (a throttling code in `name` or `code`, status 429, the JavaScript
+ *   SDK's `$retryable.throttling`, an `x-amzn-errortype` header naming a throttling code); `Http.isThrottle` is that
+ *   rule for an `HttpError`.
+ * - It retries forever: the SDKs' 3 attempts are `intersect(recurs(2))`. `Http.amzRetryAfter` after it honours
+ *   `x-amz-retry-after`; the quota of the same version is `Budget.awsRetries21`.
+ *
+ * @example
+ * import * as Driver from 'fp-ts-retry/Driver'
+ * import * as Random from 'fp-ts-retry/Random'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
+ * import * as assert from 'assert'
+ *
+ * const half = { random: Random.fixed(0.5), limit: 7 }
+ * const transient = Driver.delays(Schedule.awsRetries21(), { ...half, input: new Error('503') })
+ * assert.deepStrictEqual(transient, [25, 50, 100, 200, 400, 800, 1600])
+ * const throttled = Driver.delays(Schedule.awsRetries21(), { ...half, input: { name: 'ThrottlingException' } })
+ * assert.deepStrictEqual(throttled, [500, 1000, 2000, 4000, 8000, 10000, 10000]) // capped at 20 s, then halved
+ *
+ * @category constructors
+ * @since 1.0.0
+ */
+export const awsRetries21 = <I = unknown>(isThrottle: Predicate<I> = aws.isThrottle): Schedule<I> => {
+  validate.callable('Schedule.awsRetries21', 'isThrottle', isThrottle)
+  const base = mapDelay<I>('awsBase21', '(<isThrottle>)', (delay, cursor) =>
+    validate.saturate(delay * (isThrottle(cursor.input) ? aws.BASE_21_THROTTLE : aws.BASE_21_TRANSIENT))
+  )
+  return fullJitter(capped(aws.MAX_BACKOFF)(base(exponential(1))))
 }
 
 /**

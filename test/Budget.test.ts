@@ -370,6 +370,157 @@ describe('Budget', () => {
     })
   })
 
+  // Issue 27: the AWS SDKs' retries 2.1 quota beside 2.0's.
+  describe('retryQuota with a throttleCost (awsRetries21)', () => {
+    const throttle = { name: 'ThrottlingException' }
+    const failing = (error: unknown): Budget.BudgetAttempt => ({ ...failed(1, 0), error })
+    const succeeding = (retries: number, error: unknown): Budget.BudgetAttempt => ({
+      ...succeeded(1, 0),
+      retries,
+      error
+    })
+
+    it('should take 14 per transient retry, 5 per throttled one, and 14 per timeout (no special case)', () => {
+      const quota = Budget.retryQuota(Budget.awsRetries21)
+      strictEqual(quota.tokens, 500)
+      strictEqual(quota.onFailure(failing(new Error('503'))), true)
+      strictEqual(quota.tokens, 486)
+      strictEqual(quota.onFailure(failing(throttle)), true)
+      strictEqual(quota.tokens, 481)
+      strictEqual(quota.onFailure(failing({ _tag: 'TimeoutError' })), true)
+      strictEqual(quota.tokens, 467)
+      // a throttle that is also a timeout costs as a throttle
+      strictEqual(quota.onFailure(failing({ name: 'TimeoutError', code: 'ThrottlingException' })), true)
+      strictEqual(quota.tokens, 462)
+    })
+
+    it('should refund what the last retry took (14 or 5), and 1 after no retry', () => {
+      const quota = Budget.retryQuota(Budget.awsRetries21)
+      quota.onFailure(failing(new Error('503'))) // 486
+      quota.onFailure(failing(throttle)) // 481
+      quota.onSuccess(succeeding(2, throttle)) // the last retry was a throttle's: 5 back
+      strictEqual(quota.tokens, 486)
+      quota.onSuccess(succeeding(1, new Error('503'))) // 14 back
+      strictEqual(quota.tokens, 500)
+      quota.onFailure(failing(new Error('503'))) // 486
+      quota.onSuccess(succeeding(0, undefined)) // no retry: 1
+      strictEqual(quota.tokens, 487)
+    })
+
+    it('should allow 35 transient retries in a row from full, or 100 of throttles (2.0: 100 either way)', () => {
+      for (const [options, error, retriesMade, left] of [
+        [Budget.awsRetries21, new Error('503'), 35, 10],
+        [Budget.awsRetries21, throttle, 100, 0],
+        [Budget.awsRetries20, new Error('503'), 100, 0],
+        [Budget.awsRetries20, throttle, 100, 0]
+      ] as const) {
+        const quota = Budget.retryQuota(options)
+        let retries = 0
+        for (let i = 0; i < 200; i++) if (quota.onFailure(failing(error))) retries++
+        deepStrictEqual([retries, quota.tokens], [retriesMade, left])
+      }
+    })
+
+    it('should tell a throttle as the AWS SDKs do by default', () => {
+      const throttles: ReadonlyArray<unknown> = [
+        { name: 'ThrottlingException' },
+        { code: 'SlowDown' },
+        { name: 'LimitExceededException' },
+        { status: 429 },
+        { statusCode: 429 },
+        { $metadata: { httpStatusCode: 429 } },
+        { $retryable: { throttling: true } },
+        {
+          response: new Response(null, {
+            status: 400,
+            headers: { 'x-amzn-errortype': 'ThrottlingException:http://internal.amazon.com/' }
+          })
+        },
+        {
+          response: new Response(null, {
+            status: 400,
+            headers: { 'x-amzn-errortype': 'com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException' }
+          })
+        }
+      ]
+      const others: ReadonlyArray<unknown> = [
+        undefined,
+        null,
+        'ThrottlingException',
+        new Error('503'),
+        { status: 503 },
+        { code: 409 },
+        { $retryable: { throttling: false } },
+        { response: new Response(null, { status: 400, headers: { 'x-amzn-errortype': 'ValidationException' } }) },
+        {
+          response: {
+            headers: {
+              get: () => {
+                throw new Error('not Headers')
+              }
+            }
+          }
+        }
+      ]
+      for (const error of [...throttles, ...others]) {
+        const quota = Budget.retryQuota(Budget.awsRetries21)
+        quota.onFailure(failing(error))
+        strictEqual(quota.tokens, throttles.includes(error) ? 495 : 486)
+      }
+    })
+
+    it('should read isThrottle only with a throttleCost: 2.0 is unchanged by default', () => {
+      let asked = 0
+      const isThrottle = (): boolean => {
+        asked++
+        return true
+      }
+      const v20 = Budget.retryQuota({ isThrottle })
+      v20.onFailure(failing(throttle))
+      deepStrictEqual([v20.tokens, asked], [495, 0])
+      const own = Budget.retryQuota({ ...Budget.awsRetries21, isThrottle })
+      own.onFailure(failing(new Error('503')))
+      deepStrictEqual([own.tokens, asked], [495, 1])
+    })
+
+    it('should keep 2.0 and 2.1 options frozen, 2.0 being the defaults', () => {
+      ok(Object.isFrozen(Budget.awsRetries20) && Object.isFrozen(Budget.awsRetries21))
+      const [defaults, v20] = [Budget.retryQuota(), Budget.retryQuota(Budget.awsRetries20)]
+      for (const error of [new Error('503'), throttle, { _tag: 'TimeoutError' }]) {
+        defaults.onFailure(failing(error))
+        v20.onFailure(failing(error))
+        strictEqual(defaults.tokens, v20.tokens)
+      }
+    })
+
+    it('should never hold fewer than 0 nor more than 500 tokens, whatever the failures and successes', () => {
+      const error = fc.constantFrom<unknown>(new Error('503'), throttle, { _tag: 'TimeoutError' }, undefined)
+      fc.assert(
+        fc.property(
+          fc.array(
+            fc.record({ ok: fc.boolean(), retries: fc.integer({ min: 0, max: 3 }), error, retrying: fc.boolean() }),
+            {
+              maxLength: 300
+            }
+          ),
+          (steps) => {
+            const quota = Budget.retryQuota(Budget.awsRetries21)
+            for (const step of steps) {
+              if (step.ok) quota.onSuccess(succeeding(step.retries, step.error))
+              else {
+                const before = quota.tokens
+                const allowed = quota.onFailure({ ...failing(step.error), retrying: step.retrying })
+                const cost = before - quota.tokens
+                ok(allowed ? cost === 14 || cost === 5 : cost === 0, `took ${cost}`)
+              }
+              ok(quota.tokens >= 0 && quota.tokens <= 500, `${quota.tokens}`)
+            }
+          }
+        )
+      )
+    })
+  })
+
   describe('allows', () => {
     it('retryThrottle: should answer whether the tokens are above half, taking none', () => {
       const bucket = Budget.retryThrottle({ maxTokens: 4, tokenRatio: 0.5 })
@@ -483,7 +634,7 @@ describe('Budget', () => {
           /^Budget\.adaptive: maxLatencyPercentile\.ms must be a finite number >= 0, received/
         ]
       ),
-      ...(['tokens', 'retryCost', 'timeoutCost', 'noRetryIncrement'] as const).flatMap((key) =>
+      ...(['tokens', 'retryCost', 'timeoutCost', 'throttleCost', 'noRetryIncrement'] as const).flatMap((key) =>
         notDurations.map(
           ([name, value]): RangeErrorCase => [
             `retryQuota({ ${key}: ${name} })`,
@@ -499,6 +650,13 @@ describe('Budget', () => {
       throwsTypeError(
         () => Budget.retryQuota({ isTimeout: 1 as unknown as () => boolean }),
         /^Budget\.retryQuota: isTimeout must be a function, received 1$/
+      )
+    })
+
+    it('retryQuota: an isThrottle that is not a function should be a TypeError naming it', () => {
+      throwsTypeError(
+        () => Budget.retryQuota({ ...Budget.awsRetries21, isThrottle: 'yes' as unknown as () => boolean }),
+        /^Budget\.retryQuota: isThrottle must be a function, received "yes"$/
       )
     })
 

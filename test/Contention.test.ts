@@ -1,5 +1,6 @@
 import * as fc from 'fast-check'
 import { pipe } from 'fp-ts/function'
+import * as Budget from '../src/Budget'
 import * as Contention from '../src/Contention'
 import * as Random from '../src/Random'
 import type { RetryStatus } from '../src/RetryStatus'
@@ -247,6 +248,132 @@ describe('Contention', () => {
 
     it('should reject a cap below the base', () => {
       throwsRangeError(() => Contention.awsStrategies(100, 50), /cap must be a finite number >= 100, received 50/)
+    })
+  })
+
+  // Issue 27: the AWS SDKs' retries 2.0 and 2.1, their backoffs and their quotas, compared side by side.
+  describe('a budget shared by the clients, and awsRetries', () => {
+    /** A budget that records what it is told, answering as `inner` does. */
+    const recording = (inner: Budget.LocalBudget) => {
+      const told: Array<readonly ['success' | 'failure', Budget.BudgetAttempt]> = []
+      const budget: Budget.LocalBudget = {
+        onSuccess: (attempt) => {
+          told.push(['success', attempt])
+          inner.onSuccess(attempt)
+        },
+        onFailure: (attempt) => {
+          told.push(['failure', attempt])
+          return inner.onFailure(attempt)
+        }
+      }
+      return { budget, told }
+    }
+
+    it('should tell each verdict to the budget, and give up a client whose retry it refuses', () => {
+      // three clients in lockstep: client 0 wins at t = 40, client 1 pays the 5 tokens, client 2 finds none left
+      const quota = Budget.retryQuota({ tokens: 5 })
+      const { budget, told } = recording(quota)
+      const outcome = Contention.simulate({ clients: 3, schedule: Schedule.constant(100), network: exact, budget })
+      deepStrictEqual(outcome, { calls: 4, rejected: 2, succeeded: 2, gaveUp: 1, time: 180 })
+      const conflict = (client: number): Contention.Conflict => ({ code: 409, client })
+      deepStrictEqual(told, [
+        ['success', { latency: 40, now: 40, retries: 0, error: undefined, retrying: false }],
+        ['failure', { latency: 40, now: 40, retries: 0, error: conflict(1), retrying: true }],
+        ['failure', { latency: 40, now: 40, retries: 0, error: conflict(2), retrying: true }],
+        // its read left at 140, after the 100 ms backoff
+        ['success', { latency: 40, now: 180, retries: 1, error: { code: 409, client: 1 }, retrying: false }]
+      ])
+      strictEqual(quota.tokens, 5) // the retry's 5 came back
+    })
+
+    it('should tell a budget of a failure the schedule will not retry, and count the client once as given up', () => {
+      const quota = Budget.retryQuota({ tokens: 5 })
+      const { budget, told } = recording(quota)
+      const outcome = Contention.simulate({ clients: 2, schedule: Schedule.stop, network: exact, budget })
+      deepStrictEqual(outcome, { calls: 2, rejected: 1, succeeded: 1, gaveUp: 1, time: 40 })
+      deepStrictEqual(
+        told.map(([kind, { retrying }]) => [kind, retrying]),
+        [
+          ['success', false],
+          ['failure', false]
+        ]
+      )
+      strictEqual(quota.tokens, 5)
+    })
+
+    it('should refuse a budget that is not a LocalBudget, or that answers with a promise', () => {
+      const schedule = Schedule.constant(10)
+      throwsTypeError(
+        () => Contention.simulate({ clients: 2, schedule, budget: {} as Budget.LocalBudget }),
+        /^Contention\.simulate: budget must be a LocalBudget/
+      )
+      const remote = { onSuccess: () => undefined, onFailure: () => Promise.resolve(true) }
+      throwsTypeError(
+        () =>
+          Contention.simulate({
+            clients: 2,
+            schedule,
+            network: exact,
+            budget: remote as unknown as Budget.LocalBudget
+          }),
+        /^Contention\.simulate: budget\.onFailure must answer a boolean, received \[object Promise\]/
+      )
+    })
+
+    it('should make a new budget for every run of compare', () => {
+      let made = 0
+      const candidate: Contention.Candidate = {
+        name: 'quota',
+        schedule: Schedule.constant(10),
+        budget: () => {
+          made++
+          return Budget.retryQuota()
+        }
+      }
+      Contention.compare({ candidates: [candidate], clients: [3, 4], runs: 5 })
+      strictEqual(made, 10)
+      throwsTypeError(
+        () =>
+          Contention.compare({
+            candidates: [{ ...candidate, budget: 1 as unknown as () => Budget.LocalBudget }],
+            clients: [3]
+          }),
+        /^Contention\.compare: candidates\[0\]\.budget must be a function, received 1$/
+      )
+    })
+
+    it('should build 2.0 and 2.1, each backoff alone and as the SDKs ship it (3 attempts, the quota)', () => {
+      const candidates = Contention.awsRetries()
+      deepStrictEqual(
+        candidates.map((c) => c.name),
+        ['AWS 2.0 backoff', 'AWS 2.1 backoff', 'AWS 2.0 SDK', 'AWS 2.1 SDK']
+      )
+      const conflict: Contention.Conflict = { code: 409, client: 0 }
+      const delays = (i: number) =>
+        Driver.delays(candidates[i].schedule, { random: Random.fixed(0.5), input: conflict, limit: 4 })
+      deepStrictEqual(delays(0), [500, 1000, 2000, 4000])
+      deepStrictEqual(delays(1), [25, 50, 100, 200]) // a conflict is no throttle: the 50 ms base
+      deepStrictEqual(delays(2), [500, 1000])
+      deepStrictEqual(delays(3), [25, 50])
+      deepStrictEqual([candidates[0].budget, candidates[1].budget], [undefined, undefined])
+      const retryOnce = (i: number): number => {
+        const quota = candidates[i].budget?.() as Budget.RetryQuota
+        quota.onFailure({ latency: 40, now: 40, retries: 0, error: conflict, retrying: true })
+        return quota.tokens
+      }
+      deepStrictEqual([retryOnce(2), retryOnce(3)], [495, 486])
+      ok(candidates[3].budget?.() !== candidates[3].budget?.(), 'a new quota per run')
+    })
+
+    it("should show 2.1's trade at 100 clients: its quota stops retrying sooner, so fewer writes and more clients give up", () => {
+      const rows = Contention.compare({ candidates: Contention.awsRetries(), clients: [100], runs: 5 })
+      const [v20, v21] = [row(rows, 'AWS 2.0 SDK', 100), row(rows, 'AWS 2.1 SDK', 100)]
+      ok(v21.calls.mean < v20.calls.mean, `${v21.calls.mean} < ${v20.calls.mean}`)
+      ok(v21.gaveUp.mean > v20.gaveUp.mean, `${v21.gaveUp.mean} > ${v20.gaveUp.mean}`)
+      // alone, 2.1's 50 ms base finishes sooner than 2.0's 1 s, at the price of more collisions
+      const [b20, b21] = [row(rows, 'AWS 2.0 backoff', 100), row(rows, 'AWS 2.1 backoff', 100)]
+      ok(b21.time.mean < b20.time.mean && b21.calls.mean > b20.calls.mean)
+      deepStrictEqual([b20.gaveUp.mean, b21.gaveUp.mean], [0, 0])
     })
   })
 
