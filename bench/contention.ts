@@ -1,7 +1,8 @@
 /**
  * `npm run bench:contention`: the AWS "Exponential Backoff and Jitter" contention simulation at 10, 20, 50 and
  * 100 clients, for the article's five strategies and Polly's decorrelated jitter V2, compared with the article
- * simulator's reference means. Prints the tables and writes them into bench/RESULTS.md between the
+ * simulator's reference means, then the AWS SDKs' standard retries 2.0 against 2.1 (`Contention.awsRetries`), in a
+ * table of their own with the clients that gave up. Prints the tables and writes them into bench/RESULTS.md between the
  * `<!-- contention:start -->` and `<!-- contention:end -->` markers (the rest of the file is left as it is).
  *
  * Usage: `npm run bench:contention [-- --runs 400]` (default 200 runs per schedule and client count).
@@ -28,6 +29,8 @@ const candidates: ReadonlyArray<Contention.Candidate> = [
 
 const started = process.hrtime.bigint()
 const rows = Contention.compare({ candidates, clients: CLIENTS, runs, seed: 0 })
+// Apart: an SDK's 3 attempts and quota make clients give up, which would lead "least work" for the wrong reason.
+const awsRows = Contention.compare({ candidates: Contention.awsRetries(), clients: CLIENTS, runs, seed: 0 })
 const seconds = Number(process.hrtime.bigint() - started) / 1e9
 const leaders = Contention.leaders(rows)
 
@@ -123,9 +126,48 @@ out(
     '.'
 )
 out()
+out('### The AWS SDKs\' standard retries: 2.0 against 2.1')
+out()
+out(
+  '`Contention.awsRetries()`, on the same seeds. **backoff**: the version\'s schedule alone, retrying forever ' +
+    '(2.0: `Schedule.awsRetries20`, `min(u · 1 s · 2^(n−1), 20 s)`; 2.1: `Schedule.awsRetries21()`, ' +
+    '`u · min(50 ms · 2^(n−1), 20 s)`: a conflict is no throttle). **SDK**: as the SDKs ship it, 3 attempts and ' +
+    'the version\'s quota (`Budget.awsRetries20`: 5 tokens a retry; `Budget.awsRetries21`: 14) shared by the ' +
+    'clients of a run. **gave up**: clients out of attempts or of quota. **time**: when the last successful ' +
+    'write\'s reply arrived.'
+)
+out()
+out('| clients | schedule | calls | time (ms) | gave up |')
+out('| ---: | --- | ---: | ---: | ---: |')
+for (const row of awsRows) {
+  out(`| ${row.clients} | ${row.name} | ${pm(row.calls, 1)} | ${pm(row.time, 0)} | ${pm(row.gaveUp, 1)} |`)
+}
+out()
+const aws = (name: string, clients: number): Contention.Comparison => {
+  const found = awsRows.find((r) => r.name === name && r.clients === clients)
+  if (found === undefined) throw new Error(`no row for ${name} at ${clients} clients`)
+  return found
+}
+out(
+  '- 2.1 against 2.0, backoff alone (calls, time): ' +
+    CLIENTS.map((clients) => {
+      const [v20, v21] = [aws('AWS 2.0 backoff', clients), aws('AWS 2.1 backoff', clients)]
+      return `${clients} clients ${percent(v21.calls.mean, v20.calls.mean)}, ${percent(v21.time.mean, v20.time.mean)}`
+    }).join('; ') +
+    '.'
+)
+out(
+  '- As shipped (clients that gave up, 2.0 → 2.1): ' +
+    CLIENTS.map((clients) => {
+      const [v20, v21] = [aws('AWS 2.0 SDK', clients), aws('AWS 2.1 SDK', clients)]
+      return `${clients} clients ${fmt(v20.gaveUp.mean, 1)} → ${fmt(v21.gaveUp.mean, 1)}`
+    }).join('; ') +
+    '.'
+)
+out()
 out(
   `Machine: ${os.cpus()[0]?.model ?? 'unknown CPU'}, ${os.cpus().length} cores, Node ${process.version}. ` +
-    `${rows.length * runs} simulations in ${seconds.toFixed(1)} s.`
+    `${(rows.length + awsRows.length) * runs} simulations in ${seconds.toFixed(1)} s.`
 )
 
 const section = lines.join('\n')

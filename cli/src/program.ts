@@ -218,6 +218,10 @@ Examples:
       '--aws',
       "also compare the article's five strategies (none, exponential, full jitter, equal jitter, decorrelated; base 5 ms, cap 2 s)"
     )
+    .option(
+      '--aws-retries',
+      "also compare the AWS SDKs' standard retries 2.0 and 2.1: each backoff alone, and as the SDKs ship it (3 attempts, the version's retry quota)"
+    )
     .addOption(
       new Option('--clients <list>', 'the client counts, comma-separated')
         .default([10, 20, 50, 100], '10,20,50,100')
@@ -240,6 +244,7 @@ Each client's schedule sees a conflict with code 409 (so "retryOn": [409] retrie
 
 Examples:
   fp-ts-retry compare --aws --clients 10,50,100
+  fp-ts-retry compare --aws-retries --clients 10,100
   fp-ts-retry compare 'full={"exponential": "10ms", "cap": "2s", "jitter": "full"}' 'decorrelated={"decorrelatedJitter": "5ms", "cap": "2s"}' --svg contention.svg`
     )
     .action(
@@ -247,6 +252,7 @@ Examples:
         configs: ReadonlyArray<string>,
         options: {
           aws?: boolean
+          awsRetries?: boolean
           clients: ReadonlyArray<number>
           runs: number
           seed: number
@@ -256,10 +262,13 @@ Examples:
       ) => {
         const candidates = [
           ...(options.aws === true ? Contention.awsStrategies() : []),
+          ...(options.awsRetries === true ? Contention.awsRetries() : []),
           ...configs.map((c) => readConfig(c))
         ]
         if (candidates.length === 0)
-          throw new UsageError("compare needs at least one <config>, or --aws for the article's strategies.")
+          throw new UsageError(
+            "compare needs at least one <config>, --aws for the article's strategies, or --aws-retries for the AWS SDKs' retries."
+          )
         const rows = Contention.compare({
           candidates,
           clients: options.clients,

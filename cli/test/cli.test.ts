@@ -15,6 +15,7 @@ import { spawn } from 'child_process'
 import * as fs from 'fs'
 import * as os from 'os'
 import * as path from 'path'
+import * as Contention from 'fp-ts-retry/Contention'
 import { compiledSources } from '../../test/support/child'
 
 const repo = path.join(__dirname, '..', '..')
@@ -157,7 +158,7 @@ describe('fp-ts-retry (the CLI)', () => {
       assert.match(top.stdout, /@file\.json/)
       for (const option of ['--runs', '--retries', '--seed', '--attempt-duration', '--svg'])
         assert.ok(simulate.stdout.includes(option), option)
-      for (const option of ['--clients', '--runs', '--aws', '--network', '--svg'])
+      for (const option of ['--clients', '--runs', '--aws', '--aws-retries', '--network', '--svg'])
         assert.ok(compare.stdout.includes(option), option)
       assert.match(run.stdout, /Usage: fp-ts-retry run \[options\] -- <command> \[args\.\.\.\]/)
       assert.match(run.stdout, /--schedule <config>/)
@@ -370,10 +371,29 @@ describe('fp-ts-retry (the CLI)', () => {
       assert.match(svg, /calls: writes received/)
     })
 
+    // Issue 27: the AWS SDKs' retries 2.0 and 2.1 side by side, as the library's Contention.awsRetries builds them.
+    it("should compare the AWS SDKs' retries 2.0 and 2.1 with --aws-retries, with the clients that gave up", async () => {
+      const r = await cli(['compare', '--aws-retries', '--clients', '20', '--runs', '10'])
+      assert.strictEqual(r.code, 0, r.stderr)
+      for (const name of ['AWS 2.0 backoff', 'AWS 2.1 backoff', 'AWS 2.0 SDK', 'AWS 2.1 SDK'])
+        assert.match(
+          r.stdout,
+          new RegExp(`^\\s+20\\s+${name}\\s+[\\d.]+ ± [\\d.]+\\s+[\\d,]+ ± [\\d,]+\\s+[\\d.]+ ± `, 'm')
+        )
+      assert.match(r.stdout, /gave up/)
+      assert.match(r.stdout, /where clients gave up, fewer calls and an earlier finish include the writes never made/)
+      // the same seeds as the library's comparison: the command prints its means
+      const rows = Contention.compare({ candidates: Contention.awsRetries(), clients: [20], runs: 10 })
+      for (const row of rows) assert.ok(r.stdout.includes(row.calls.mean.toFixed(1)), `${row.name}: ${row.calls.mean}`)
+    })
+
     it('should exit 2 when there is nothing to compare', async () => {
       const r = await cli(['compare'])
       assert.strictEqual(r.code, 2)
-      assert.match(r.stderr, /compare needs at least one <config>, or --aws/)
+      assert.match(
+        r.stderr,
+        /compare needs at least one <config>, --aws for the article's strategies, or --aws-retries/
+      )
     })
   })
 
