@@ -40,7 +40,7 @@
  * }
  * main()
  *
- * @since 0.2.0
+ * @since 1.0.0
  */
 import type { Either } from 'fp-ts/Either'
 import type { Predicate } from 'fp-ts/Predicate'
@@ -84,7 +84,7 @@ import type * as Guard from './Guard'
  *   state._tag === 'Open' ? `open until ${new Date(state.halfOpenAt).toISOString()}` : state._tag
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export type State =
   | { readonly _tag: 'Closed'; readonly since: number }
@@ -104,7 +104,7 @@ export type State =
  * assert.deepStrictEqual(breaker.metrics, { successes: 0, failures: 0, rejections: 0 })
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface Metrics {
   readonly successes: number
@@ -135,7 +135,7 @@ export interface Metrics {
  * assert.strictEqual(breaker.enter(), undefined) // refused
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface Permit {
   readonly onSuccess: () => void | Promise<void>
@@ -158,7 +158,7 @@ export interface Permit {
  * const failureRate = (tally: Tally): number => (tally.outcomes === 0 ? 0 : tally.failures / tally.outcomes)
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export type Tally = model.Tally
 
@@ -182,7 +182,7 @@ export type Tally = model.Tally
  * const window: Window = { _tag: 'sampling', duration: 30_000, buckets: 10 }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export type Window = model.Window
 
@@ -207,7 +207,7 @@ export type Window = model.Window
  * const closed: StoredState = { _tag: 'Closed', version: 4, tally: { outcomes: 2, failures: 1 } }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export type StoredState =
   | { readonly _tag: 'Closed'; readonly version: number; readonly tally?: Tally | undefined }
@@ -241,7 +241,7 @@ export type StoredState =
  * const failed: Transition = { _tag: 'outcome', version: 4, ok: false, window: { _tag: 'count', size: 100 } }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export type Transition =
   | { readonly _tag: 'open'; readonly version: number; readonly wait: number | null }
@@ -268,7 +268,7 @@ export type Transition =
  * const answer: StoreAnswer = { state: { _tag: 'HalfOpen', version: 4, probes: 1, successes: 0 }, permit: '17' }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface StoreAnswer {
   readonly state: StoredState
@@ -337,7 +337,7 @@ export interface StoreAnswer {
  * main()
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface Store {
   readonly read: () => StoredState | Promise<StoredState>
@@ -381,7 +381,7 @@ export interface Store {
  * assert.strictEqual(breaker.state._tag, 'Closed')
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface Breaker {
   readonly state: State
@@ -442,7 +442,7 @@ export interface Breaker {
  * assert.deepStrictEqual(probes, [1_000, null])
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface BreakerOptions {
   readonly halfOpenAfter: Schedule<unknown>
@@ -467,7 +467,7 @@ export interface BreakerOptions {
  * const options: ConsecutiveOptions = { threshold: 5, halfOpenAfter: Schedule.constant(10_000) }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface ConsecutiveOptions extends BreakerOptions {
   readonly threshold: number
@@ -496,7 +496,7 @@ export interface ConsecutiveOptions extends BreakerOptions {
  * const options: SamplingOptions = { window: 30_000, minThroughput: 100, failureRate: 0.5, halfOpenAfter: Schedule.constant(5_000) }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface SamplingOptions extends BreakerOptions {
   readonly window: number
@@ -527,7 +527,7 @@ export interface SamplingOptions extends BreakerOptions {
  * }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface ProtectOptions<E> {
   readonly isFailure?: Predicate<E> | undefined
@@ -620,7 +620,7 @@ const checkOptions = (where: string, options: BreakerOptions): void => {
  * assert.throws(() => Breaker.consecutive({ threshold: 0, halfOpenAfter: Schedule.constant(1_000) }), RangeError)
  *
  * @category constructors
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const consecutive = (options: ConsecutiveOptions): Breaker => {
   const where = 'Breaker.consecutive'
@@ -673,7 +673,7 @@ export const consecutive = (options: ConsecutiveOptions): Breaker => {
  * assert.throws(() => Breaker.sampling({ window: 10_000, minThroughput: 4, failureRate: 1.5, halfOpenAfter: Schedule.constant(1) }), /failureRate/)
  *
  * @category constructors
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const sampling = (options: SamplingOptions): Breaker => {
   const where = 'Breaker.sampling'
@@ -714,7 +714,7 @@ export const sampling = (options: SamplingOptions): Breaker => {
  * const options: CountOptions = { size: 100, failureRate: 0.5, halfOpenAfter: Schedule.constant(60_000) }
  *
  * @category model
- * @since 0.2.0
+ * @since 1.0.0
  */
 export interface CountOptions extends BreakerOptions {
   readonly size: number
@@ -754,7 +754,7 @@ export interface CountOptions extends BreakerOptions {
  * assert.throws(() => Breaker.count({ size: 2 ** 32 + 1, failureRate: 0.5, halfOpenAfter: Schedule.constant(1_000) }), /size must be a whole number in \[1, 536870912\], received 4294967297/)
  *
  * @category constructors
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const count = (options: CountOptions): Breaker => {
   const where = 'Breaker.count'
@@ -809,7 +809,7 @@ export const count = (options: CountOptions): Breaker => {
  * assert.ok(!(entered instanceof Promise) && entered.permit === undefined) // open: no probe yet
  *
  * @category constructors
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const memoryStore = (options: { readonly clock?: Clock | undefined } = {}): Store => {
   validate.object('Breaker.memoryStore', 'options', options)
@@ -870,7 +870,7 @@ export const memoryStore = (options: { readonly clock?: Clock | undefined } = {}
  * main()
  *
  * @category combinators
- * @since 0.2.0
+ * @since 1.0.0
  */
 export const protect = <E2, E = unknown>(
   breaker: Breaker,
