@@ -13,6 +13,9 @@
  *    that builds on the public core but is no foundation lives in its own folder, imported only by its owners:
  *    `src/durable/` (the step the durable engines share), `src/runner/` (the runner's loop and its attempts) and
  *    `src/breaker/` (the breaker's state machine, its fleet sync and the memory store).
+ * 6. `Fallback` and `Chaos`, combinators over any `TaskEither`: a fallback wraps a whole call, chaos stands in
+ *    for its dependency. They build on the foundation only (`Clock`, `Random`, `Event`, `src/internal/`), learn a
+ *    run's stop reason through its `onDone`, not by importing a runner, and nothing but the index imports them.
  *
  * Across all layers: no cycle; an optional peer (bullmq, ioredis, @opentelemetry/api, fast-check) is loaded only by
  * the module reached by its subpath, never through the index; no runtime import of a development dependency.
@@ -69,6 +72,20 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/(breaker/|Breaker[.]ts$)' },
       to: { path: '^src/breaker/' }
+    },
+    {
+      name: 'fallback-and-chaos-on-the-foundation',
+      comment: 'Fallback and Chaos wrap any TaskEither: they import the foundation only, no runner, guard or resource.',
+      severity: 'error',
+      from: { path: '^src/(Fallback|Chaos)[.]ts$' },
+      to: { path: '^src/', pathNot: '^src/(internal/|(Clock|Random|Event)[.]ts$)' }
+    },
+    {
+      name: 'nothing-builds-on-fallback-or-chaos',
+      comment: 'Fallback and Chaos are outermost (chaos, a test tool): no module of the library but the index imports them.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(index|Fallback|Chaos)[.]ts$' },
+      to: { path: '^src/(Fallback|Chaos)[.]ts$' }
     },
     {
       name: 'optional-peers-by-subpath-only',

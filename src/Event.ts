@@ -474,6 +474,64 @@ export interface TimedOut {
 }
 
 /**
+ * `Fallback.fallback` answered a call from its fallback (`source: 'fallback'`; `run` is 0), told once the fallback
+ * has answered.
+ *
+ * **Details**
+ *
+ * - `reason`: the stop reason of the run whose failure the fallback answered, when it is known (a run made with
+ *   `Fallback.telling`); absent for any other action.
+ * - `error`: that failure (the action's `Left`).
+ * - `succeeded`: whether the fallback answered a `Right` (`false` when it answered a `Left`, or rejected).
+ *
+ * @example
+ * import type { FallbackUsed } from 'fp-ts-retry/Event'
+ *
+ * const event: FallbackUsed = { _tag: 'FallbackUsed', source: 'fallback', run: 0, at: 700, reason: 'breaker', error: 'circuit open', succeeded: true }
+ *
+ * @category model
+ * @since 1.0.0
+ */
+export interface FallbackUsed {
+  readonly _tag: 'FallbackUsed'
+  readonly source: Source
+  readonly run: number
+  readonly at: number
+  readonly reason?: model.StopReason | undefined
+  readonly error: unknown
+  readonly succeeded: boolean
+}
+
+/**
+ * `fp-ts-retry/Chaos` injected a fault, an outcome, a behaviour or a latency of `latency` ms into a call
+ * (`source: 'chaos'`; `run` is 0), told as it injects it, before the call goes on.
+ *
+ * @example
+ * import type { ChaosInjected } from 'fp-ts-retry/Event'
+ *
+ * const event: ChaosInjected = { _tag: 'ChaosInjected', source: 'chaos', run: 0, at: 0, kind: 'latency', latency: 2_000 }
+ *
+ * @category model
+ * @since 1.0.0
+ */
+export type ChaosInjected =
+  | {
+      readonly _tag: 'ChaosInjected'
+      readonly source: Source
+      readonly run: number
+      readonly at: number
+      readonly kind: 'fault' | 'outcome' | 'behaviour'
+    }
+  | {
+      readonly _tag: 'ChaosInjected'
+      readonly source: Source
+      readonly run: number
+      readonly at: number
+      readonly kind: 'latency'
+      readonly latency: number
+    }
+
+/**
  * The module that reported an event.
  *
  * @example
@@ -511,6 +569,8 @@ export type Event =
   | BulkheadEvent
   | RateLimitEvent
   | TimedOut
+  | FallbackUsed
+  | ChaosInjected
 
 /**
  * The option every module takes to be told its events.

@@ -6,12 +6,14 @@
 import * as Breaker from './Breaker'
 import * as Budget from './Budget'
 import * as Bulkhead from './Bulkhead'
+import * as Chaos from './Chaos'
 import * as Clock from './Clock'
 import * as Contention from './Contention'
 import * as Decision from './Decision'
 import * as Driver from './Driver'
 import * as Event from './Event'
 import * as Durable from './Durable'
+import * as Fallback from './Fallback'
 import * as FileEngine from './FileEngine'
 import * as FileStore from './FileStore'
 import * as Guard from './Guard'
@@ -50,6 +52,14 @@ export {
    * @since 1.0.0
    */
   Bulkhead,
+  /**
+   * Deterministic chaos: inject a fault, a latency, an outcome or a behaviour into a share of the calls, drawn from a
+   * `Random` (seeded: the same experiment on every run).
+   *
+   * @category testing
+   * @since 1.0.0
+   */
+  Chaos,
   /**
    * Time as a service: `Clock.live` and the `Clock` interface.
    *
@@ -93,6 +103,14 @@ export {
    * @since 1.0.0
    */
   Durable,
+  /**
+   * A fallback, outermost: answer a failed call from another task, chosen by its error and by why its run stopped;
+   * told as `FallbackUsed`.
+   *
+   * @category combinators
+   * @since 1.0.0
+   */
+  Fallback,
   /**
    * The embedded durable engine, for one machine: runs stored as files, timers for due runs.
    *
