@@ -152,6 +152,7 @@ const A = {
   state: 'fp_ts_retry.breaker.state',
   budget: 'fp_ts_retry.budget.name',
   service: 'fp_ts_retry.service',
+  chaos: 'fp_ts_retry.chaos.kind',
   // OpenTelemetry's HTTP client span (semantic conventions 1.x, stable)
   method: 'http.request.method',
   methodOriginal: 'http.request.method_original',
@@ -301,6 +302,13 @@ const counted = (event: Event.Event): Attributes => {
     case 'ServiceUnavailable':
     case 'ServiceRecovered':
       attributes[A.service] = event.service
+      break
+    case 'FallbackUsed':
+      if (event.reason !== undefined) attributes[A.reason] = event.reason
+      attributes[A.outcome] = event.succeeded ? 'succeeded' : 'failed'
+      break
+    case 'ChaosInjected':
+      attributes[A.chaos] = event.kind
   }
   return attributes
 }
@@ -345,8 +353,9 @@ const isCancellation = (event: Event.AttemptEnded): boolean =>
  *   for a `'defect'`); no error message is recorded (it may hold what a trace must not).
  * - A breaker's change of state is an event of the span active when it changes, if any, and the
  *   `fp_ts_retry.breaker.state` gauge reports every breaker of `options.breakers` from the start.
- * - The events that belong to no run (a bulkhead's, a rate limiter's, `Timeout`'s, a service's) and a durable
- *   run's `RunSubmitted` and `RunDelivered` are events of the span active when they are told, if any.
+ * - The events that belong to no run (a bulkhead's, a rate limiter's, `Timeout`'s, a service's, a fallback's and
+ *   chaos's) and a durable run's `RunSubmitted` and `RunDelivered` are events of the span active when they are
+ *   told, if any.
  * - Every event counts in `fp_ts_retry.events` by its `_tag`; the metrics' names, units and attributes: the table
  *   of the observability guide.
  *
@@ -515,6 +524,8 @@ export const observer = (options: ObserverOptions): Event.Observer => {
       case 'RateLimitWaited':
       case 'RateLimitRefused':
       case 'TimedOut':
+      case 'FallbackUsed':
+      case 'ChaosInjected':
       case 'RunSubmitted':
       case 'RunDelivered': {
         // Not a run's (a durable run's delivery starts with its attempt): told to whatever span is active (the

@@ -15,13 +15,16 @@ import * as os from 'os'
 import * as path from 'path'
 import * as Breaker from '../src/Breaker'
 import * as Bulkhead from '../src/Bulkhead'
+import * as Chaos from '../src/Chaos'
 import * as Budget from '../src/Budget'
 import * as Durable from '../src/Durable'
 import * as Event from '../src/Event'
+import * as Fallback from '../src/Fallback'
 import * as FileEngine from '../src/FileEngine'
 import { hedging } from '../src/Hedging'
 import * as Http from '../src/Http'
 import * as OpenTelemetry from '../src/OpenTelemetry'
+import * as Random from '../src/Random'
 import * as RateLimiter from '../src/RateLimiter'
 import { retrying, retryingWithContext } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
@@ -482,6 +485,28 @@ describe('OpenTelemetry', () => {
         'event=TimedOut source=timeout': 1
       })
       // no span started: none ended, none open
+      deepStrictEqual([s.finished().length, s.open()], [0, 0])
+    })
+
+    it("should count the fallback's events by stop reason and outcome, and chaos's by kind, and make no span of them", async () => {
+      const s = sdkLine.make()
+      const onEvent = observe(s)
+      const random = Random.seeded(1)
+      const faulty = Chaos.fault('injected', { injectionRate: 1, random, onEvent })
+      const slow = Chaos.latency(0, { injectionRate: 1, random, onEvent })
+      const cache = (answer: E.Either<string, string>) =>
+        Fallback.fallback(Fallback.always, () => () => Promise.resolve(answer), { onEvent })
+      await pipe(TE.right('ok'), faulty, slow, cache(E.right('cached')))()
+      await pipe(
+        Fallback.telling((tell) => pipe(TE.left('503'), faulty, retrying(Schedule.recurs(1), tell({})))),
+        cache(E.left('cache down'))
+      )()
+      deepStrictEqual((await pointsOf(s))['fp_ts_retry.events ({event})'], {
+        'chaos.kind=fault event=ChaosInjected source=chaos': 3,
+        'chaos.kind=latency event=ChaosInjected source=chaos': 1,
+        'event=FallbackUsed outcome=succeeded source=fallback': 1,
+        'event=FallbackUsed outcome=failed source=fallback stop_reason=schedule': 1
+      })
       deepStrictEqual([s.finished().length, s.open()], [0, 0])
     })
 
