@@ -294,18 +294,25 @@ export class Decision<In, P extends Policy<In> = Policy<In>> {
    * @since 1.0.0
    */
   decide(result: Either<unknown, unknown>, now: number, aborted = false): Verdict | Promise<Verdict> {
-    const read = now
-    now = this.time(now)
-    this.lag = now - read
+    // the run's time moves on, or, for a clock that stepped back, stays where it was (and the wait makes up the lag)
+    if (now >= this.latest) {
+      this.latest = now
+      if (this.lag !== 0) this.lag = 0
+    } else {
+      this.lag = this.latest - now
+      now = this.latest
+    }
     const { policy } = this
     if (policy.onEvent !== undefined) this.attemptEnded(result, this.attempts, now - this.started, now)
     const goOn = result._tag === (policy.continueOn ?? 'Left')
     const input = inputOf(result) as In
-    const driver = this.driver
-    usedHint = undefined
+    const driver = this.made ?? this.driver
+    // what the schedule reports while deciding (synchronously: no other run's decision comes in between); only an
+    // observed run's driver reports
+    const observed = policy.onEvent !== undefined
+    if (observed) usedHint = undefined
     const delay = goOn && !aborted ? driver.advance(input, now) : -1
-    // what the schedule reported while deciding (synchronously: no other run's decision came in between)
-    const hint = usedHint
+    const hint = observed ? usedHint : undefined
     if (policy.guards === undefined || policy.guards.length === 0)
       return this.verdict(result, input, now, delay, undefined, hint)
     const refused = this.judge(result, now, now - this.started, delay)

@@ -312,7 +312,7 @@ describe('one decision for every engine', () => {
         { numRuns: 25 }
       )
     } finally {
-      fs.rmSync(dir, { recursive: true, force: true })
+      fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 })
     }
   })
 })

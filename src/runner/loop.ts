@@ -191,7 +191,9 @@ export class Going<In, R extends Either<unknown, unknown>> extends Decision.Deci
   /** An attempt starts: its time is read for an observer, or for guards told latencies. */
   starting(): void {
     const run = this.policy
-    this.begin(run.onEvent !== undefined || run.timesAttempts ? run.clock.now() : this.start)
+    // a run that nobody times (no observer, no guard told latencies) only counts its attempts
+    if (run.onEvent !== undefined || run.timesAttempts) this.begin(run.clock.now())
+    else this.attempts++
   }
 
   /** An attempt's outcome, decided: the wait before the next attempt, or `END` once the run has ended. */
