@@ -207,7 +207,9 @@ export const checkFleet = async (options: {
       model.byHand(true)
     } else if (command._tag === 'reset') {
       await breakers[command.process].reset()
-      if (local[command.process] !== 'Closed') change(command.process, 'Closed')
+      // a reset starts the period afresh in the process that made it, closed already or not: the calls it had let
+      // through are no longer reported (Breaker's reset: "the calls let through before it no longer count")
+      change(command.process, 'Closed')
       model.byHand(false)
       learn(command.process)
     } else if (command._tag === 'start') {
