@@ -140,18 +140,38 @@ export class Going<In, R extends Either<unknown, unknown>> extends Decision.Deci
    * The run's promise, once it must wait (a sleep, an asynchronous decision, a turn of the event loop): from here the
    * run goes on as a state machine, and no frame waits with it. Until then it runs in {@link loop}'s frame.
    */
-  detach(decided: number | Promise<number>, turn: boolean): Promise<R> {
+  detach(go: () => void): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.resolve = resolve
       this.reject = reject
-      if (turn) setImmediate(() => this.awake())
-      else if (typeof decided === 'number') this.waited(decided)
-      else
-        Promise.resolve(decided).then(
-          (wait) => this.waited(wait),
-          (e: unknown) => this.fail(e)
-        )
+      go()
     })
+  }
+
+  /**
+   * Whether the next attempt follows a decision at once, in the caller's frame: a zero wait, with the event loop not
+   * due a turn and the signal not aborted. The one rule of both frames the run attempts in ({@link loop} and
+   * {@link next}); what follows otherwise is {@link handOff}'s.
+   */
+  atOnce(decided: number | Promise<number>): boolean {
+    return decided === 0 && !this.mustTurn() && this.policy.signal?.aborted !== true
+  }
+
+  /**
+   * What follows a decision that does not go on at once, as a state machine: the end of the run, a wait, an abort
+   * (no attempt after it) or a turn of the event loop (a zero wait {@link atOnce} refused, the signal not aborted).
+   */
+  handOff(decided: number | Promise<number>): void {
+    if (typeof decided !== 'number') {
+      Promise.resolve(decided).then(
+        (wait) => this.waited(wait),
+        (e: unknown) => this.fail(e)
+      )
+      return
+    }
+    if (decided !== 0) return this.waited(decided)
+    if (this.policy.signal?.aborted === true) return this.awake()
+    setImmediate(() => this.awake())
   }
 
   /** Goes on with a stored run: restores its driver and waits until the attempt that was due is due. */
@@ -170,7 +190,8 @@ export class Going<In, R extends Either<unknown, unknown>> extends Decision.Deci
     if (restored._tag === 'Left') return Promise.reject(restored.left)
     const driver = restored.right
     going = new Going(run, attempt, driver.start, driver)
-    return going.detach(Math.max(0, driver.dueAt - run.clock.now()), false)
+    const wait = Math.max(0, driver.dueAt - run.clock.now())
+    return going.detach(() => going?.waited(wait))
   }
 
   /** Whether the event loop is due a turn: retries since it last turned have kept it long (see `CHECK_EVERY`). */
@@ -260,16 +281,7 @@ export class Going<In, R extends Either<unknown, unknown>> extends Decision.Deci
       for (;;) {
         this.starting()
         const decided = this.step(await this.attempt(this.progress, signal))
-        if (typeof decided !== 'number') {
-          Promise.resolve(decided).then(
-            (wait) => this.waited(wait),
-            (e: unknown) => this.fail(e)
-          )
-          return
-        }
-        if (decided !== 0) return this.waited(decided)
-        if (this.mustTurn()) return void setImmediate(() => this.awake())
-        if (signal?.aborted === true) return this.awake()
+        if (!this.atOnce(decided)) return this.handOff(decided)
       }
     } catch (e) {
       this.fail(e)
@@ -354,13 +366,11 @@ export const loop = async <In, R extends Either<unknown, unknown>>(run: Run<In>,
         going = new Going(run, attempt, start)
       }
       const decided = going.step(result)
-      if (typeof decided !== 'number' || decided > 0) return going.detach(decided, false)
-      if (decided < 0) return result
-      if (going.mustTurn()) return going.detach(0, true)
-      if (signal?.aborted) {
-        going.finish('aborted', false)
-        return result
-      }
+      // the end at once needs no promise of the run's; anything else but a next attempt at once is handed off
+      if (decided === END) return result
+      if (going.atOnce(decided)) continue
+      const handed = going
+      return handed.detach(() => handed.handOff(decided))
     }
   } catch (e) {
     // a defect ends the run, told once (a run that had ended already stays as it ended)
