@@ -19,6 +19,7 @@ import * as FileStore from './FileStore'
 import * as Guard from './Guard'
 import * as Hedging from './Hedging'
 import * as Http from './Http'
+import * as Keyed from './Keyed'
 import * as Random from './Random'
 import * as RateLimiter from './RateLimiter'
 import * as Retry from './Retry'
@@ -146,6 +147,14 @@ export {
    * @since 0.1.0
    */
   Http,
+  /**
+   * Policies per key: a breaker per host, a rate limiter per tenant, made on first use; at most `maxKeys` of them,
+   * least recently used evicted first, idle ones dropped.
+   *
+   * @category model
+   * @since 1.0.0
+   */
+  Keyed,
   /**
    * Uniform draws in `[0, 1)`: `Random.live`, `Random.seeded`, `Random.fromState`, `Random.fixed`.
    *

@@ -1,0 +1,191 @@
+import * as fc from 'fast-check'
+import * as Breaker from '../src/Breaker'
+import * as Keyed from '../src/Keyed'
+import * as RateLimiter from '../src/RateLimiter'
+import * as Schedule from '../src/Schedule'
+import * as TestClock from '../src/TestClock'
+import { deepStrictEqual, ok, strictEqual, throwsRangeError, throwsTypeError } from './util'
+
+/** A fresh object per make, to tell policies apart by identity. */
+const objects = (): Keyed.Keyed<{ readonly key: string }> & { readonly made: Array<string> } => {
+  const made: Array<string> = []
+  const keyed = Keyed.make({ make: (key: string) => (made.push(key), { key }), maxKeys: 3 })
+  return Object.assign(keyed, { made })
+}
+
+describe('Keyed', () => {
+  describe('make', () => {
+    it("should make a key's policy on first use and answer the same object after", () => {
+      const keyed = objects()
+      const a = keyed.get('a')
+      strictEqual(keyed.get('a'), a)
+      deepStrictEqual(keyed.made, ['a'])
+      strictEqual(keyed.size, 1)
+    })
+
+    it('should keep at most maxKeys policies among 10,000 keys', () => {
+      const keyed = Keyed.make({ make: (key: string) => ({ key }), maxKeys: 100 })
+      for (let i = 0; i < 10_000; i++) {
+        keyed.get(`key-${i}`)
+        ok(keyed.size <= 100, `size ${keyed.size} after ${i + 1} keys`)
+      }
+      strictEqual(keyed.size, 100)
+      deepStrictEqual(keyed.keys()[0], 'key-9900')
+      deepStrictEqual(keyed.keys()[99], 'key-9999')
+    })
+
+    it('should evict the least recently used first', () => {
+      const keyed = objects()
+      const a = keyed.get('a')
+      keyed.get('b')
+      keyed.get('c')
+      strictEqual(keyed.get('a'), a) // b is now the least recently used
+      deepStrictEqual(keyed.keys(), ['b', 'c', 'a'])
+      keyed.get('d')
+      deepStrictEqual(keyed.keys(), ['c', 'a', 'd'])
+      keyed.get('b') // made again
+      deepStrictEqual(keyed.keys(), ['a', 'd', 'b'])
+      deepStrictEqual(keyed.made, ['a', 'b', 'c', 'd', 'b'])
+    })
+
+    it('should forget a deleted key and make it again on its next get', () => {
+      const keyed = objects()
+      const a = keyed.get('a')
+      strictEqual(keyed.delete('a'), true)
+      strictEqual(keyed.delete('a'), false)
+      strictEqual(keyed.size, 0)
+      ok(keyed.get('a') !== a)
+    })
+
+    it('should leave the registry as it was when make throws', () => {
+      const keyed = Keyed.make<string>({
+        make: (key) => {
+          if (key === 'bad') throw new Error('boom')
+          return key
+        },
+        maxKeys: 1
+      })
+      keyed.get('good')
+      expect(() => keyed.get('bad')).toThrow('boom')
+      deepStrictEqual(keyed.keys(), ['good'])
+    })
+
+    it('should drop a policy unused for idleAfter ms at the next get, on a TestClock', async () => {
+      const clock = TestClock.make()
+      const keyed = Keyed.make({ make: (key: string) => ({ key }), maxKeys: 10, idleAfter: 1_000, clock })
+      const a = keyed.get('a')
+      keyed.get('b')
+      await clock.advance(600)
+      strictEqual(keyed.get('a'), a) // used at 600
+      await clock.advance(399)
+      keyed.get('c')
+      deepStrictEqual(keyed.keys(), ['b', 'a', 'c']) // b is 999 ms idle: kept
+      await clock.advance(1)
+      strictEqual(keyed.size, 3) // lazily: nothing is dropped without a get
+      keyed.get('c')
+      deepStrictEqual(keyed.keys(), ['a', 'c']) // b idle for 1,000 ms: dropped
+      await clock.advance(1_000)
+      ok(keyed.get('a') !== a) // a idle too: dropped, then made again
+      deepStrictEqual(keyed.keys(), ['a'])
+      deepStrictEqual(clock.timers.length, 0)
+    })
+
+    it("should keep one key's open breaker from opening another key's", () => {
+      const clock = TestClock.make()
+      const breakers = Keyed.make({
+        make: () => Breaker.consecutive({ threshold: 2, halfOpenAfter: Schedule.constant(10_000), clock }),
+        maxKeys: 10
+      })
+      for (let i = 0; i < 2; i++) (breakers.get('a.example.com').enter() as Breaker.Permit).onFailure()
+      strictEqual(breakers.get('a.example.com').state._tag, 'Open')
+      strictEqual(breakers.get('a.example.com').enter(), undefined)
+      strictEqual(breakers.get('b.example.com').state._tag, 'Closed')
+      ok(breakers.get('b.example.com').enter() !== undefined)
+    })
+
+    it("should keep one tenant's spent rate from spending another's", () => {
+      const clock = TestClock.make()
+      const limiters = Keyed.make({
+        make: () => RateLimiter.gcra({ rate: 1, per: 1_000, burst: 2, clock }),
+        maxKeys: 10
+      })
+      deepStrictEqual(
+        [limiters.get('t1').take(), limiters.get('t1').take(), limiters.get('t1').take()],
+        [true, true, false]
+      )
+      deepStrictEqual([limiters.get('t2').take(), limiters.get('t2').take()], [true, true])
+    })
+
+    it('should refuse bad options, naming the value', () => {
+      const make = (key: string): string => key
+      throwsTypeError(
+        () => Keyed.make(null as unknown as Keyed.KeyedOptions<string>),
+        /^Keyed\.make: options must be an object, received null$/
+      )
+      throwsTypeError(
+        () => Keyed.make({ make: 1 as unknown as () => string, maxKeys: 1 }),
+        /^Keyed\.make: options\.make must be a function, received 1$/
+      )
+      for (const maxKeys of [0, -1, 1.5, NaN, Infinity, '3' as unknown as number])
+        throwsRangeError(
+          () => Keyed.make({ make, maxKeys }),
+          /^Keyed\.make: options\.maxKeys must be a whole number >= 1, received /
+        )
+      for (const idleAfter of [0, -1, NaN, Infinity, null as unknown as number])
+        throwsRangeError(
+          () => Keyed.make({ make, maxKeys: 1, idleAfter }),
+          /^Keyed\.make: options\.idleAfter must be a finite number > 0, received /
+        )
+      throwsTypeError(
+        () => Keyed.make({ make, maxKeys: 1, clock: {} as unknown as TestClock.TestClock }),
+        /^Keyed\.make: options\.clock must be a Clock, received /
+      )
+      throwsTypeError(
+        () => Keyed.make({ make, maxKeys: 1 }).get(1 as unknown as string),
+        /^Keyed\.make: get: key must be a string, received 1$/
+      )
+    })
+
+    it('should hold size <= maxKeys and answer the same policy for a key until it is evicted (property)', () => {
+      fc.assert(
+        fc.property(
+          fc.integer({ min: 1, max: 8 }),
+          fc.array(
+            fc.oneof(
+              fc.record({ get: fc.integer({ min: 0, max: 12 }) }),
+              fc.record({ del: fc.integer({ min: 0, max: 12 }) })
+            ),
+            {
+              maxLength: 200
+            }
+          ),
+          (maxKeys, ops) => {
+            const keyed = Keyed.make({ make: (key: string) => ({ key }), maxKeys })
+            const seen = new Map<string, { key: string }>()
+            for (const op of ops) {
+              if ('del' in op) {
+                const key = String(op.del)
+                strictEqual(keyed.delete(key), seen.delete(key))
+              } else {
+                const key = String(op.get)
+                const policy = keyed.get(key)
+                const before = seen.get(key)
+                if (before !== undefined) strictEqual(policy, before) // not evicted since: the same object
+                seen.set(key, policy)
+                // a reference LRU: the least recently used key is the first to go
+                if (before === undefined && seen.size > maxKeys) seen.delete(seen.keys().next().value as string)
+                else if (before !== undefined) {
+                  seen.delete(key)
+                  seen.set(key, policy)
+                }
+              }
+              deepStrictEqual(keyed.keys(), [...seen.keys()])
+              ok(keyed.size <= maxKeys)
+              strictEqual(keyed.size, seen.size)
+            }
+          }
+        )
+      )
+    })
+  })
+})
