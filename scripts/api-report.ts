@@ -21,15 +21,19 @@ import * as path from 'path'
 const root = path.join(__dirname, '..')
 const check = process.argv.includes('--check')
 
-/** The entry points: the index, and the modules reached by their subpath only (see test/index.test.ts). */
+/**
+ * The entry points: the index, and the public modules it does not re-export (those that load an optional peer,
+ * reached by their subpath only: test/index.test.ts checks which they are), read from the sources.
+ */
+const indexSource = fs.readFileSync(path.join(root, 'src', 'index.ts'), 'utf8')
 const entries: ReadonlyArray<string> = [
   'index',
-  'Arbitrary',
-  'BullMQ',
-  'OpenTelemetry',
-  'RedisBreaker',
-  'RedisBudget',
-  'RedisRateLimiter'
+  ...fs
+    .readdirSync(path.join(root, 'src'))
+    .filter((file) => file.endsWith('.ts') && file !== 'index.ts')
+    .map((file) => file.slice(0, -'.ts'.length))
+    .filter((name) => !indexSource.includes(`from './${name}'`))
+    .sort()
 ]
 
 const configOf = (entry: string): IConfigFile => ({
