@@ -108,4 +108,6 @@ for (const entry of entries) {
 }
 fs.rmSync(path.join(root, 'temp'), { recursive: true, force: true })
 if (failed) process.exit(1)
-process.stdout.write(`api-report: ${entries.length} reports ${check ? 'match the declarations' : 'written to etc/api/'}\n`)
+process.stdout.write(
+  `api-report: ${entries.length} reports ${check ? 'match the declarations' : 'written to etc/api/'}\n`
+)
