@@ -129,6 +129,17 @@ const OUTCOME_FILE = 'outcome.json'
 /** The error of a guarded run's retried failure (`StoredRun.error`): the guards are told of it with the success. */
 const ERROR_FILE = 'error.json'
 const STAGING = '.staging-'
+/** How old a staging folder must be to be taken for a leftover of a killed submit (real time: a submit's write). */
+const STAGING_STALE_MS = 60_000
+
+/** Whether a staging folder is old enough to be a leftover (a folder gone meanwhile is none). */
+const stale = async (file: string): Promise<boolean> => {
+  try {
+    return Date.now() - (await fs.lstat(file)).mtimeMs > STAGING_STALE_MS
+  } catch {
+    return false
+  }
+}
 const PRUNE_EVERY = 60_000
 
 const isCode = (e: unknown, ...codes: ReadonlyArray<string>): boolean =>
@@ -172,6 +183,8 @@ interface Folder {
   readonly ready: Promise<void>
   /** Per run: the tail of its chain of operations, so that a submit and a delivery of one run never overlap. */
   readonly locks: Map<string, Promise<void>>
+  /** The staging folders of this process's submits in flight: a worker starting meanwhile must leave them alone. */
+  readonly staging: Set<string>
   readonly clock: Clock
   worker: FileWorker | undefined
   lastPrune: number
@@ -441,7 +454,17 @@ export const make = (options: Options): Engine => {
         await ownFolder(root)
         await ownFolder(pending)
       })()
-      folder = { root, pending, done, ready, locks: new Map(), clock, worker: undefined, lastPrune: 0 }
+      folder = {
+        root,
+        pending,
+        done,
+        ready,
+        locks: new Map(),
+        staging: new Set(),
+        clock,
+        worker: undefined,
+        lastPrune: 0
+      }
       folders.set(name, folder)
     }
     await folder.ready
@@ -462,6 +485,7 @@ export const make = (options: Options): Engine => {
     const added = await withLock(folder, key, async () => {
       if ((await present(path.join(folder.pending, key))) || (await present(path.join(folder.done, key)))) return false
       const staging = await fs.mkdtemp(path.join(folder.root, STAGING))
+      folder.staging.add(path.basename(staging))
       try {
         await writeWhole(path.join(staging, RUN_FILE), JSON.stringify({ id, payload: encoded }))
         await fs.rename(staging, path.join(folder.pending, key))
@@ -469,6 +493,8 @@ export const make = (options: Options): Engine => {
         await fs.rm(staging, { recursive: true, force: true })
         if (isCode(e, 'EEXIST', 'ENOTEMPTY')) return false
         throw e
+      } finally {
+        folder.staging.delete(path.basename(staging))
       }
       await syncDirectory(folder.pending)
       return true
@@ -504,9 +530,11 @@ export const make = (options: Options): Engine => {
     )
     folder.worker = worker
     // Leftovers of a submit killed midway (rm never follows a link), then every pending run: each is delivered,
-    // and is NotDue until due.
+    // and is NotDue until due. A staging folder of a submit still in flight is no leftover: this process's are
+    // known, another process's is younger than STAGING_STALE_MS.
     for (const name of await fs.readdir(folder.root)) {
-      if (name.startsWith(STAGING)) await fs.rm(path.join(folder.root, name), { recursive: true, force: true })
+      if (name.startsWith(STAGING) && !folder.staging.has(name) && (await stale(path.join(folder.root, name))))
+        await fs.rm(path.join(folder.root, name), { recursive: true, force: true })
     }
     await prune(folder, keepDone, (e) => reportError(o.onError, e, { queue: def.name }))
     for (const key of await fs.readdir(folder.pending)) worker.schedule(key, 0)

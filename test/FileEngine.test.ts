@@ -1130,3 +1130,42 @@ describe('fp-ts-retry/Durable', () => {
     deepStrictEqual([out.stdout.trim(), out.stderr], ['[]', ''])
   }, 20_000)
 })
+
+describe('FileEngine.make: staging folders', () => {
+  // Regression: work() removed every staging folder, so a submit in flight (this process's or another's) failed with
+  // ENOENT when a worker started meanwhile (a flaky OpenTelemetry test showed it).
+  it("work should remove a killed submit's old staging folder, and leave a young one (a submit in flight) alone", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fp-ts-retry-staging-'))
+    try {
+      const def = Durable.define({
+        name: 'staged',
+        schedule: Schedule.stop,
+        payload: t.null,
+        action: () => TE.right(1)
+      })
+      const root = path.join(dir, toFileName('staged'))
+      fs.mkdirSync(root, { recursive: true })
+      const old = path.join(root, '.staging-old')
+      const young = path.join(root, '.staging-young')
+      fs.mkdirSync(old)
+      fs.mkdirSync(young)
+      const hourAgo = new Date(Date.now() - 3_600_000)
+      fs.utimesSync(old, hourAgo, hourAgo)
+      const engine = FileEngine.make({ dir })
+      const worker = await engine.work(def)
+      deepStrictEqual([fs.existsSync(old), fs.existsSync(young)], [false, true])
+      await worker.close()
+      // submits made while other engines' workers start on the same folder all land
+      for (let i = 0; i < 20; i++) {
+        const other = FileEngine.make({ dir })
+        await Promise.all([engine.submit(def, `run-${i}`, null), other.work(def).then((w) => w.close())])
+        await other.close()
+      }
+      const { pending, done } = await engine.pending(def)
+      deepStrictEqual(pending.length + done.length, 20)
+      await engine.close()
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 })
+    }
+  })
+})
