@@ -119,8 +119,9 @@ export type Connection =
  * `everysec` at the risk of the last second's writes if the machine fails) and `maxmemory-policy noeviction`
  * (any other policy may evict a run's job under memory pressure). A Redis without persistence that restarts
  * loses every run it held, with nothing reported. The engine reads these settings (`CONFIG GET`) when it first
- * uses a queue and reports a {@link RedisSettingsWarning} to `onError` when they do not hold (nothing when
- * `CONFIG` is disabled, as on some managed services: check their persistence yourself). To reconcile what you
+ * uses a queue or starts a worker (so an engine that only works checks too) and reports a
+ * {@link RedisSettingsWarning} to `onError` when they do not hold (nothing when `CONFIG` is disabled, as on some
+ * managed services: check their persistence yourself). To reconcile what you
  * submitted with what finished, `engine.pending(def)` lists the runs still pending and the done ones remembered.
  *
  * @example
@@ -642,14 +643,17 @@ export const make = (options: EngineOptions): Durable.Engine => {
   const late = (what: string) => (): Error =>
     new Error(`${where}: ${what} took longer than ${timeout} ms (is Redis reachable?)`)
 
-  /** Warns when the server may lose acknowledged runs (see the gotcha of EngineOptions); once per engine. */
-  const checkServer = async (queue: Bull.Queue, name: string): Promise<void> => {
+  /**
+   * Warns when the server may lose acknowledged runs (see the gotcha of EngineOptions); once per engine, through
+   * the client of its first queue or worker (an engine that only works submits nothing, and is warned all the same).
+   */
+  const checkServer = async (connected: Promise<unknown>, name: string): Promise<void> => {
     if (checked) return
     checked = true
     let settings: ReadonlyArray<unknown>
     try {
       // an ioredis client (IRedisClient does not declare config)
-      const client = (await withinRealTime(queue.backend.client, timeout, late('connecting'))) as unknown as {
+      const client = (await withinRealTime(connected, timeout, late('connecting'))) as {
         readonly config: (op: 'GET', key: string) => Promise<unknown>
       }
       settings = await withinRealTime(
@@ -680,7 +684,7 @@ export const make = (options: EngineOptions): Durable.Engine => {
       queue = new (bull(where).Queue)(toBullId(name), base)
       queue.on('error', (e) => reportError(onError, e, { queue: name }))
       queues.set(name, queue)
-      void checkServer(queue, name)
+      void checkServer(queue.backend.client, name)
     }
     return queue
   }
@@ -733,6 +737,7 @@ export const make = (options: EngineOptions): Durable.Engine => {
         ...workerOptions
       })
       worker.on('error', (e) => reportError(o.onError, e, { queue: def.name }))
+      void checkServer(worker.backend.client, def.name)
       await worker.waitUntilReady()
       const handle: Durable.Worker = {
         close: async (closeOptions) => {

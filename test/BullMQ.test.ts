@@ -651,6 +651,17 @@ describeWithRedis(
       deepStrictEqual(warnings, [])
     }, 30_000)
 
+    // Issue 27, Redis faults 3: the settings were read when a queue was first used, so an engine that only works
+    // (another service submits) never read them, and never warned.
+    it('should warn of appendonly no an engine that only works, never submits', async () => {
+      const warnings: Array<string> = []
+      const onError = ({ error, queue }: Durable.WorkerError): void =>
+        void warnings.push(`${queue}: ${(error as Error).name} ${(error as BullMQ.RedisSettingsWarning).setting}`)
+      await engine(server().port, { onError }).work(def, {})
+      await until('the warning', async () => warnings.length > 0)
+      deepStrictEqual(warnings, ['faults: RedisSettingsWarning appendonly'])
+    })
+
     // Issue 20, Redis faults 5: with Redis down, the documented SIGTERM shutdown never finished, and submit hung.
     it('should bound submit by timeout and close by its deadline while Redis is paused (SIGSTOP)', async () => {
       const port = await S.freePort()
