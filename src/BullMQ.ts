@@ -110,7 +110,8 @@ export type Connection =
  *   come back; `close` is bounded by its `deadline` (see `Durable.CloseOptions`: forced after it, by
  *   `Worker.disconnect` and `Queue.disconnect`, and resolved within 1 s more).
  * - `onError`: where the engine's own errors go (a queue's connection errors, the warning on the server's
- *   settings), with the queue's name; default: a process warning. A worker's go to its own `onError`.
+ *   settings), with the queue's name; default: a process warning. A worker's go to its own `onError`, with the
+ *   `id` of the run when BullMQ names its job (a lock it could not renew, a job or its lock missing).
  * - `onEvent`: told `RunSubmitted` for each `submit` that resolves, and the events of the runs of every worker
  *   with no `onEvent` of its own (see `Durable.WorkOptions`).
  *
@@ -372,6 +373,28 @@ const bull = (where: string): typeof Bull => {
       cause: e
     })
   }
+}
+
+/**
+ * BullMQ's errors about one job, as it words them (a lock it could not renew, a job or its lock missing, held by
+ * another worker, in another state): the job's id is in the message only. Each pattern is anchored on both ends,
+ * around a command that has no space, so that a job id with spaces or dots is read whole.
+ */
+const JOB_ERRORS: ReadonlyArray<RegExp> = [
+  /^could not renew lock for job (.+)$/s,
+  /^Missing (?:key|lock) for job (.+)\. \S+$/s,
+  /^Lock mismatch for job (.+)\. Cmd \S+ from \S*$/s,
+  /^Job (.+) is not in the \S* state\. \S+$/s
+]
+
+/** What a worker's error concerns: the run (by its id) when BullMQ names its job, else the queue. */
+const aboutJob = (error: unknown, queue: string): { readonly id?: string; readonly queue: string } => {
+  const message = error instanceof Error ? error.message : ''
+  for (const pattern of JOB_ERRORS) {
+    const job = pattern.exec(message)?.[1]
+    if (job !== undefined) return { id: fromBullId(job), queue }
+  }
+  return { queue }
 }
 
 const jobOptions = (id: string, keepDone: number): JobOptions => ({
@@ -736,7 +759,7 @@ export const make = (options: EngineOptions): Durable.Engine => {
         stalledInterval,
         ...workerOptions
       })
-      worker.on('error', (e) => reportError(o.onError, e, { queue: def.name }))
+      worker.on('error', (e) => reportError(o.onError, e, aboutJob(e, def.name)))
       void checkServer(worker.backend.client, def.name)
       await worker.waitUntilReady()
       const handle: Durable.Worker = {

@@ -539,6 +539,43 @@ describeWithRedis('BullMQ on a real Redis', (server) => {
     deepStrictEqual(await done.promise, [E.right('second'), 0])
   })
 
+  // Issue 27, Redis faults 4: BullMQ's lock errors reached onError with the queue's name only, not the run's id.
+  it("should report BullMQ's lock errors with the id of the run they concern", async () => {
+    const p = prefix()
+    const id = 'user:7. a b' // a job id with a dot and spaces, read whole from BullMQ's message
+    const started = deferred<void>()
+    const release = deferred<void>()
+    const def = Durable.define({
+      name: 'locks',
+      schedule: Schedule.recurs(0),
+      payload: t.null,
+      action: () => async () => {
+        started.resolve()
+        await release.promise
+        return E.right('ok')
+      }
+    })
+    const errors: Array<Durable.WorkerError> = []
+    const e = engine(p)
+    await e.work(def, { onError: (failure) => void errors.push(failure) })
+    await e.submit(def, id, null)
+    await started.promise
+    // the lock lost, as after a pause longer than lockDuration
+    const redis = new Redis(server().port, server().host)
+    closers.push(() => redis.quit())
+    deepStrictEqual(await redis.del(`${p}:locks:${BullMQ.jobId(id)}:lock`), 1)
+    const lockErrors = (): Array<Durable.WorkerError> => errors.filter(({ error }) => /lock/i.test(String(error)))
+    await until('the renewal to fail', async () => lockErrors().some(({ error }) => /renew/.test(String(error))))
+    release.resolve()
+    await until('the completion to fail', async () =>
+      lockErrors().some(({ error }) => /Missing lock/.test(String(error)))
+    )
+    deepStrictEqual(
+      lockErrors().map((failure) => ({ id: failure.id, queue: failure.queue })),
+      lockErrors().map(() => ({ id, queue: 'locks' }))
+    )
+  })
+
   it('should accept the definition types of Durable.define in submit and work', async () => {
     const e = engine(prefix())
     const def = Durable.define({
