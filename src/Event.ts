@@ -11,6 +11,10 @@
  *   delivered has a number of its own, taken from one counter. Durable events also carry the run's `id` and its
  *   definition's name (`definition`).
  * - `attempt` counts attempts from 1: `recurs(3)` makes up to four.
+ * - `key`: the policy key (a host, a tenant) of a keyed policy's events and of its runs' events, so that one
+ *   key's events can be told from another's: a policy made by `Keyed.make` with its `onEvent` tells every event
+ *   with its key, a run of `retrying` given `options.key` tells its own events with it, and `Http.retryingFetch`
+ *   given a keyed breaker or rate limiter tells a request's events with its authority. Absent otherwise.
  * - Every run that starts ends with exactly one `RunStopped`, its last event, whatever ended it: a defect (an
  *   action that rejects, a hook that throws) too, with reason `'defect'`.
  * - **The one rule for observers and hooks that throw**, the same in every module. An observer (`onEvent`, a
@@ -67,6 +71,7 @@ export interface AttemptStarted {
   readonly source: Source
   readonly run: number
   readonly at: number
+  readonly key?: string | undefined
   readonly attempt: number
   readonly id?: string | undefined
   readonly definition?: string | undefined
@@ -92,6 +97,7 @@ export type AttemptEnded =
       readonly source: Source
       readonly run: number
       readonly at: number
+      readonly key?: string | undefined
       readonly attempt: number
       readonly latency: number
       readonly id?: string | undefined
@@ -103,6 +109,7 @@ export type AttemptEnded =
       readonly source: Source
       readonly run: number
       readonly at: number
+      readonly key?: string | undefined
       readonly attempt: number
       readonly latency: number
       readonly error: unknown
@@ -115,6 +122,7 @@ export type AttemptEnded =
       readonly source: Source
       readonly run: number
       readonly at: number
+      readonly key?: string | undefined
       readonly attempt: number
       readonly latency: number
       readonly timeout: number
@@ -175,6 +183,7 @@ export interface RetryScheduled {
   readonly source: Source
   readonly run: number
   readonly at: number
+  readonly key?: string | undefined
   readonly attempt: number
   readonly delay: number
   readonly hint?: number | undefined
@@ -200,6 +209,7 @@ export interface HintIgnored {
   readonly source: Source
   readonly run: number
   readonly at: number
+  readonly key?: string | undefined
   readonly attempt: number
   readonly hint: unknown
   readonly id?: string | undefined
@@ -222,6 +232,7 @@ export interface GuardRefused {
   readonly source: Source
   readonly run: number
   readonly at: number
+  readonly key?: string | undefined
   readonly attempt: number
   readonly reason: model.GuardReason
   readonly id?: string | undefined
@@ -245,6 +256,7 @@ export interface RunStopped {
   readonly source: Source
   readonly run: number
   readonly at: number
+  readonly key?: string | undefined
   readonly attempts: number
   readonly elapsed: number
   readonly reason: model.StopReason
@@ -299,6 +311,7 @@ export type BreakerStateChanged =
       readonly source: Source
       readonly run: number
       readonly at: number
+      readonly key?: string | undefined
       readonly from: 'Closed' | 'Open' | 'HalfOpen'
       readonly to: 'Closed' | 'HalfOpen'
       readonly since: number
@@ -310,6 +323,7 @@ export type BreakerStateChanged =
       readonly source: Source
       readonly run: number
       readonly at: number
+      readonly key?: string | undefined
       readonly from: 'Closed' | 'Open' | 'HalfOpen'
       readonly to: 'Open'
       readonly since: number
@@ -335,6 +349,7 @@ export interface HedgeEvent {
   readonly source: Source
   readonly run: number
   readonly at: number
+  readonly key?: string | undefined
   readonly index: number
 }
 
@@ -357,6 +372,7 @@ export type DurableEvent =
       readonly source: Source
       readonly run: number
       readonly at: number
+      readonly key?: string | undefined
       readonly id: string
       readonly definition?: string | undefined
     }
@@ -365,6 +381,7 @@ export type DurableEvent =
       readonly source: Source
       readonly run: number
       readonly at: number
+      readonly key?: string | undefined
       readonly id: string
       readonly definition?: string | undefined
       readonly dueAt: number
@@ -374,6 +391,7 @@ export type DurableEvent =
       readonly source: Source
       readonly run: number
       readonly at: number
+      readonly key?: string | undefined
       readonly id: string
       readonly definition?: string | undefined
       readonly reason: model.StopReason
@@ -383,6 +401,7 @@ export type DurableEvent =
       readonly source: Source
       readonly run: number
       readonly at: number
+      readonly key?: string | undefined
       readonly id: string
       readonly definition?: string | undefined
       readonly error: unknown
@@ -421,6 +440,7 @@ export interface BulkheadEvent {
   readonly source: Source
   readonly run: number
   readonly at: number
+  readonly key?: string | undefined
   readonly inFlight: number
   readonly queued: number
 }
@@ -444,6 +464,7 @@ export type RateLimitEvent =
       readonly source: Source
       readonly run: number
       readonly at: number
+      readonly key?: string | undefined
       readonly wait: number
     }
   | {
@@ -451,6 +472,7 @@ export type RateLimitEvent =
       readonly source: Source
       readonly run: number
       readonly at: number
+      readonly key?: string | undefined
     }
 
 /**
@@ -470,6 +492,7 @@ export interface TimedOut {
   readonly source: Source
   readonly run: number
   readonly at: number
+  readonly key?: string | undefined
   readonly timeout: number
 }
 
@@ -497,6 +520,7 @@ export interface FallbackUsed {
   readonly source: Source
   readonly run: number
   readonly at: number
+  readonly key?: string | undefined
   readonly reason?: model.StopReason | undefined
   readonly error: unknown
   readonly succeeded: boolean
@@ -520,6 +544,7 @@ export type ChaosInjected =
       readonly source: Source
       readonly run: number
       readonly at: number
+      readonly key?: string | undefined
       readonly kind: 'fault' | 'outcome' | 'behaviour'
     }
   | {
@@ -527,6 +552,7 @@ export type ChaosInjected =
       readonly source: Source
       readonly run: number
       readonly at: number
+      readonly key?: string | undefined
       readonly kind: 'latency'
       readonly latency: number
     }

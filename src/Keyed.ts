@@ -26,6 +26,8 @@
  */
 import type { Clock } from './Clock'
 import * as LiveClock from './Clock'
+import type { Observer } from './Event'
+import { withKey } from './internal/observe'
 import * as validate from './internal/validate'
 
 // -------------------------------------------------------------------------------------
@@ -78,11 +80,16 @@ export interface Keyed<P> {
  *
  * **Details**
  *
- * - `make(key)`: makes the policy of a key on its first use (a function).
+ * - `make(key, onEvent)`: makes the policy of a key on its first use (a function). `onEvent` is the key's
+ *   observer: give it to the policy as its own `onEvent`, and every event the policy tells (a breaker's change of
+ *   state, a limiter's wait, a bulkhead's refusal, a shared store's outage) reaches `options.onEvent` with its
+ *   `key`. It is `undefined` when `options.onEvent` is not given, so that an unobserved policy tells nothing.
  * - `maxKeys`: the policies kept at most (a whole number >= 1); the least recently used goes first.
  * - `idleAfter` (optional, ms, finite and > 0): a policy unused for at least this long on `clock` is dropped at the
  *   next `get`. Without it, only `maxKeys` bounds the registry.
  * - `clock` (default `Clock.live`): read by `get` only when `idleAfter` is given.
+ * - `onEvent` (optional): told the events of every key's policy, each with its `key` (see `make`). An error it
+ *   throws is reported as a process warning, under the library's one rule (see the `Event` module).
  *
  * @example
  * import type { KeyedOptions } from 'fp-ts-retry/Keyed'
@@ -90,19 +97,21 @@ export interface Keyed<P> {
  * import * as RL from 'fp-ts-retry/RateLimiter'
  *
  * const options: KeyedOptions<RateLimiter> = {
- *   make: () => RL.gcra({ rate: 10, per: 1_000, burst: 10 }),
+ *   make: (_tenant, onEvent) => RL.gcra({ rate: 10, per: 1_000, burst: 10, onEvent }),
  *   maxKeys: 10_000,
- *   idleAfter: 60_000
+ *   idleAfter: 60_000,
+ *   onEvent: (event) => console.log(event.key, event._tag)
  * }
  *
  * @category model
  * @since 1.0.0
  */
 export interface KeyedOptions<P> {
-  readonly make: (key: string) => P
+  readonly make: (key: string, onEvent: Observer | undefined) => P
   readonly maxKeys: number
   readonly idleAfter?: number | undefined
   readonly clock?: Clock | undefined
+  readonly onEvent?: Observer | undefined
 }
 
 // -------------------------------------------------------------------------------------
@@ -156,6 +165,8 @@ export const make = <P>(options: KeyedOptions<P>): Keyed<P> => {
   const idleAfter =
     options.idleAfter === undefined ? undefined : validate.positive(where, 'options.idleAfter', options.idleAfter)
   validate.services(where, 'options', { clock: options.clock })
+  const onEvent =
+    options.onEvent === undefined ? undefined : validate.callable(where, 'options.onEvent', options.onEvent)
   const clock = options.clock ?? LiveClock.live
   // in order of use: the least recently used first (a Map iterates in order of insertion)
   const entries = new Map<string, Entry<P>>()
@@ -180,7 +191,7 @@ export const make = <P>(options: KeyedOptions<P>): Keyed<P> => {
         entries.set(key, found)
         return found.policy
       }
-      const policy = makePolicy(key)
+      const policy = makePolicy(key, onEvent === undefined ? undefined : withKey(key, onEvent))
       // `make` may have used the registry itself: evict only what is still above the bound
       entries.delete(key)
       while (entries.size >= maxKeys) {
@@ -197,4 +208,59 @@ export const make = <P>(options: KeyedOptions<P>): Keyed<P> => {
     keys: () => [...entries.keys()],
     delete: (key) => entries.delete(key)
   }
+}
+
+// -------------------------------------------------------------------------------------
+// utils
+// -------------------------------------------------------------------------------------
+
+/** The characters a policy key keeps as they are in {@link redisKey}: RFC 3986's unreserved ones. */
+const KEPT = /^[A-Za-z0-9._~-]$/
+
+/**
+ * The Redis key of one policy key's shared state: `prefix`, then the policy key escaped, so that two policy keys
+ * never share a Redis key, and a policy key never chooses its Redis Cluster slot. Give it to the Redis form of a
+ * keyed policy: `make: (host) => Breaker.consecutive({ ..., store: RedisBreaker.store({ redis, key:
+ * Keyed.redisKey('breaker:', host) }) })`.
+ *
+ * **Details**
+ *
+ * - The policy key keeps its letters, digits and `.`, `_`, `~`, `-` (RFC 3986's unreserved characters: a host
+ *   name reads as it is); every other UTF-16 code unit is written `%XX` (two hex digits, below 0x100) or `%uXXXX`.
+ *   The escape is one to one: two different policy keys never make the same Redis key, a lone surrogate too.
+ * - Hence the escaped key holds no `:`, `{` or `}`: end `prefix` with `:` and no registry's key reaches into
+ *   another's (`'breaker:'` and `'breaker:eu:'` never meet), and a `{...}` in a policy key is no Redis Cluster hash
+ *   tag. On a Cluster the policy keys spread over the slots, which is what independent policies want (each script
+ *   of the Redis modules touches one key). A hash tag in `prefix` (`'{fp}:breaker:'`) puts them all in one slot.
+ * - `prefix` must be a non-empty string and `key` a string: a `TypeError` otherwise.
+ *
+ * @example
+ * import * as Keyed from 'fp-ts-retry/Keyed'
+ * import * as assert from 'assert'
+ *
+ * assert.strictEqual(Keyed.redisKey('breaker:', 'api.example.com'), 'breaker:api.example.com')
+ * assert.strictEqual(Keyed.redisKey('breaker:', 'api.example.com:8443'), 'breaker:api.example.com%3A8443')
+ * assert.strictEqual(Keyed.redisKey('rate:', '{tenant} 7'), 'rate:%7Btenant%7D%207')
+ * assert.strictEqual(Keyed.redisKey('rate:', 'café'), 'rate:caf%E9')
+ * assert.notStrictEqual(Keyed.redisKey('rate:', 'a:b'), Keyed.redisKey('rate:a:', 'b'))
+ *
+ * @category utils
+ * @since 1.0.0
+ */
+export const redisKey = (prefix: string, key: string): string => {
+  const where = 'Keyed.redisKey'
+  if (validate.string(where, 'prefix', prefix) === '')
+    throw new TypeError(`${where}: prefix must be a non-empty string, received ""`)
+  validate.string(where, 'key', key)
+  let escaped = ''
+  for (let i = 0; i < key.length; i++) {
+    const c = key[i]
+    const code = key.charCodeAt(i)
+    escaped += KEPT.test(c)
+      ? c
+      : code < 0x100
+      ? `%${code.toString(16).toUpperCase().padStart(2, '0')}`
+      : `%u${code.toString(16).toUpperCase().padStart(4, '0')}`
+  }
+  return prefix + escaped
 }

@@ -153,6 +153,7 @@ const A = {
   budget: 'fp_ts_retry.budget.name',
   service: 'fp_ts_retry.service',
   chaos: 'fp_ts_retry.chaos.kind',
+  key: 'fp_ts_retry.key',
   // OpenTelemetry's HTTP client span (semantic conventions 1.x, stable)
   method: 'http.request.method',
   methodOriginal: 'http.request.method_original',
@@ -166,6 +167,13 @@ const A = {
 
 const STATES = ['Closed', 'Open', 'HalfOpen'] as const
 type BreakerState = (typeof STATES)[number]
+
+/** A breaker known by its events only: its name and policy key, and its latest state. */
+interface Seen {
+  readonly name: string | undefined
+  readonly key: string | undefined
+  readonly state: BreakerState
+}
 const STATE_NAMES: Record<BreakerState, string> = { Closed: 'closed', Open: 'open', HalfOpen: 'half_open' }
 
 /** The HTTP conventions' buckets for a request's duration (s), and longer ones for a backoff's delays. */
@@ -252,7 +260,7 @@ const makeInstruments = (meter: Meter): Instruments => ({
 const observeGauges = (
   meter: Meter,
   given: ReadonlyArray<readonly [string, Breaker]>,
-  seen: ReadonlyMap<string | undefined, BreakerState>,
+  seen: Map<string, Seen>,
   budgets: ReadonlyArray<readonly [string, { readonly tokens: number }]>
 ): void => {
   const names = new Set(given.map(([name]) => name))
@@ -262,15 +270,20 @@ const observeGauges = (
       description: "A circuit breaker's state: 1 for the one it is in, 0 for the others, by breaker name."
     })
     .addCallback((result) => {
-      const observe = (name: string | undefined, current: BreakerState): void => {
+      const observe = (name: string | undefined, key: string | undefined, current: BreakerState): void => {
         for (const state of STATES) {
           const attributes: Attributes = { [A.state]: STATE_NAMES[state] }
           if (name !== undefined) attributes[A.breaker] = name
+          if (key !== undefined) attributes[A.key] = key
           result.observe(state === current ? 1 : 0, attributes)
         }
       }
-      for (const [name, breaker] of given) observe(name, breaker.state._tag)
-      for (const [name, current] of seen) if (name === undefined || !names.has(name)) observe(name, current)
+      for (const [name, breaker] of given) observe(name, undefined, breaker.state._tag)
+      for (const [id, { name, key, state }] of seen) {
+        if (name === undefined || key !== undefined || !names.has(name)) observe(name, key, state)
+        // a keyed breaker closed is reported so once, then forgotten (the SDK keeps its last point)
+        if (key !== undefined && state === 'Closed') seen.delete(id)
+      }
     })
   if (budgets.length === 0) return
   meter
@@ -283,9 +296,15 @@ const observeGauges = (
     })
 }
 
+/** `attributes`, with the event's policy key (`Keyed`) when it has one. */
+const keyed = (event: Event.Event, attributes: Attributes): Attributes => {
+  if (event.key !== undefined) attributes[A.key] = event.key
+  return attributes
+}
+
 /** The attributes of the events counter: the kind, the module, and what keeps the count readable. */
 const counted = (event: Event.Event): Attributes => {
-  const attributes: Attributes = { [A.event]: event._tag, [A.source]: event.source }
+  const attributes: Attributes = keyed(event, { [A.event]: event._tag, [A.source]: event.source })
   // a durable run's definition: as few as the application defines
   const { definition } = event as { readonly definition?: unknown }
   if (typeof definition === 'string') attributes[A.definition] = definition
@@ -358,6 +377,12 @@ const isCancellation = (event: Event.AttemptEnded): boolean =>
  *   told, if any.
  * - Every event counts in `fp_ts_retry.events` by its `_tag`; the metrics' names, units and attributes: the table
  *   of the observability guide.
+ * - An event's policy key (`event.key`: a keyed policy's, a run's given a key, an `Http` request's authority) is
+ *   the attribute `fp_ts_retry.key` of its run's span and attempt spans, of its span event when it belongs to no
+ *   run, and of its metrics (the events counter, the attempts' durations, the retries' delays, and the
+ *   `fp_ts_retry.breaker.state` gauge of a keyed breaker: this observer keeps a keyed breaker from its first
+ *   change until a collection has reported it closed, so that it holds the keys open or half-open, not every key
+ *   ever seen).
  *
  * @example
  * import { retrying } from 'fp-ts-retry'
@@ -415,15 +440,18 @@ export const observer = (options: ObserverOptions): Event.Observer => {
       `${where}: options.knownMethods must be an array of strings, received ${showValue(knownMethods)}`
     )
   const known = new Set(knownMethods.map((method, i) => validate.string(where, `options.knownMethods[${i}]`, method)))
-  /** The breakers known by their events only: their latest state, by name. */
-  const seen = new Map<string | undefined, BreakerState>()
+  /** The breakers known by their events only: their name, key and latest state. */
+  const seen = new Map<string, Seen>()
   const instruments = meter === undefined ? undefined : makeInstruments(meter)
   if (meter !== undefined) observeGauges(meter, given, seen, budgets)
+  /** A breaker's change of state, kept for the gauge (a keyed breaker until it is reported closed). */
+  const see = ({ name, key, to }: Event.BreakerStateChanged): void =>
+    void seen.set(JSON.stringify([name ?? null, key ?? null]), { name, key, state: to })
   /** The runs with an open span, by {@link keyOf}: a run leaves at its end. */
   const runs = new Map<string, RunSpan>()
 
   const open = (key: string, event: Event.Event, tracer: Tracer): RunSpan => {
-    const attributes: Attributes = { [A.source]: event.source }
+    const attributes: Attributes = keyed(event, { [A.source]: event.source })
     const { id, definition } = event as { readonly id?: unknown; readonly definition?: unknown }
     if (typeof id === 'string') attributes[A.id] = id
     if (typeof definition === 'string') attributes[A.definition] = definition
@@ -475,7 +503,7 @@ export const observer = (options: ObserverOptions): Event.Observer => {
   }
 
   const attemptStarted = (run: RunSpan, event: Event.AttemptStarted, at: HrTime, tracer: Tracer): void => {
-    const attributes: Attributes = { [A.source]: event.source, [A.attempt]: event.attempt }
+    const attributes: Attributes = keyed(event, { [A.source]: event.source, [A.attempt]: event.attempt })
     let name = `${event.source} attempt`
     if (event.http !== undefined) {
       const { method, url, serverAddress, serverPort } = event.http
@@ -607,13 +635,13 @@ export const observer = (options: ObserverOptions): Event.Observer => {
       case 'AttemptTimedOut': {
         const outcome =
           event._tag === 'AttemptSucceeded' ? 'succeeded' : event._tag === 'AttemptFailed' ? 'failed' : 'timed_out'
-        const attributes: Attributes = { [A.source]: event.source, [A.attempt]: event.attempt, [A.outcome]: outcome }
+        const attributes = keyed(event, { [A.source]: event.source, [A.attempt]: event.attempt, [A.outcome]: outcome })
         if (event._tag !== 'AttemptSucceeded') attributes[A.errorType] = typeOf(event.error)
         return m.attemptDuration.record(seconds(event.latency), attributes)
       }
       // every engine tells its decision as RetryScheduled (a durable run's RunRetried is its storage of it)
       case 'RetryScheduled':
-        return m.retryDelay.record(seconds(event.delay), { [A.source]: event.source })
+        return m.retryDelay.record(seconds(event.delay), keyed(event, { [A.source]: event.source }))
       case 'HedgeLaunched':
         return m.hedgeLaunches.add(1, { [A.index]: event.index })
       case 'HedgeWon':
@@ -622,7 +650,7 @@ export const observer = (options: ObserverOptions): Event.Observer => {
   }
 
   return (event) => {
-    if (event._tag === 'BreakerStateChanged') seen.set(event.name, event.to)
+    if (event._tag === 'BreakerStateChanged') see(event)
     if (tracer !== undefined) spans(event, tracer)
     if (instruments !== undefined) metrics(event, instruments)
   }

@@ -22,6 +22,7 @@ import { attemptOf, signalledAttemptOf } from './runner/attempt'
 import * as Event from './Event'
 import * as Guard from './Guard'
 import type * as model from './internal/model'
+import { withKey } from './internal/observe'
 import * as validate from './internal/validate'
 import type { Random } from './Random'
 import type { RetryState } from './RetryState'
@@ -101,6 +102,9 @@ export interface Ended<E, A> {
  * - `onEvent(event)` is told of every attempt, retry and stop as an `Event.Event` (`source: 'retry'`), and of what
  *   the schedule reports while deciding, such as a `Schedule.withHint` hint that was ignored (`HintIgnored`):
  *   plain records for logs and `fp-ts-retry/OpenTelemetry`.
+ * - `key` (a string): the policy key the run goes through (a host, a tenant: see `Keyed`), set on every event the
+ *   run tells (`event.key`), so that a run through a keyed policy is told with its key, as that policy's own
+ *   events are.
  * - The hooks see the action's error and value types, inferred from the action in both forms: in a `pipe`
  *   (`pipe(action, retrying(schedule, { onRetry }))`, as `TaskEither.map` is typed by what it is applied to) and
  *   given the action first (`retrying(action, schedule, options)`). A runner made apart from any action with a
@@ -130,6 +134,7 @@ export interface Hooks<In, E = In, A = unknown> {
   readonly onRetry?: ((retried: Retried<E, In>) => unknown) | undefined
   readonly onDone?: ((ended: Ended<E, A>) => void) | undefined
   readonly onEvent?: Event.Observer | undefined
+  readonly key?: string | undefined
 }
 
 /**
@@ -299,6 +304,7 @@ const makeRun = <In, E, A>(
   if (options.onRetry !== undefined) validate.callable(where, 'options.onRetry', options.onRetry)
   if (options.onDone !== undefined) validate.callable(where, 'options.onDone', options.onDone)
   if (options.onEvent !== undefined) validate.callable(where, 'options.onEvent', options.onEvent)
+  if (options.key !== undefined) validate.string(where, 'options.key', options.key)
   const { attemptTimeout, onTimeout } = options
   if (typeof attemptTimeout === 'number') validate.duration(where, 'options.attemptTimeout', attemptTimeout)
   else if (attemptTimeout !== undefined) validate.callable(where, 'options.attemptTimeout', attemptTimeout)
@@ -320,7 +326,10 @@ const makeRun = <In, E, A>(
     signal: options.signal,
     resume: options.resume,
     onRetry: options.onRetry as Loop.Run<In>['onRetry'],
-    onEvent: options.onEvent,
+    onEvent:
+      options.key === undefined || options.onEvent === undefined
+        ? options.onEvent
+        : withKey(options.key, options.onEvent),
     source: 'retry',
     // The run's error and value types are known to the caller: the loop only passes the result along.
     onDone: options.onDone as Loop.Run<In>['onDone'],

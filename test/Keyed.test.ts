@@ -1,10 +1,12 @@
 import * as fc from 'fast-check'
 import * as Breaker from '../src/Breaker'
+import * as Bulkhead from '../src/Bulkhead'
+import type { Event } from '../src/Event'
 import * as Keyed from '../src/Keyed'
 import * as RateLimiter from '../src/RateLimiter'
 import * as Schedule from '../src/Schedule'
 import * as TestClock from '../src/TestClock'
-import { deepStrictEqual, ok, strictEqual, throwsRangeError, throwsTypeError } from './util'
+import { deepStrictEqual, exposeGc, ok, strictEqual, throwsRangeError, throwsTypeError } from './util'
 
 /** A fresh object per make, to tell policies apart by identity. */
 const objects = (): Keyed.Keyed<{ readonly key: string }> & { readonly made: Array<string> } => {
@@ -32,6 +34,95 @@ describe('Keyed', () => {
       strictEqual(keyed.size, 100)
       deepStrictEqual(keyed.keys()[0], 'key-9900')
       deepStrictEqual(keyed.keys()[99], 'key-9999')
+    })
+
+    it('should keep 10,000 keys of breakers within the bound in memory: the evicted ones are collected', async () => {
+      const gc = exposeGc()
+      const made: Array<WeakRef<Breaker.Breaker>> = []
+      const breakers = Keyed.make({
+        make: () => {
+          const breaker = Breaker.consecutive({ threshold: 1, halfOpenAfter: Schedule.constant(1_000) })
+          made.push(new WeakRef(breaker))
+          return breaker
+        },
+        maxKeys: 100
+      })
+      for (let i = 0; i < 10_000; i++) (breakers.get(`host-${i}.example.com`).enter() as Breaker.Permit).onFailure()
+      strictEqual(breakers.size, 100)
+      strictEqual(made.length, 10_000)
+      if (gc === undefined) return // the engine allows no collection by hand: the bound by count above holds
+      // a WeakRef's target is kept until the job that made it ends
+      await new Promise((resolve) => setImmediate(resolve))
+      gc()
+      const alive = made.filter((ref) => ref.deref() !== undefined).length
+      ok(alive <= 100, `${alive} breakers of 10,000 alive, with 100 kept`)
+      strictEqual(breakers.get('host-9999.example.com').state._tag, 'Open') // the kept ones are still there
+    })
+
+    it("should give make each key's observer: every event of the key's policy reaches onEvent with its key", async () => {
+      const clock = TestClock.make()
+      const events: Array<Event> = []
+      const onEvent = (event: Event): void => void events.push(event)
+      const breakers = Keyed.make({
+        make: (_host, onEvent) =>
+          Breaker.consecutive({ threshold: 1, halfOpenAfter: Schedule.constant(1_000), clock, onEvent }),
+        maxKeys: 10,
+        onEvent
+      })
+      const limiters = Keyed.make({
+        make: (_tenant, onEvent) => RateLimiter.gcra({ rate: 1, per: 1_000, burst: 1, clock, onEvent }),
+        maxKeys: 10,
+        onEvent
+      })
+      const bulkheads = Keyed.make({
+        make: (_user, onEvent) => Bulkhead.make({ maxConcurrent: 1, maxQueue: 0, clock, onEvent }),
+        maxKeys: 10,
+        onEvent
+      })
+      ;(breakers.get('a.example.com').enter() as Breaker.Permit).onFailure()
+      limiters.get('t1').take()
+      limiters.get('t1').take()
+      bulkheads.get('u1').enter()
+      bulkheads.get('u1').enter()
+      bulkheads.get('u2').enter()
+      deepStrictEqual(
+        events.map((e) => `${e._tag} ${String(e.key)}`),
+        ['BreakerStateChanged a.example.com', 'RateLimitRefused t1', 'BulkheadRefused u1']
+      )
+      deepStrictEqual(events[0], {
+        _tag: 'BreakerStateChanged',
+        source: 'breaker',
+        run: 0,
+        at: 0,
+        from: 'Closed',
+        to: 'Open',
+        since: 0,
+        halfOpenAt: 1_000,
+        origin: 'local',
+        key: 'a.example.com'
+      })
+    })
+
+    it('should give make no observer without onEvent, and report an onEvent that throws as a warning', () => {
+      const given: Array<unknown> = []
+      Keyed.make({ make: (_key, onEvent) => given.push(onEvent), maxKeys: 1 }).get('a')
+      deepStrictEqual(given, [undefined])
+      const warnings: Array<string> = []
+      const warn = jest.spyOn(process, 'emitWarning').mockImplementation((w) => void warnings.push(String(w)))
+      try {
+        const breakers = Keyed.make({
+          make: (_host, onEvent) => Breaker.consecutive({ threshold: 1, halfOpenAfter: Schedule.constant(1), onEvent }),
+          maxKeys: 1,
+          onEvent: () => {
+            throw new Error('observer down')
+          }
+        })
+        ;(breakers.get('a').enter() as Breaker.Permit).onFailure()
+        strictEqual(breakers.get('a').state._tag, 'Open')
+        deepStrictEqual(warnings, ['fp-ts-retry: an observer threw, and was ignored: observer down'])
+      } finally {
+        warn.mockRestore()
+      }
     })
 
     it('should evict the least recently used first', () => {
@@ -141,6 +232,10 @@ describe('Keyed', () => {
         /^Keyed\.make: options\.clock must be a Clock, received /
       )
       throwsTypeError(
+        () => Keyed.make({ make, maxKeys: 1, onEvent: 'log' as unknown as () => void }),
+        /^Keyed\.make: options\.onEvent must be a function, received "log"$/
+      )
+      throwsTypeError(
         () => Keyed.make({ make, maxKeys: 1 }).get(1 as unknown as string),
         /^Keyed\.make: get: key must be a string, received 1$/
       )
@@ -185,6 +280,50 @@ describe('Keyed', () => {
             }
           }
         )
+      )
+    })
+  })
+
+  describe('redisKey', () => {
+    it('should keep a host name as it is and escape every other character', () => {
+      strictEqual(Keyed.redisKey('breaker:', 'api.example.com'), 'breaker:api.example.com')
+      strictEqual(Keyed.redisKey('breaker:', 'A-z_0.9~'), 'breaker:A-z_0.9~')
+      strictEqual(Keyed.redisKey('breaker:', '[::1]:8080'), 'breaker:%5B%3A%3A1%5D%3A8080')
+      strictEqual(Keyed.redisKey('rate:', '{t}%'), 'rate:%7Bt%7D%25')
+      strictEqual(Keyed.redisKey('rate:', 'é€😀'), 'rate:%E9%u20AC%uD83D%uDE00')
+      strictEqual(Keyed.redisKey('rate:', ''), 'rate:')
+    })
+
+    it('should make distinct Redis keys of distinct policy keys, with no separator and no hash tag of theirs (property)', () => {
+      const anyString = fc.string({
+        unit: fc.oneof(
+          fc.constantFrom(':', '{', '}', '%', 'u', 'a', '.'),
+          fc.integer({ min: 0, max: 0xffff }).map((c) => String.fromCharCode(c))
+        )
+      })
+      fc.assert(
+        fc.property(anyString, anyString, (a, b) => {
+          const [ka, kb] = [Keyed.redisKey('p:', a), Keyed.redisKey('p:', b)]
+          strictEqual(ka === kb, a === b)
+          ok(!/[:{}]/.test(ka.slice(2)), ka)
+          ok(/^[A-Za-z0-9._~%-]*$/.test(ka.slice(2)), ka)
+        }),
+        { numRuns: 2_000 }
+      )
+    })
+
+    it('should refuse an empty prefix, and a prefix or key that is no string, naming it', () => {
+      throwsTypeError(
+        () => Keyed.redisKey('', 'a'),
+        /^Keyed\.redisKey: prefix must be a non-empty string, received ""$/
+      )
+      throwsTypeError(
+        () => Keyed.redisKey(1 as unknown as string, 'a'),
+        /^Keyed\.redisKey: prefix must be a string, received 1$/
+      )
+      throwsTypeError(
+        () => Keyed.redisKey('p:', null as unknown as string),
+        /^Keyed\.redisKey: key must be a string, received null$/
       )
     })
   })

@@ -23,6 +23,7 @@ import * as Fallback from '../src/Fallback'
 import * as FileEngine from '../src/FileEngine'
 import { hedging } from '../src/Hedging'
 import * as Http from '../src/Http'
+import * as Keyed from '../src/Keyed'
 import * as OpenTelemetry from '../src/OpenTelemetry'
 import * as Random from '../src/Random'
 import * as RateLimiter from '../src/RateLimiter'
@@ -189,6 +190,77 @@ describe('OpenTelemetry', () => {
   })
 
   // The same tests on each SDK line, each with its own in-memory exporter and metric reader.
+  describe('the breaker gauge of keyed breakers', () => {
+    it('should observe a keyed breaker from its first change until it has been observed closed, then no more', () => {
+      // the gauge's callback, called by hand: what it observes at each collection
+      let collect: (() => ReadonlyArray<string>) | undefined
+      const noop = { add: () => undefined, record: () => undefined }
+      const meter = {
+        createCounter: () => noop,
+        createHistogram: () => noop,
+        createObservableGauge: (name: string) => ({
+          addCallback: (callback: (result: { observe: (value: number, attributes: object) => void }) => void) => {
+            if (name !== 'fp_ts_retry.breaker.state') return
+            collect = () => {
+              const seen: Array<string> = []
+              callback({ observe: (value, attributes) => void (value === 1 && seen.push(line({ ...attributes }))) })
+              return seen
+            }
+          }
+        })
+      } as unknown as OpenTelemetry.ObserverOptions['meter']
+      const onEvent = OpenTelemetry.observer({ meter })
+      const changed = (key: string | undefined, from: 'Closed' | 'Open' | 'HalfOpen', to: 'Closed' | 'HalfOpen') =>
+        onEvent({
+          _tag: 'BreakerStateChanged',
+          source: 'breaker',
+          run: 0,
+          at: 0,
+          from,
+          to,
+          since: 0,
+          origin: 'local',
+          name: 'hosts',
+          key
+        })
+      const opened = (key: string | undefined) =>
+        onEvent({
+          _tag: 'BreakerStateChanged',
+          source: 'breaker',
+          run: 0,
+          at: 0,
+          from: 'Closed',
+          to: 'Open',
+          since: 0,
+          halfOpenAt: 1,
+          origin: 'local',
+          name: 'hosts',
+          key
+        })
+      opened('a')
+      opened('b')
+      opened(undefined)
+      changed('a', 'Open', 'HalfOpen')
+      changed('a', 'HalfOpen', 'Closed')
+      deepStrictEqual(collect?.(), [
+        'breaker.name=hosts breaker.state=closed key=a',
+        'breaker.name=hosts breaker.state=open key=b',
+        'breaker.name=hosts breaker.state=open'
+      ])
+      changed(undefined, 'Open', 'HalfOpen')
+      changed(undefined, 'HalfOpen', 'Closed')
+      // a is forgotten; a breaker without a key is kept, closed
+      deepStrictEqual(collect?.(), [
+        'breaker.name=hosts breaker.state=open key=b',
+        'breaker.name=hosts breaker.state=closed'
+      ])
+      deepStrictEqual(collect?.(), [
+        'breaker.name=hosts breaker.state=open key=b',
+        'breaker.name=hosts breaker.state=closed'
+      ])
+    })
+  })
+
   describe.each([sdk2, sdk3])('observer on the SDK $line', (sdkLine) => {
     it('should run on the packages of its line', () => {
       const major = (name: string): string => sdkLine.versions[name]?.split('.')[0] ?? 'missing'
@@ -389,6 +461,69 @@ describe('OpenTelemetry', () => {
         spansOf(s).filter((span) => span.name.startsWith('breaker')),
         []
       )
+    })
+
+    it("should set a keyed policy's key and a keyed run's as fp_ts_retry.key: on the spans, the counter, the histograms and the gauge", async () => {
+      const s = sdkLine.make()
+      const onEvent = observe(s)
+      const clock = TestClock.make()
+      const breakers = Keyed.make({
+        make: (_host, onEvent) =>
+          Breaker.consecutive({ threshold: 1, halfOpenAfter: Schedule.constant(1_000), clock, name: 'hosts', onEvent }),
+        maxKeys: 10,
+        onEvent
+      })
+      const call = (host: string, action: TaskEither<string, string>) =>
+        pipe(
+          action,
+          Breaker.protect(breakers.get(host), () => 'open'),
+          retrying(pipe(Schedule.constant(100), Schedule.intersect(Schedule.recurs(1))), {
+            clock,
+            breaker: breakers.get(host),
+            onEvent,
+            key: host
+          })
+        )()
+      const a = call('a.example.com', TE.left('down'))
+      const b = call('b.example.com', TE.right('up'))
+      await clock.runAll()
+      deepStrictEqual([await a, await b], [E.left('down'), E.right('up')])
+      deepStrictEqual(
+        spansOf(s).map((span) => `${span.name}: ${span.attributes}`),
+        [
+          'retry attempt 1: attempt=1 error.type=_OTHER key=a.example.com outcome=failed source=retry',
+          'retry: attempts=1 error.type=_OTHER key=a.example.com source=retry stop_reason=breaker',
+          'retry attempt 1: attempt=1 key=b.example.com outcome=succeeded source=retry',
+          'retry: attempts=1 key=b.example.com source=retry stop_reason=succeeded'
+        ]
+      )
+      const points = await pointsOf(s)
+      deepStrictEqual(points['fp_ts_retry.breaker.state (1)'], {
+        'breaker.name=hosts breaker.state=closed key=a.example.com': 0,
+        'breaker.name=hosts breaker.state=open key=a.example.com': 1,
+        'breaker.name=hosts breaker.state=half_open key=a.example.com': 0
+      })
+      const counted = points['fp_ts_retry.events ({event})']
+      strictEqual(
+        counted['breaker.name=hosts breaker.state=open event=BreakerStateChanged key=a.example.com source=breaker'],
+        1
+      )
+      strictEqual(counted['event=RunStopped key=a.example.com source=retry stop_reason=breaker'], 1)
+      strictEqual(counted['event=RunStopped key=b.example.com source=retry stop_reason=succeeded'], 1)
+      deepStrictEqual(Object.keys(points['fp_ts_retry.attempt.duration (s)']).sort(), [
+        'attempt=1 error.type=_OTHER key=a.example.com outcome=failed source=retry',
+        'attempt=1 key=b.example.com outcome=succeeded source=retry'
+      ])
+      // a keyed breaker that closes is reported closed, then forgotten: the observer keeps the keys open or
+      // half-open, not every key seen (the SDK keeps the last point of a series no longer observed)
+      await clock.advance(1_000)
+      deepStrictEqual(await call('a.example.com', TE.right('up again')), E.right('up again'))
+      const closed = {
+        'breaker.name=hosts breaker.state=closed key=a.example.com': 1,
+        'breaker.name=hosts breaker.state=open key=a.example.com': 0,
+        'breaker.name=hosts breaker.state=half_open key=a.example.com': 0
+      }
+      deepStrictEqual((await pointsOf(s))['fp_ts_retry.breaker.state (1)'], closed)
     })
 
     it('should report every breaker it is given from the start, closed, as resilience4j does, and read its state', async () => {

@@ -18,9 +18,8 @@ import * as Schedule from '../src/Schedule'
 import * as Driver from '../src/Driver'
 import * as ScheduleConfig from '../src/ScheduleConfig'
 import * as TestClock from '../src/TestClock'
-import * as v8 from 'v8'
-import * as vm from 'vm'
 import {
+  exposeGc,
   failing,
   flaky,
   caught,
@@ -85,20 +84,6 @@ const status = (
   cumulativeDelay,
   previousDelay
 })
-
-/**
- * A full garbage collection, when the engine allows one: without it, `heapUsed` also counts garbage that is
- * merely not collected yet, and a bound on heap growth can only be loose.
- */
-const exposeGc = (): (() => void) | undefined => {
-  try {
-    v8.setFlagsFromString('--expose-gc')
-    const gc: unknown = vm.runInNewContext('gc')
-    return typeof gc === 'function' ? () => gc() : undefined
-  } catch {
-    return undefined
-  }
-}
 
 afterEach(() => {
   jest.restoreAllMocks()
@@ -1410,6 +1395,11 @@ describe('bad input', () => {
         /^retrying: options\.onRetry must be a function, received "log"/
       ],
       [
+        'retrying with key: 7',
+        () => retrying(Schedule.recurs(1), { key: 7 as unknown as string }),
+        /^retrying: options\.key must be a string, received 7$/
+      ],
+      [
         'retrying with onDone: "log"',
         () => retrying(Schedule.recurs(1), { onDone: notAFunction }),
         /^retrying: options\.onDone must be a function/
@@ -1955,6 +1945,38 @@ describe('onEvent', () => {
       { _tag: 'GuardRefused', at: 50, attempt: 1, reason: 'budget' },
       { _tag: 'RunStopped', at: 50, attempts: 1, elapsed: 50, reason: 'budget' }
     ])
+  })
+
+  it('should tell every event of a run given a key with that key, a hint ignored and a guard refusal too', async () => {
+    const events: Array<Event.Event> = []
+    const no: Guard.Guard = { reason: 'rateLimit', readsTime: false, admit: (o) => !o.retrying || o.retries < 1 }
+    const failing: TE.TaskEither<string, never> = () => Promise.resolve(E.left('down'))
+    const policy = pipe(
+      Schedule.constant(100),
+      Schedule.withHint(() => -1, { max: 1_000 })
+    )
+    await TestClock.run((clock) =>
+      pipe(failing, retrying(policy, { clock, guards: [no], key: 'tenant-7', onEvent: (e) => void events.push(e) }))
+    )
+    const once = retryingReaderTaskEither(Schedule.stop, { key: 'tenant-8', onEvent: (e) => void events.push(e) })
+    await once(() => failing)({ clock: TestClock.make(), random: Random.seeded(1) })()
+    deepStrictEqual(
+      events.map((e) => `${e._tag} ${String(e.key)}`),
+      [
+        'AttemptStarted tenant-7',
+        'AttemptFailed tenant-7',
+        'HintIgnored tenant-7',
+        'RetryScheduled tenant-7',
+        'AttemptStarted tenant-7',
+        'AttemptFailed tenant-7',
+        'HintIgnored tenant-7',
+        'GuardRefused tenant-7',
+        'RunStopped tenant-7',
+        'AttemptStarted tenant-8',
+        'AttemptFailed tenant-8',
+        'RunStopped tenant-8'
+      ]
+    )
   })
 
   it('should give each run its own number', async () => {

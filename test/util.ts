@@ -8,6 +8,8 @@ import * as fc from 'fast-check'
 import type { Either } from 'fp-ts/Either'
 import { left, right } from 'fp-ts/Either'
 import type { TaskEither } from 'fp-ts/TaskEither'
+import * as v8 from 'v8'
+import * as vm from 'vm'
 
 // -------------------------------------------------------------------------------------
 // assertions
@@ -171,3 +173,17 @@ export const flaky = (
 
 /** An action that always fails (`error 1`, `error 2`, ...). */
 export const failing = (): ReturnType<typeof flaky> => flaky(Infinity)
+
+/**
+ * A full garbage collection, when the engine allows one: without it, `heapUsed` also counts garbage that is
+ * merely not collected yet, and a bound on heap growth can only be loose.
+ */
+export const exposeGc = (): (() => void) | undefined => {
+  try {
+    v8.setFlagsFromString('--expose-gc')
+    const gc: unknown = vm.runInNewContext('gc')
+    return typeof gc === 'function' ? () => gc() : undefined
+  } catch {
+    return undefined
+  }
+}

@@ -164,6 +164,7 @@ export type ServiceEvent =
       readonly source: Source
       readonly run: number
       readonly at: number
+      readonly key?: string | undefined
       readonly service: string
       readonly fallback: string
       readonly error: unknown
@@ -173,5 +174,6 @@ export type ServiceEvent =
       readonly source: Source
       readonly run: number
       readonly at: number
+      readonly key?: string | undefined
       readonly service: string
     }

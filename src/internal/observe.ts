@@ -25,3 +25,9 @@ export const observe = <E>(observer: ((event: E) => void) | undefined, event: E)
     reportObserverError(error)
   }
 }
+
+/** `observer`, told every event with `key` set: the events of a keyed policy, or of a run given a key. */
+export const withKey =
+  <E extends { readonly key?: string | undefined }>(key: string, observer: (event: E) => void) =>
+  (event: E): void =>
+    observer({ ...event, key })
