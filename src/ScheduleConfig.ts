@@ -11,11 +11,11 @@
  *
  * @since 0.1.0
  */
-import { distance } from 'fastest-levenshtein'
 import * as E from 'fp-ts/Either'
 import { identity, pipe } from 'fp-ts/function'
 import * as t from 'io-ts'
 import ms from 'ms'
+import { didYouMean, issueLine } from './internal/hint'
 import * as validate from './internal/validate'
 import { isAtLeast, isCount, isDuration } from './internal/validate'
 import * as Schedule from './Schedule'
@@ -207,9 +207,6 @@ const pathOf = (context: t.Context): string => {
   return context.length === 0 || context[0].type === ScheduleConfigCodec || path === '' ? `schedule${path}` : path
 }
 
-const lineOf = (path: string, expected: string, got: string, hint: string | undefined): string =>
-  `at ${path}: expected ${expected}, got ${got}${hint === undefined ? '' : ` (${hint})`}`
-
 /** The errors of one decoding: the first {@link MAX_ISSUES} kept, the others counted. */
 class Report {
   readonly errors: Array<IssueError> = []
@@ -232,7 +229,7 @@ class Report {
       const path = pathOf(cursor.context)
       const issue: ConfigIssue =
         extra.hint === undefined ? { path, expected, actual } : { path, expected, actual, hint: extra.hint }
-      const message = lineOf(path, expected, extra.got ?? show(actual), extra.hint)
+      const message = issueLine(path, expected, extra.got ?? show(actual), extra.hint)
       this.errors.push({ value: actual, context: cursor.context, message, issue })
     }
     return undefined
@@ -267,27 +264,6 @@ const at = (cursor: Cursor, key: string, actual: unknown): Cursor => ({
   ...cursor,
   context: [...cursor.context, { key, type: ScheduleConfigCodec, actual }]
 })
-
-/**
- * The key (or choice) a misspelt `word` most likely meant, as a hint: the closest in edit distance when it is close
- * ("maxRetry", "exponental", "MaxRetries"), else a key that contains it or that it contains ("retries",
- * "capped", "maxRetriesCount"). None for a word far from every candidate, or too long to be a typo.
- */
-const didYouMean = (word: string, candidates: ReadonlyArray<string>): string | undefined => {
-  if (word.length > 64) return undefined
-  const lower = word.toLowerCase()
-  const byDistance = candidates
-    .map((candidate) => ({ candidate, distance: distance(lower, candidate.toLowerCase()) }))
-    .sort((a, b) => a.distance - b.distance)
-  const related = (candidate: string): boolean => {
-    const key = candidate.toLowerCase()
-    return (lower.length >= 4 && key.includes(lower)) || (key.length >= 3 && lower.includes(key))
-  }
-  const meant =
-    byDistance.find((c) => c.distance <= Math.max(2, Math.round(word.length * 0.4))) ??
-    byDistance.find((c) => related(c.candidate))
-  return meant === undefined ? undefined : `did you mean ${JSON.stringify(meant.candidate)}?`
-}
 
 // -------------------------------------------------------------------------------------
 // value types: how each kind of value decodes, encodes and is documented
@@ -1141,7 +1117,7 @@ export const toConfigError = (errors: t.Errors): ConfigError => {
       lines.push(
         own !== undefined && e.message !== undefined
           ? e.message
-          : lineOf(issue.path, issue.expected, show(issue.actual), issue.hint)
+          : issueLine(issue.path, issue.expected, show(issue.actual), issue.hint)
       )
     }
   }

@@ -20,6 +20,7 @@ import * as Guard from './Guard'
 import * as Hedging from './Hedging'
 import * as Http from './Http'
 import * as Keyed from './Keyed'
+import * as PolicyConfig from './PolicyConfig'
 import * as Random from './Random'
 import * as RateLimiter from './RateLimiter'
 import * as Retry from './Retry'
@@ -155,6 +156,14 @@ export {
    * @since 1.0.0
    */
   Keyed,
+  /**
+   * A whole resilience pipeline as configuration: one io-ts codec for a JSON document of pipelines (timeout, rate
+   * limit, breaker, retry, budget, hedging, bulkhead, fallback, key, store), with paths and hints in its errors.
+   *
+   * @category codecs
+   * @since 1.0.0
+   */
+  PolicyConfig,
   /**
    * Uniform draws in `[0, 1)`: `Random.live`, `Random.seeded`, `Random.fromState`, `Random.fixed`.
    *
