@@ -102,7 +102,8 @@ export type Connection =
  *   not BullMQ, decides when to give up.
  * - `writeRetry`: when a run's state or outcome cannot be stored (`updateData` fails or takes longer than
  *   `timeout`), the write, not the attempt, is made again after this schedule's delays, each failure reported to
- *   `onError` (see {@link ProcessorOptions}).
+ *   `onError` (see {@link ProcessorOptions}); except when the run's job is gone (a Redis without persistence that
+ *   restarted): that run ends, reported as {@link RunLost}, and its slot takes the next job.
  * - `timeout` (default 5 s): the longest the engine waits on Redis for one call of its own: `submit`, `pending`,
  *   each write of a run's state or outcome, the check of the server's settings. A `submit` that times out
  *   rejects; the run may have been stored all the same (ioredis sends it once Redis is back): submitting the id
@@ -175,6 +176,38 @@ export class RedisSettingsWarning extends Error {
     this.name = 'RedisSettingsWarning'
   }
 }
+
+/**
+ * What a worker reports to `onError` (with the run's `id`) when a run's job is gone from Redis as its state is
+ * written: removed by hand, evicted, or lost by a Redis without persistence that restarted. No write can succeed,
+ * so none is made again: the delivery ends there, its slot given back to the next job, and the run is not done
+ * (submit its id again to run it again). BullMQ's own error follows (`Missing key for job`), with the same `id`.
+ *
+ * @example
+ * import * as BullMQ from 'fp-ts-retry/BullMQ'
+ * import * as assert from 'assert'
+ *
+ * const lost = new BullMQ.RunLost('order-17', new Error('Missing key for job order-17. updateData'))
+ * assert.strictEqual(lost.id, 'order-17')
+ * assert.match(lost.message, /order-17/)
+ *
+ * @category model
+ * @since 1.0.0
+ */
+export class RunLost extends Error {
+  constructor(
+    /** The run's id. */
+    readonly id: string,
+    /** BullMQ's error. */
+    override readonly cause: unknown
+  ) {
+    super(`BullMQ: the job of run ${JSON.stringify(id)} is gone from Redis: the run is lost (submit it again)`)
+    this.name = 'RunLost'
+  }
+}
+
+/** BullMQ's error code for a job whose key is missing (`ErrorCode.JobNotExist`). */
+const JOB_NOT_EXIST = -1
 
 /** The default of {@link EngineOptions}' `timeout`: the longest the engine waits on Redis for one call. */
 const DEFAULT_TIMEOUT = 5_000
@@ -257,7 +290,8 @@ export interface JobOptions {
  *
  * - `writeRetry`: when the job's data cannot be updated (`updateData` rejects), the write, not the attempt, is
  *   made again after this schedule's delays, each failure reported to `onError`; the decided retry or outcome waits
- *   in memory meanwhile. Default: from 100 ms, doubling, capped at 30 s, then equal jitter, without end.
+ *   in memory meanwhile. Default: from 100 ms, doubling, capped at 30 s, then equal jitter, without end. A job
+ *   gone from Redis is not written again: the delivery ends, reported to `onError` as {@link RunLost}.
  *   **Gotcha**: a schedule that stops (or a worker that closes) fails the delivery, which BullMQ delivers again a
  *   second later, as stored: its last attempt may then be made again.
  * - `clock` (default `Clock.live`): the time runs are decided in (epoch ms, as BullMQ's) and the waits between
@@ -475,7 +509,8 @@ export const submit = async <P, E, A>(
  * - done: the outcome is stored (when `onDone` is set), `onDone` is called, and the job completes with the stored
  *   outcome as its return value. A worker killed after `onDone` and before completing calls it again, with the
  *   stored outcome.
- * - a failed `updateData` is made again (`writeRetry` of {@link ProcessorOptions}), never the attempt.
+ * - a failed `updateData` is made again (`writeRetry` of {@link ProcessorOptions}), never the attempt; a job gone
+ *   from Redis (BullMQ's `Missing key for job`) ends the delivery, reported as {@link RunLost}.
  *
  * A job added by {@link submit} (or `engine`'s) is delayed through BullMQ's failure path: the processor throws,
  * and the backoff strategy of {@link workerOptions} answers the wait until the due time, so BullMQ delays the job
@@ -537,7 +572,9 @@ export const processor = <P, E, A>(
     const viaFailure = typeof backoff === 'object' && backoff.type === BACKOFF_TYPE
     const write = (run: Durable.StoredRun): Promise<void> =>
       withinRealTime(
-        job.updateData(run),
+        job.updateData(run).catch((e: unknown) => {
+          throw (e as { readonly code?: unknown } | null)?.code === JOB_NOT_EXIST ? new RunLost(id, e) : e
+        }),
         timeout,
         () => new Error(`${where}: updateData took longer than ${timeout} ms`)
       )
@@ -569,7 +606,17 @@ export const processor = <P, E, A>(
             // Returning completes the job.
             finish: () => Promise.resolve()
           },
-          { id, clock, signal: attempt.signal, writeRetry, onError, onEvent, run, definition: def.name }
+          {
+            id,
+            clock,
+            signal: attempt.signal,
+            writeRetry,
+            onError,
+            onEvent,
+            run,
+            definition: def.name,
+            gone: (e) => e instanceof RunLost
+          }
         )
         switch (end._tag) {
           case 'Later':

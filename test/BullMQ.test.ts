@@ -699,6 +699,62 @@ describeWithRedis(
       deepStrictEqual(warnings, ['faults: RedisSettingsWarning appendonly'])
     })
 
+    // Issue 27, Redis faults 2: after Redis restarted empty, the state write of the run in flight failed with
+    // "Missing key for job" and was made again without end: its worker's slot stayed taken, and a run submitted and
+    // acknowledged after the restart was never attempted (25 s measured, concurrency 1).
+    it('should give back the slot of a run whose job is gone after Redis restarted empty, and report it by id', async () => {
+      const port = await S.freePort()
+      const args = ['--save', '', '--appendonly', 'no']
+      const first = await S.startOwnRedis(port, args)
+      servers.push(first)
+      const started = deferred<void>()
+      const release = deferred<void>()
+      const attempted: Array<string> = []
+      const def = Durable.define({
+        name: 'vanishing',
+        schedule: Schedule.recurs(0),
+        payload: t.null,
+        action: (_: null, run) => async () => {
+          attempted.push(run.id)
+          if (run.id === 'lost') {
+            started.resolve()
+            await release.promise
+          }
+          return E.right('ok')
+        }
+      })
+      const errors: Array<Durable.WorkerError> = []
+      const done: Array<string> = []
+      const e = engine(port)
+      await e.work(def, {
+        concurrency: 1,
+        onError: (failure) => void errors.push(failure),
+        onDone: ({ id }) => void done.push(id)
+      })
+      await e.submit(def, 'lost', null)
+      await started.promise
+      await first.kill()
+      servers.splice(servers.indexOf(first), 1, await S.startOwnRedis(port, args))
+      release.resolve()
+      await e.submit(def, 'after', null)
+      const submitted = Date.now()
+      await until('the run submitted after the restart to be attempted', async () => attempted.includes('after'))
+      const ms = Date.now() - submitted
+      assert.ok(ms < 5_000, `attempted ${ms} ms after its submit`)
+      await until('its onDone', async () => done.includes('after'))
+      deepStrictEqual(done, ['after'])
+      const lost = errors.filter(({ error }) => error instanceof BullMQ.RunLost)
+      deepStrictEqual(
+        lost.map(({ error, id }) => [(error as BullMQ.RunLost).id, id]),
+        [['lost', 'lost']]
+      )
+      // BullMQ's own errors about the lost job name it too
+      deepStrictEqual(
+        errors.filter(({ error }) => /Missing key/.test(String(error))).every(({ id }) => id === 'lost'),
+        true
+      )
+    }, 30_000)
+
     // Issue 20, Redis faults 5: with Redis down, the documented SIGTERM shutdown never finished, and submit hung.
     it('should bound submit by timeout and close by its deadline while Redis is paused (SIGSTOP)', async () => {
       const port = await S.freePort()

@@ -333,6 +333,8 @@ export interface StepContext {
   /** Told `RunRetried`, `RunCompleted` and each `WriteFailed`, with the delivery's `run` number. */
   readonly onEvent?: Event.Observer | undefined
   readonly run?: number | undefined
+  /** Whether a write's error says that the run is gone from the store: no write can succeed, none is made again. */
+  readonly gone?: ((error: unknown) => boolean) | undefined
 }
 
 /** Tells the step's observer of a durable event of this run, now. */
@@ -371,7 +373,8 @@ export const notify = async (context: StepContext, hook: () => Promise<void>): P
 /**
  * Writes until the write succeeds, each failure reported and followed by a wait of `writeRetry`: the decision it
  * stores stays in memory meanwhile, so a full disk or a lost connection never runs an attempt again. Rejects with
- * the last error when `writeRetry` stops or the worker closes: the engine then delivers the run again as stored.
+ * the last error when `writeRetry` stops or the worker closes (the engine then delivers the run again as stored),
+ * or at once when the run is `gone` from the store.
  */
 export const persist = async (context: StepContext, write: () => Promise<void>): Promise<void> => {
   let driver: Driver.Driver<unknown> | undefined
@@ -383,7 +386,7 @@ export const persist = async (context: StepContext, write: () => Promise<void>):
       tellRun(context, { _tag: 'WriteFailed', error: e })
       const now = context.clock.now()
       driver ??= Driver.make(context.writeRetry, { start: now, random: defaultRandom() })
-      const delay = context.signal.aborted ? -1 : driver.advance(e, now)
+      const delay = context.signal.aborted || context.gone?.(e) === true ? -1 : driver.advance(e, now)
       if (delay < 0) throw e
       await context.clock.sleep(delay, context.signal, 'backoff')
       if (context.signal.aborted) throw e
