@@ -57,6 +57,7 @@ import {
   tell,
   withinRealTime
 } from './durable/shared'
+import { checkClusterPrefix, replicationOptions, waitForReplicas, type Replication } from './durable/cluster'
 import { fromBullId, toBullId } from './internal/ids'
 import { showValue } from './internal/show'
 import * as validate from './internal/validate'
@@ -115,6 +116,18 @@ export type Connection =
  *   `id` of the run when BullMQ names its job (a lock it could not renew, a job or its lock missing).
  * - `onEvent`: told `RunSubmitted` for each `submit` that resolves, and the events of the runs of every worker
  *   with no `onEvent` of its own (see `Durable.WorkOptions`).
+ * - `waitForReplicas` (default none): `{ replicas, timeout }`: after each run's job is written, `submit` sends
+ *   `WAIT replicas timeout` (to the master that took the write, on a Cluster) and rejects with a
+ *   {@link NotReplicatedError} when fewer replicas acknowledged it in time. Redis replicates asynchronously: without
+ *   it, a run acknowledged by `submit` just before its master dies may be missing from the replica that takes over.
+ *   `timeout` must be less than the engine's `timeout`; the connection waits meanwhile (other commands queue behind
+ *   `WAIT`). Only the submit waits: a lost write of a run's later state repeats an attempt, which the at-least-once
+ *   contract allows.
+ *
+ * **Redis Cluster.** Give an ioredis `Cluster` as `connection` and a `prefix` with a hash tag, e.g. `'{fp}'`: BullMQ's
+ * scripts use several keys of a queue at once, which a Cluster refuses (`CROSSSLOT`) unless they hash to one slot.
+ * `make` throws a `TypeError` naming the fix when the prefix (BullMQ's default `'bull'` included) has none. Every
+ * queue of the engine is then served by one master; engines with other tags spread the load.
  *
  * **Gotcha: "nothing lost" needs a Redis that keeps what it acknowledged.** A run is stored once `submit`
  * resolves, as long as Redis keeps its writes: with AOF on (`appendonly yes`, with `appendfsync always`, or
@@ -144,6 +157,7 @@ export interface EngineOptions {
   readonly timeout?: number | undefined
   readonly onError?: ((failure: Durable.WorkerError) => void) | undefined
   readonly onEvent?: Event.Observer | undefined
+  readonly waitForReplicas?: { readonly replicas: number; readonly timeout: number } | undefined
 }
 
 /**
@@ -208,6 +222,40 @@ export class RunLost extends Error {
 
 /** BullMQ's error code for a job whose key is missing (`ErrorCode.JobNotExist`). */
 const JOB_NOT_EXIST = -1
+
+/**
+ * What `submit` rejects with when `waitForReplicas` is set (see {@link EngineOptions}) and fewer replicas than
+ * asked acknowledged the run's write within its timeout: the run is stored on the master, but a failover may lose
+ * it. Submitting the id again is safe (it starts no second run) and waits for the replicas again.
+ *
+ * @example
+ * import * as BullMQ from 'fp-ts-retry/BullMQ'
+ * import * as assert from 'assert'
+ *
+ * const error = new BullMQ.NotReplicatedError('order-17', 0, 1, 500)
+ * assert.match(error.message, /0 of 1 replicas acknowledged/)
+ *
+ * @category model
+ * @since 1.0.0
+ */
+export class NotReplicatedError extends Error {
+  constructor(
+    /** The run's id. */
+    readonly id: string,
+    /** The replicas that acknowledged the write in time. */
+    readonly acknowledged: number,
+    /** The replicas asked for. */
+    readonly replicas: number,
+    /** The `WAIT` timeout, ms. */
+    readonly timeout: number
+  ) {
+    super(
+      `BullMQ.make: submit of ${JSON.stringify(id)}: ${acknowledged} of ${replicas} replicas acknowledged the run ` +
+        `within ${timeout} ms, so a failover may lose it (submitting the id again is safe: it starts no second run)`
+    )
+    this.name = 'NotReplicatedError'
+  }
+}
 
 /** The default of {@link EngineOptions}' `timeout`: the longest the engine waits on Redis for one call. */
 const DEFAULT_TIMEOUT = 5_000
@@ -429,6 +477,12 @@ const aboutJob = (error: unknown, queue: string): { readonly id?: string; readon
     if (job !== undefined) return { id: fromBullId(job), queue }
   }
   return { queue }
+}
+
+/** Waits for `replicas` to acknowledge what `queue`'s connection wrote (the run of `id`); rejects when they do not. */
+const replicated = async (queue: Bull.Queue, id: string, prefix: string, { replicas, timeout }: Replication) => {
+  const acknowledged = await waitForReplicas(await queue.backend.client, prefix, replicas, timeout)
+  if (acknowledged < replicas) throw new NotReplicatedError(id, acknowledged, replicas, timeout)
 }
 
 const jobOptions = (id: string, keepDone: number): JobOptions => ({
@@ -695,6 +749,7 @@ export const make = (options: EngineOptions): Durable.Engine => {
   if (prefix !== undefined && (typeof prefix !== 'string' || prefix === '')) {
     throw new TypeError(`${where}: options.prefix must be a non-empty string, received ${showValue(prefix)}`)
   }
+  checkClusterPrefix(where, connection, prefix)
   const keepDone = durationAtLeast(where, 'options.keepDone', 0, options.keepDone ?? DEFAULT_KEEP_DONE)
   const lockDuration = durationAtLeast(where, 'options.lockDuration', 1, options.lockDuration ?? 30_000)
   const stalledInterval = durationAtLeast(where, 'options.stalledInterval', 1, options.stalledInterval ?? 30_000)
@@ -704,6 +759,7 @@ export const make = (options: EngineOptions): Durable.Engine => {
   const { onError, onEvent } = options
   if (onError !== undefined) validate.callable(where, 'options.onError', onError)
   if (onEvent !== undefined) validate.callable(where, 'options.onEvent', onEvent)
+  const replication = replicationOptions(where, options.waitForReplicas, timeout)
   const base = { connection: connection as Bull.ConnectionOptions, ...(prefix === undefined ? {} : { prefix }) }
   const queues = new Map<string, Bull.Queue>()
   const workers = new Set<Durable.Worker>()
@@ -764,7 +820,10 @@ export const make = (options: EngineOptions): Durable.Engine => {
       checkOpen('submit')
       checkDefinition(`${where}: submit`, def)
       checkId(`${where}: submit`, id)
-      const added = submit(queueOf(def.name) as unknown as QueueLike, def, id, payload, { keepDone })
+      const queue = queueOf(def.name)
+      const added = submit(queue as unknown as QueueLike, def, id, payload, { keepDone }).then(() =>
+        replication === undefined ? undefined : replicated(queue, id, prefix ?? 'bull', replication)
+      )
       await withinRealTime(added, timeout, late(`submit of ${JSON.stringify(id)}`))
       tell(onEvent, onError, {
         _tag: 'RunSubmitted',

@@ -20,7 +20,7 @@ import * as S from './support/durable'
 import { killChildren, startChild } from './support/fleet'
 import { describeWithRedis } from './support/redis'
 import { drive } from './support/wait'
-import { deepStrictEqual } from './util'
+import { deepStrictEqual, throwsRangeError, throwsTypeError } from './util'
 
 /** Polls `done` (every 10 ms, at most 10 s) until it holds. */
 const until = async (what: string, done: () => Promise<boolean>): Promise<void> => {
@@ -86,6 +86,23 @@ describe('BullMQ (no server needed)', () => {
       /BullMQ\.make: options\.lockDuration must be a finite number >= 1, received 0/
     )
     assert.throws(() => BullMQ.jobId(''), /BullMQ\.jobId: id must be a non-empty string, received ""/)
+    const replicas = (waitForReplicas: unknown, timeout?: number) => () =>
+      BullMQ.make({ connection: { host: 'h', port: 1 }, waitForReplicas: waitForReplicas as never, timeout })
+    throwsTypeError(replicas(1), /options\.waitForReplicas must be an object, received 1/)
+    throwsRangeError(
+      replicas({ replicas: 0, timeout: 10 }),
+      /options\.waitForReplicas\.replicas must be a whole number >= 1, received 0/
+    )
+    // WAIT 0 would wait without end
+    throwsRangeError(
+      replicas({ replicas: 1, timeout: 0 }),
+      /options\.waitForReplicas\.timeout must be a finite number >= 1, received 0/
+    )
+    throwsRangeError(
+      replicas({ replicas: 1, timeout: 5_000 }),
+      /options\.waitForReplicas\.timeout must be less than options\.timeout \(5000 ms\), which bounds the whole submit, received 5000/
+    )
+    replicas({ replicas: 1, timeout: 5_000 }, 5_001)()
   })
 
   it('should map ids to job ids BullMQ accepts', () => {

@@ -28,7 +28,8 @@ export interface RedisServer {
   readonly stop: () => Promise<void>
 }
 
-const freePort = (): Promise<number> =>
+/** A port free on 127.0.0.1 now (another process may take it before it is used: callers try again). */
+export const freePort = (): Promise<number> =>
   new Promise((resolve, reject) => {
     const server = net.createServer()
     server.unref()
@@ -42,7 +43,7 @@ const freePort = (): Promise<number> =>
   })
 
 /** Sends PING once; resolves whether the answer was +PONG. */
-const ping = (port: number): Promise<boolean> =>
+export const ping = (port: number): Promise<boolean> =>
   new Promise((resolve) => {
     const socket = net.connect({ host: '127.0.0.1', port })
     let answer = ''
@@ -60,19 +61,24 @@ const ping = (port: number): Promise<boolean> =>
   })
 
 /** Resolves once the child has exited and its pipes are closed (so that no handle of it outlives the tests). */
-const exited = (child: ChildProcess): Promise<void> => new Promise((resolve) => child.once('close', () => resolve()))
+export const exited = (child: ChildProcess): Promise<void> =>
+  new Promise((resolve) => child.once('close', () => resolve()))
 
 /**
- * Starts `redis-server --port <free port> --bind 127.0.0.1 --save '' --appendonly no` (plus `extraArgs`), and
- * resolves once it answers PING. Tries a few ports, in case another process takes the free one first.
+ * Starts `redis-server --port <free port> --bind 127.0.0.1 --save '' --appendonly no` (plus `extraArgs`, or the
+ * arguments it answers for each try: a cluster node takes a second free port), and resolves once it answers PING.
+ * Tries a few ports, in case another process takes the free one first.
  */
-export const startRedis = async (extraArgs: ReadonlyArray<string> = []): Promise<RedisServer> => {
+export const startRedis = async (
+  extraArgs: ReadonlyArray<string> | (() => Promise<ReadonlyArray<string>>) = []
+): Promise<RedisServer> => {
   let lastError = ''
   for (let tries = 0; tries < 5; tries++) {
     const port = await freePort()
+    const more = typeof extraArgs === 'function' ? await extraArgs() : extraArgs
     const child = spawn(
       BIN,
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extraArgs],
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...more],
       {
         stdio: ['ignore', 'pipe', 'pipe']
       }
