@@ -1,7 +1,8 @@
 /**
- * Rate limiters: at most `burst` calls at once, and `rate` calls every `per` ms on average after that.
+ * Rate limiters: at most `burst` calls at once, and `rate` calls every `per` ms on average after that
+ * ({@link gcra}); or at most `limit` calls in each window of `window` ms ({@link fixedWindow}, {@link slidingWindow}).
  *
- * {@link gcra} is a limiter local to the process. {@link throttle} makes an action wait for its turn, on
+ * {@link gcra}, {@link fixedWindow} and {@link slidingWindow} are limiters local to the process. {@link throttle} makes an action wait for its turn, on
  * the clock, first come first served; {@link throttleSignalled} lets a waiting call be aborted. {@link asGuard}
  * limits the retries of the runners instead: a retry beyond the rate is refused and the run ends, reason
  * `'rateLimit'`.
@@ -86,8 +87,11 @@ export interface Reservation {
  *   always succeeds; the waits of successive reservations grow, first come first served.
  * - Either may answer with a promise: a limiter in Redis implements the same bucket in a script, with the server's
  *   `TIME`, and answers by promise; {@link throttle} and {@link asGuard} await only promises.
- * - Whatever the calls, the tokens granted (taken, or reserved and not cancelled, at the time they are due) in any
- *   window of `w` ms never exceed `burst + rate * w / per`.
+ * - Whatever the calls, the tokens granted (taken, or reserved and not cancelled, at the time they are due) stay
+ *   within the bound of the limiter's algorithm: in any window of `w` ms, at most `burst + rate * w / per` for
+ *   {@link gcra}; at most `limit` in each window of {@link fixedWindow} (so up to `2 * limit` in `window` ms across a
+ *   boundary); at most `limit` in any window of `window` ms for {@link slidingWindow}. And they are granted in the
+ *   order they were asked for: a token's time is never before the time of one taken or reserved before it.
  *
  * @example
  * import * as RateLimiter from 'fp-ts-retry/RateLimiter'
@@ -131,6 +135,32 @@ export interface GcraOptions {
   readonly rate: number
   readonly per: number
   readonly burst: number
+  readonly clock?: Clock | undefined
+  readonly onEvent?: Observer | undefined
+}
+
+/**
+ * Options of {@link fixedWindow} and {@link slidingWindow}: at most `limit` calls in a window of `window` ms.
+ *
+ * **Details**
+ *
+ * - `limit`: a whole number >= 1; `window`: a finite number of ms > 0 (`limit: 100, window: 60_000` is 100 a
+ *   minute).
+ * - `clock` (default `Clock.live`): the limiter's time. Give the throttle the same clock.
+ * - `onEvent`: told `RateLimitWaited` when a reservation must wait (its `wait`, ms) and `RateLimitRefused` when
+ *   `take` finds no token, as {@link gcra} tells them.
+ *
+ * @example
+ * import type { WindowOptions } from 'fp-ts-retry/RateLimiter'
+ *
+ * const options: WindowOptions = { limit: 100, window: 60_000 } // 100 a minute
+ *
+ * @category model
+ * @since 1.0.0
+ */
+export interface WindowOptions {
+  readonly limit: number
+  readonly window: number
   readonly clock?: Clock | undefined
   readonly onEvent?: Observer | undefined
 }
@@ -217,15 +247,183 @@ export const gcra = (options: GcraOptions): RateLimiter => {
       const next = Math.max(tat, t) + per
       tat = next
       const due = next - tolerance
-      let cancelled = false
       return {
         wait: due > t ? (due - t) / rate : 0,
-        cancel: () => {
-          if (cancelled) return
-          cancelled = true
-          // Only the last change can be undone: the reservations after this one keep their times.
+        // Only the last change can be undone: the reservations after this one keep their times.
+        cancel: undoOnce(() => {
           if (tat === next) tat = next - per
-        }
+        })
+      }
+    }
+  })
+}
+
+/**
+ * A fixed-window counter local to the process: at most `limit` tokens in each window of `window` ms, the windows
+ * following one another on the clock (`[0, window)`, `[window, 2 * window)`, ...).
+ *
+ * **Details**
+ *
+ * - The simplest limit, and the one most APIs state ("100 requests a minute", reset on the minute): the windows
+ *   are aligned on multiples of `window` ms of the clock's time (on `Clock.live`, since the epoch).
+ * - **Up to `2 * limit` in `window` ms across a boundary**: `limit` at the end of one window and `limit` at the
+ *   start of the next are both allowed, however close together. In any `w` ms the tokens granted never exceed
+ *   `limit * (floor(w / window) + 2)`. Use {@link slidingWindow} for an exact limit, {@link gcra} for a smooth
+ *   pace.
+ * - `take()` takes a token if the current window has one left and no reservation waits; `reserve()` gives the
+ *   next token in turn: in the current window if it has one left, else at the start of the first window with room
+ *   (the wait is then the time to that window's start).
+ * - `cancel()` gives the token back only if nothing was taken or reserved after it (as {@link gcra}'s); then
+ *   the reservation before it may be cancelled too. A token given back in a window that has passed changes
+ *   nothing.
+ * - State: two numbers and a counter, whatever the `limit`. `limit` and `window` are checked (`RangeError` naming
+ *   the one that is wrong); `clock` must be a `Clock` (`TypeError`).
+ *
+ * @example
+ * import * as RateLimiter from 'fp-ts-retry/RateLimiter'
+ * import * as TestClock from 'fp-ts-retry/TestClock'
+ * import * as assert from 'assert'
+ *
+ * async function main() {
+ *   const clock = TestClock.make()
+ *   const limiter = RateLimiter.fixedWindow({ limit: 2, window: 1_000, clock })
+ *   await clock.advance(999) // the end of the first window
+ *   assert.deepStrictEqual([limiter.take(), limiter.take(), limiter.take()], [true, true, false])
+ *   await clock.advance(1) // a new window: 4 tokens in 1 ms, twice the limit
+ *   assert.deepStrictEqual([limiter.take(), limiter.take(), limiter.take()], [true, true, false])
+ *   assert.strictEqual((limiter.reserve() as RateLimiter.Reservation).wait, 1_000) // the next window's first
+ * }
+ * main()
+ *
+ * @category constructors
+ * @since 1.0.0
+ */
+export const fixedWindow = (options: WindowOptions): RateLimiter => {
+  const { limit, window, clock } = windowOptions('RateLimiter.fixedWindow', options)
+  // the last window a token went to, the tokens in it, and the changes made (a cancel undoes only the last)
+  let last = -Infinity
+  let count = 0
+  let changes = 0
+  /** The window of the next token at `t`: `last` moved on when it is past or full. */
+  const next = (t: number): number => {
+    const current = Math.floor(t / window)
+    if (last < current) return current
+    return count < limit ? last : last + 1
+  }
+  const grant = (into: number): void => {
+    count = into === last ? count + 1 : 1
+    last = into
+    changes++
+  }
+  return observed(options.onEvent, clock.now, {
+    take: () => {
+      const t = clock.now()
+      const into = next(t)
+      if (into > Math.floor(t / window)) return false
+      grant(into)
+      return true
+    },
+    reserve: () => {
+      const t = clock.now()
+      const into = next(t)
+      grant(into)
+      const mine = changes
+      return {
+        wait: Math.max(0, into * window - t),
+        cancel: undoOnce(() => {
+          if (changes !== mine) return
+          changes--
+          count--
+          // the first token of its window: the window before was full, or is past
+          if (count === 0) [last, count] = [into - 1, limit]
+        })
+      }
+    }
+  })
+}
+
+/**
+ * A sliding-window log local to the process: at most `limit` tokens in any window of `window` ms, wherever it
+ * starts. Exact: no burst across a boundary.
+ *
+ * **Details**
+ *
+ * - Kept as the times of the last `limit` tokens (a ring, at most `limit` numbers: memory O(limit)). A token at
+ *   `t` may go when fewer than `limit` tokens were granted in `(t - window, t]`, that is when the `limit`-th last
+ *   was granted at `t - window` or before: any two tokens `limit` apart are at least `window` ms apart.
+ * - `take()` takes a token if one is there now and no reservation waits; `reserve()` gives the next token in
+ *   turn, due when the `limit`-th last leaves the window.
+ * - `cancel()` gives the token back only if nothing was taken or reserved after it (as {@link gcra}'s): its time
+ *   leaves the log and the time it pushed out comes back. Then the reservation before it may be cancelled too.
+ * - `limit` and `window` are checked (`RangeError` naming the one that is wrong); `clock` must be a `Clock`
+ *   (`TypeError`).
+ *
+ * @example
+ * import * as RateLimiter from 'fp-ts-retry/RateLimiter'
+ * import * as TestClock from 'fp-ts-retry/TestClock'
+ * import * as assert from 'assert'
+ *
+ * async function main() {
+ *   const clock = TestClock.make()
+ *   const limiter = RateLimiter.slidingWindow({ limit: 2, window: 1_000, clock })
+ *   assert.strictEqual(limiter.take(), true) // at 0
+ *   await clock.advance(600)
+ *   assert.deepStrictEqual([limiter.take(), limiter.take()], [true, false]) // 2 in (-400, 600]
+ *   await clock.advance(400) // the token of 0 has left the window
+ *   assert.deepStrictEqual([limiter.take(), limiter.take()], [true, false])
+ *   assert.strictEqual((limiter.reserve() as RateLimiter.Reservation).wait, 600) // when the one of 600 leaves
+ * }
+ * main()
+ *
+ * @category constructors
+ * @since 1.0.0
+ */
+export const slidingWindow = (options: WindowOptions): RateLimiter => {
+  const { limit, window, clock } = windowOptions('RateLimiter.slidingWindow', options)
+  // the times of the last `limit` tokens, a ring whose oldest is at `oldest`; and the changes made
+  const times: Array<number> = []
+  let oldest = 0
+  let changes = 0
+  /**
+   * When the next token may go, at `t` or later: once the `limit`-th last has left the window. Never before the
+   * last token either: each was due at its call or when the one `limit` before it left, which is no later.
+   */
+  const due = (t: number): number => (times.length < limit ? t : Math.max(t, times[oldest] + window))
+  /** Logs a token at `at`; answers the time it pushed out of the log, if any. */
+  const grant = (at: number): number | undefined => {
+    changes++
+    if (times.length < limit) {
+      times.push(at)
+      return undefined
+    }
+    const out = times[oldest]
+    times[oldest] = at
+    oldest = (oldest + 1) % limit
+    return out
+  }
+  return observed(options.onEvent, clock.now, {
+    take: () => {
+      const t = clock.now()
+      if (due(t) > t) return false
+      grant(t)
+      return true
+    },
+    reserve: () => {
+      const t = clock.now()
+      const at = due(t)
+      const out = grant(at)
+      const mine = changes
+      return {
+        wait: at - t,
+        cancel: undoOnce(() => {
+          if (changes !== mine) return
+          changes--
+          if (out === undefined) times.pop()
+          else {
+            oldest = (oldest + limit - 1) % limit
+            times[oldest] = out
+          }
+        })
       }
     }
   })
@@ -442,4 +640,27 @@ function checkThrottle(where: string, limiter: RateLimiter, options: ThrottleOpt
   validate.object(where, 'options', options)
   validate.services(where, 'options', { clock: options.clock })
   return options.clock ?? LiveClock.live
+}
+
+/** The options of a window limiter, checked, with the clock to read. */
+function windowOptions(
+  where: string,
+  options: WindowOptions
+): { readonly limit: number; readonly window: number; readonly clock: Clock } {
+  validate.object(where, 'options', options)
+  const limit = validate.positiveCount(where, 'limit', options.limit)
+  const window = validate.positive(where, 'window', options.window)
+  validate.services(where, 'options', { clock: options.clock })
+  if (options.onEvent !== undefined) validate.callable(where, 'options.onEvent', options.onEvent)
+  return { limit, window, clock: options.clock ?? LiveClock.live }
+}
+
+/** `undo`, run at the first call only: a reservation's `cancel`, which does nothing when called again. */
+function undoOnce(undo: () => void): () => void {
+  let done = false
+  return () => {
+    if (done) return
+    done = true
+    undo()
+  }
 }

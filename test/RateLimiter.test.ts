@@ -9,6 +9,15 @@ import { retrying, type StopReason } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
 import * as TestClock from '../src/TestClock'
 import type { Signalled } from '../src/Timeout'
+import {
+  callArbitrary,
+  fixedWindowModel,
+  inOrder,
+  mostInAny,
+  mostInAWindow,
+  simulate,
+  slidingWindowModel
+} from './support/limiters'
 import { deepStrictEqual, ok, strictEqual, throwsRangeError, throwsTypeError } from './util'
 
 /** An action that records the time it started on `clock`. */
@@ -182,6 +191,193 @@ describe('RateLimiter', () => {
         ),
         { seed: 20, numRuns: 300 }
       )
+    })
+  })
+
+  describe.each([
+    ['fixedWindow', RateLimiter.fixedWindow, fixedWindowModel],
+    ['slidingWindow', RateLimiter.slidingWindow, slidingWindowModel]
+  ] as const)('%s', (name, make, model) => {
+    it('should answer as its reference model, for any takes, reservations, cancels and advances', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 1, max: 5 }),
+          fc.integer({ min: 1, max: 500 }),
+          fc.array(callArbitrary(300), { maxLength: 60 }),
+          async (limit, window, calls) => {
+            const clock = TestClock.make()
+            const limiter = make({ limit, window, clock })
+            const granted = await simulate(
+              limiter,
+              async (ms) => (await clock.advance(ms), clock.now()),
+              model,
+              limit,
+              window,
+              calls,
+              (actual, expected, what) => deepStrictEqual({ what, answer: actual }, { what, answer: expected })
+            )
+            ok(inOrder(granted), `granted out of order: ${granted.join(', ')}`)
+            if (name === 'fixedWindow') {
+              ok(mostInAWindow(granted, window) <= limit, `more than ${limit} in a window: ${granted.join(', ')}`)
+              ok(mostInAny(granted, window) <= 2 * limit, `more than 2 x ${limit} in ${window} ms`)
+            } else ok(mostInAny(granted, window) <= limit, `more than ${limit} in ${window} ms: ${granted.join(', ')}`)
+          }
+        ),
+        { seed: 27, numRuns: 400 }
+      )
+    })
+
+    it('should answer waits that are never negative, NaN or infinite, and never let a take overtake a reservation', () => {
+      const clock = TestClock.make(1_700_000_000_123)
+      const limiter = make({ limit: 2, window: 1_000 / 3, clock })
+      const waits = Array.from({ length: 7 }, () => reserve(limiter).wait)
+      ok(waits.every((w) => Number.isFinite(w) && w >= 0), `waits ${waits.join(', ')}`)
+      ok(waits.every((w, i) => i === 0 || w >= waits[i - 1]), `waits ${waits.join(', ')}`)
+      strictEqual(limiter.take(), false)
+    })
+
+    it.each([
+      ['limit', { limit: 0, window: 1 }, /limit must be a whole number >= 1, received 0/],
+      ['limit', { limit: 1.5, window: 1 }, /limit must be a whole number >= 1, received 1.5/],
+      ['window', { limit: 1, window: 0 }, /window must be a finite number > 0, received 0/],
+      ['window', { limit: 1, window: NaN }, /window must be a finite number > 0, received NaN/],
+      ['window', { limit: 1, window: Infinity }, /window must be a finite number > 0, received Infinity/]
+    ])('should refuse a bad %s with a RangeError naming it', (_, options, message) => {
+      throwsRangeError(() => make(options), new RegExp(`RateLimiter\\.${name}: ${message.source}`))
+    })
+
+    it('should refuse options, clocks and callbacks of the wrong type with a TypeError naming them', () => {
+      throwsTypeError(() => make(null as never), new RegExp(`${name}: options must be an object`))
+      throwsTypeError(() => make({ limit: 1, window: 1, clock: {} as never }), /options\.clock must be a Clock/)
+      throwsTypeError(() => make({ limit: 1, window: 1, onEvent: 'log' as never }), /options\.onEvent must be a function/)
+    })
+
+    it('should tell each wait and each refusal through onEvent, and serve throttle, throttleSignalled and asGuard', async () => {
+      const clock = TestClock.make()
+      const events: Array<Event> = []
+      const limiter = make({ limit: 1, window: 100, clock, onEvent: (e) => void events.push(e) })
+      const { started, action } = recorder(clock)
+      const calls = [0, 1, 2].map(() => pipe(action, RateLimiter.throttle(limiter, { clock }))())
+      strictEqual(limiter.take(), false)
+      await clock.runAll()
+      await Promise.all(calls)
+      deepStrictEqual(started, [0, 100, 200])
+      const at = { source: 'rateLimit', run: 0, at: 0 } as const
+      deepStrictEqual(events, [
+        { _tag: 'RateLimitWaited', ...at, wait: 100 },
+        { _tag: 'RateLimitWaited', ...at, wait: 200 },
+        { _tag: 'RateLimitRefused', ...at }
+      ])
+
+      const call = pipe(
+        (_: Signalled) => action,
+        RateLimiter.throttleSignalled(limiter, () => 'aborted', { clock })
+      )
+      const controller = new AbortController()
+      const waiting = call({ signal: controller.signal })() // due at 300
+      await clock.advance(50)
+      controller.abort()
+      deepStrictEqual(await waiting, E.left('aborted'))
+      const next = call()()
+      await clock.runAll()
+      await next
+      deepStrictEqual(started, [0, 100, 200, 300]) // the aborted one's token was given back
+
+      const reasons: Array<StopReason> = []
+      const run = pipe(
+        (() => Promise.resolve(E.left('503'))) as TaskEither<string, never>,
+        retrying(pipe(Schedule.constant(10), Schedule.intersect(Schedule.recurs(5))), {
+          clock,
+          guards: [RateLimiter.asGuard(make({ limit: 2, window: 1_000, clock }))],
+          onDone: ({ reason }) => void reasons.push(reason)
+        })
+      )()
+      await clock.runAll()
+      await run
+      deepStrictEqual([clock.sleeps.slice(-2), reasons], [[10, 10], ['rateLimit' as StopReason]])
+    })
+  })
+
+  describe('fixedWindow', () => {
+    it('should let up to 2 x limit through across a window boundary, however close together', async () => {
+      const clock = TestClock.make()
+      const limiter = RateLimiter.fixedWindow({ limit: 3, window: 1_000, clock })
+      await clock.advance(999)
+      deepStrictEqual([1, 2, 3, 4].map(() => limiter.take()), [true, true, true, false])
+      await clock.advance(1)
+      deepStrictEqual([1, 2, 3, 4].map(() => limiter.take()), [true, true, true, false]) // 6 in 1 ms
+      await clock.advance(999)
+      strictEqual(limiter.take(), false) // never early
+    })
+
+    it('should reserve in the current window while it has room, then at the start of the next with room', async () => {
+      const clock = TestClock.make()
+      const limiter = RateLimiter.fixedWindow({ limit: 2, window: 1_000, clock })
+      await clock.advance(250)
+      deepStrictEqual(
+        [1, 2, 3, 4, 5].map(() => reserve(limiter).wait),
+        [0, 0, 750, 750, 1_750]
+      )
+      await clock.advance(750)
+      strictEqual(limiter.take(), false) // the window of 1000 is reserved in full
+    })
+
+    it('should give a cancelled token back only when nothing was taken or reserved after it, then the one before', async () => {
+      const clock = TestClock.make()
+      const limiter = RateLimiter.fixedWindow({ limit: 1, window: 100, clock })
+      reserve(limiter)
+      const a = reserve(limiter) // 100
+      const b = reserve(limiter) // 200
+      a.cancel() // b after it: lost
+      const c = reserve(limiter) // 300
+      c.cancel()
+      c.cancel()
+      b.cancel() // the last again: given back
+      strictEqual(reserve(limiter).wait, 200)
+    })
+  })
+
+  describe('slidingWindow', () => {
+    it('should never let more than limit through in any window, across a boundary too', async () => {
+      const clock = TestClock.make()
+      const limiter = RateLimiter.slidingWindow({ limit: 3, window: 1_000, clock })
+      await clock.advance(999)
+      deepStrictEqual([1, 2, 3, 4].map(() => limiter.take()), [true, true, true, false])
+      await clock.advance(1)
+      strictEqual(limiter.take(), false)
+      await clock.advance(998)
+      strictEqual(limiter.take(), false) // never early
+      await clock.advance(1)
+      deepStrictEqual([1, 2, 3, 4].map(() => limiter.take()), [true, true, true, false])
+    })
+
+    it('should answer from the last limit tokens after many calls', async () => {
+      const clock = TestClock.make()
+      const limiter = RateLimiter.slidingWindow({ limit: 2, window: 10, clock })
+      for (let i = 0; i < 10_000; i++) {
+        limiter.take()
+        await clock.advance(3)
+      }
+      // at 30000: the last two went at 29988 and 29991; each reservation is due when the second last leaves
+      deepStrictEqual(
+        [1, 2, 3, 4].map(() => reserve(limiter).wait),
+        [0, 1, 10, 11]
+      )
+    })
+
+    it('should give a cancelled token back with the time it pushed out, only when it was the last change', () => {
+      const clock = TestClock.make()
+      const limiter = RateLimiter.slidingWindow({ limit: 2, window: 100, clock })
+      deepStrictEqual(
+        [1, 2, 3, 4].map(() => reserve(limiter).wait),
+        [0, 0, 100, 100]
+      )
+      const a = reserve(limiter) // 200
+      const b = reserve(limiter) // 200
+      a.cancel() // b after it: lost
+      b.cancel() // given back
+      strictEqual(reserve(limiter).wait, 200) // b's place: a's token is lost, still in the log at 200
+      strictEqual(reserve(limiter).wait, 300)
     })
   })
 
