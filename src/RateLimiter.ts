@@ -334,7 +334,7 @@ export const fixedWindow = (options: WindowOptions): RateLimiter => {
           if (changes !== mine) return
           changes--
           count--
-          // the first token of its window: the window before was full, or is past
+          // the first token of its window: the one before it (the last change before) was in a window before
           if (count === 0) [last, count] = [into - 1, limit]
         })
       }

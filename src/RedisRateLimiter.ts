@@ -1,6 +1,7 @@
 /**
- * A rate limit shared by a fleet: `RateLimiter.gcra`'s GCRA kept in Redis, so that every process that uses
- * the same key draws on one bucket, on the server's time.
+ * A rate limit shared by a fleet: `RateLimiter.gcra`'s GCRA ({@link gcra}), or a fixed or sliding window
+ * ({@link fixedWindow}, {@link slidingWindow}), kept in Redis, so that every process that uses the same key draws
+ * on one limit, on the server's time.
  *
  * It implements the `RateLimiter.RateLimiter` interface, answering by promise: use it with `RateLimiter.throttle`
  * and `RateLimiter.throttleSignalled` (a call waits for its turn on the run's clock, abortably) or as a guard of
@@ -11,6 +12,7 @@
  *
  * @since 1.0.0
  */
+import type { Clock } from './Clock'
 import * as LiveClock from './Clock'
 import type { Observer } from './Event'
 import * as RateLimiter from './RateLimiter'
@@ -66,6 +68,32 @@ export interface GcraOptions {
   readonly onEvent?: Observer | undefined
 }
 
+/**
+ * Options of {@link fixedWindow} and {@link slidingWindow}: the client, the key of the shared limit, the fleet's
+ * `limit` tokens in a window of `window` ms (as `RateLimiter.fixedWindow`'s and `RateLimiter.slidingWindow`'s), and
+ * `timeout`, `fallback`, `processes` and `onEvent` as {@link GcraOptions}'s.
+ *
+ * @example
+ * import type { WindowOptions } from 'fp-ts-retry/RedisRateLimiter'
+ * import type { RedisClient } from 'fp-ts-retry/RedisBudget'
+ *
+ * // 6,000 calls a minute for the whole fleet of 4 processes
+ * const optionsFor = (redis: RedisClient): WindowOptions => ({ redis, key: 'rate:search-api', limit: 6_000, window: 60_000, processes: 4 })
+ *
+ * @category model
+ * @since 1.0.0
+ */
+export interface WindowOptions {
+  readonly redis: RedisClient
+  readonly key: string
+  readonly limit: number
+  readonly window: number
+  readonly timeout?: number | undefined
+  readonly fallback?: Fallback | undefined
+  readonly processes?: number | undefined
+  readonly onEvent?: Observer | undefined
+}
+
 // -------------------------------------------------------------------------------------
 // constructors
 // -------------------------------------------------------------------------------------
@@ -77,7 +105,7 @@ export interface GcraOptions {
  * its reservation. A take answers 1 or 0; a reserve { wait (ms, as a string: a Lua number would be truncated),
  * n }. The key expires once the bucket is full again, when it is the same as no key.
  */
-const SCRIPT = `
+const GCRA = `
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
 local interval = tonumber(ARGV[2]) / tonumber(ARGV[3])
@@ -160,28 +188,208 @@ const SERVICE = 'rate limiter'
 export const gcra = (options: GcraOptions): RateLimiter.RateLimiter => {
   const where = 'RedisRateLimiter.gcra'
   validate.object(where, 'options', options)
+  const rate = validate.positive(where, 'options.rate', options.rate)
+  const per = validate.positive(where, 'options.per', options.per)
+  const burst = validate.positiveCount(where, 'options.burst', options.burst)
+  return shared(where, options, GCRA, [per, rate, burst], (processes, clock) =>
+    RateLimiter.gcra({ rate: rate / processes, per, burst: share(burst, processes), clock })
+  )
+}
+
+/**
+ * `RateLimiter.fixedWindow` in Lua, on one hash: `w` the last window a token went to (its index: the server's
+ * time in ms divided by `window`, rounded down), `c` the tokens in it, `n` the changes made. ARGV: the operation,
+ * `limit`, `window`, and for a cancel the `w` and `n` of its reservation (both, so that a reservation older than
+ * the key never matches). A reserve answers { wait, w, n }, as strings. The key expires when its window ends.
+ */
+const FIXED_WINDOW = `
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
+local limit = tonumber(ARGV[2])
+local window = tonumber(ARGV[3])
+local state = redis.call('HMGET', KEYS[1], 'w', 'c', 'n')
+local w = tonumber(state[1]) or -1
+local c = tonumber(state[2]) or 0
+local n = tonumber(state[3]) or 0
+local function save()
+  local ends = (w + 1) * window
+  if ends <= now then
+    redis.call('DEL', KEYS[1])
+  else
+    redis.call('HSET', KEYS[1], 'w', string.format('%.17g', w), 'c', c, 'n', n)
+    redis.call('PEXPIRE', KEYS[1], math.ceil(ends - now))
+  end
+end
+local op = ARGV[1]
+if op == 'c' then
+  if w == tonumber(ARGV[4]) and n == tonumber(ARGV[5]) then
+    c, n = c - 1, n - 1
+    if c == 0 then w, c = w - 1, limit end
+    save()
+  end
+  return 1
+end
+local current = math.floor(now / window)
+local into = w
+if w < current then into = current elseif c >= limit then into = w + 1 end
+if op == 't' and into > current then return 0 end
+if into == w then c = c + 1 else c = 1 end
+w, n = into, n + 1
+save()
+if op == 't' then return 1 end
+return { string.format('%.17g', math.max(0, w * window - now)), string.format('%.17g', w), tostring(n) }
+`
+
+/**
+ * `RateLimiter.slidingWindow` in Lua, on one list: the last `limit` tokens, oldest first, each `"<time> <n>"` (its
+ * time in ms on the server's clock, and the count of changes it made, which tells a cancel whether its
+ * reservation is the last). ARGV: the operation, `limit`, `window`, and for a cancel its reservation's entry and
+ * the entry it pushed out (`''`: none). A reserve answers { wait, entry, pushed out }. The key expires when its
+ * last token leaves the window.
+ */
+const SLIDING_WINDOW = `
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
+local limit = tonumber(ARGV[2])
+local window = tonumber(ARGV[3])
+local key = KEYS[1]
+local function expire()
+  local last = redis.call('LINDEX', key, -1)
+  if not last then return end
+  local ends = tonumber(string.match(last, '^(%S+)')) + window
+  if ends <= now then redis.call('DEL', key) else redis.call('PEXPIRE', key, math.ceil(ends - now)) end
+end
+local last = redis.call('LINDEX', key, -1)
+local op = ARGV[1]
+if op == 'c' then
+  if last == ARGV[4] then
+    redis.call('RPOP', key)
+    if ARGV[5] ~= '' then redis.call('LPUSH', key, ARGV[5]) end
+    expire()
+  end
+  return 1
+end
+local size = redis.call('LLEN', key)
+local due = now
+if size >= limit then
+  due = math.max(now, tonumber(string.match(redis.call('LINDEX', key, -limit), '^(%S+)')) + window)
+end
+if op == 't' and due > now then return 0 end
+local n = 1
+if last then n = tonumber(string.match(last, ' (%d+)$')) + 1 end
+local entry = string.format('%.17g', due) .. ' ' .. n
+local out = ''
+if size >= limit then out = redis.call('LPOP', key) end
+redis.call('RPUSH', key, entry)
+expire()
+if op == 't' then return 1 end
+return { string.format('%.17g', due - now), entry, out }
+`
+
+/**
+ * A fixed-window limit shared by every process whose limiter has the same `key`: `RateLimiter.fixedWindow` kept
+ * in Redis.
+ *
+ * **Details**
+ *
+ * - The rules of `RateLimiter.fixedWindow`: at most `limit` tokens in each window of `window` ms, the windows
+ *   aligned on the server's clock (multiples of `window` ms since the epoch), so **up to `2 * limit` in `window`
+ *   ms across a boundary**. Every process should give the same `limit` and `window` for a key.
+ * - One small hash a key (three numbers), which expires when its window ends; one script a call, on the server's
+ *   `TIME`, with one key (so it works on a Redis Cluster).
+ * - `timeout`, `fallback` (a `RateLimiter.fixedWindow` of this process with a limit of
+ *   `max(1, floor(limit / processes))` by default), `processes` and `onEvent` as {@link gcra}'s.
+ * - Bad options are a `TypeError` or `RangeError` naming them.
+ *
+ * @example
+ * import * as RedisRateLimiter from 'fp-ts-retry/RedisRateLimiter'
+ * import * as RateLimiter from 'fp-ts-retry/RateLimiter'
+ * import type { TaskEither } from 'fp-ts/TaskEither'
+ * import { pipe } from 'fp-ts/function'
+ * import Redis from 'ioredis'
+ *
+ * // needs a Redis server: defined, not called here
+ * export function throttledForTheFleet(call: TaskEither<Error, string>) {
+ *   const redis = new Redis({ host: '127.0.0.1', port: 6379 })
+ *   const limiter = RedisRateLimiter.fixedWindow({ redis, key: 'rate:search-api', limit: 6_000, window: 60_000, processes: 4 })
+ *   return pipe(call, RateLimiter.throttle(limiter))
+ * }
+ *
+ * @category constructors
+ * @since 1.0.0
+ */
+export const fixedWindow = (options: WindowOptions): RateLimiter.RateLimiter =>
+  windowed('RedisRateLimiter.fixedWindow', options, FIXED_WINDOW, RateLimiter.fixedWindow)
+
+/**
+ * A sliding-window limit shared by every process whose limiter has the same `key`: `RateLimiter.slidingWindow`
+ * kept in Redis.
+ *
+ * **Details**
+ *
+ * - The rules of `RateLimiter.slidingWindow`: at most `limit` tokens in any window of `window` ms, exactly, on
+ *   the server's clock. Every process should give the same `limit` and `window` for a key.
+ * - One list a key, of at most `limit` entries (about 25 bytes each), which expires when its last token leaves
+ *   the window; one script a call, on the server's `TIME`, with one key (so it works on a Redis Cluster). A
+ *   reservation's `cancel()` sends back the entry it made and the one it pushed out.
+ * - `timeout`, `fallback` (a `RateLimiter.slidingWindow` of this process with a limit of
+ *   `max(1, floor(limit / processes))` by default), `processes` and `onEvent` as {@link gcra}'s.
+ * - Bad options are a `TypeError` or `RangeError` naming them.
+ *
+ * @example
+ * import * as RedisRateLimiter from 'fp-ts-retry/RedisRateLimiter'
+ * import * as RateLimiter from 'fp-ts-retry/RateLimiter'
+ * import type { TaskEither } from 'fp-ts/TaskEither'
+ * import { pipe } from 'fp-ts/function'
+ * import Redis from 'ioredis'
+ *
+ * // needs a Redis server: defined, not called here
+ * export function guardedForTheFleet(call: TaskEither<Error, string>) {
+ *   const redis = new Redis({ host: '127.0.0.1', port: 6379 })
+ *   // at most 20 retries in any minute, across the fleet
+ *   const retries = RedisRateLimiter.slidingWindow({ redis, key: 'retries:search-api', limit: 20, window: 60_000 })
+ *   return RateLimiter.asGuard(retries)
+ * }
+ *
+ * @category constructors
+ * @since 1.0.0
+ */
+export const slidingWindow = (options: WindowOptions): RateLimiter.RateLimiter =>
+  windowed('RedisRateLimiter.slidingWindow', options, SLIDING_WINDOW, RateLimiter.slidingWindow)
+
+// -------------------------------------------------------------------------------------
+// internal
+// -------------------------------------------------------------------------------------
+
+/** The options every limiter kept in Redis takes, beside its algorithm's. */
+type SharedOptions = Pick<GcraOptions, 'redis' | 'key' | 'timeout' | 'fallback' | 'processes' | 'onEvent'>
+
+/**
+ * A limiter kept in Redis by `source`, one script on one key (ARGV: the operation, `t` take, `r` reserve or `c`
+ * cancel, then `params`; for a cancel, then what its reservation answered after its wait), with every call bounded
+ * by `timeout` and answered by the fallback while Redis cannot answer: `local(processes, clock)`, this process's
+ * share of the limit, or everything (`'allow'`), or no `take` (`'refuse'`).
+ */
+const shared = (
+  where: string,
+  options: SharedOptions,
+  source: string,
+  params: ReadonlyArray<number>,
+  local: (processes: number, clock: Clock) => RateLimiter.RateLimiter
+): RateLimiter.RateLimiter => {
   const redis = checkClient(where, options.redis)
   const key = checkKey(where, options.key)
-  const positive = (name: string, value: number): number => validate.positive(where, `options.${name}`, value)
-  const whole = (name: string, value: number): number => validate.positiveCount(where, `options.${name}`, value)
-  const rate = positive('rate', options.rate)
-  const per = positive('per', options.per)
-  const burst = whole('burst', options.burst)
-  const processes = options.processes === undefined ? 1 : whole('processes', options.processes)
+  const processes =
+    options.processes === undefined ? 1 : validate.positiveCount(where, 'options.processes', options.processes)
   const { fallback, timeout } = serviceOptions(where, options)
   const clock = LiveClock.live
-  const local = RateLimiter.gcra({
-    rate: rate / processes,
-    per,
-    burst: Math.max(1, Math.floor(burst / processes)),
-    clock
-  })
+  const alone = local(processes, clock)
   const service = health('rateLimit', SERVICE, fallback, clock.now, options.onEvent)
-  const evaluate = script(redis, SCRIPT)
+  const evaluate = script(redis, source)
   /** The script's answer, read by `read`; a rejection when Redis fails, answers nonsense or takes over `timeout`. */
-  const run = async <A>(read: (answer: unknown) => A, op: string, ...rest: Array<number>): Promise<A> => {
+  const run = async <A>(read: (answer: unknown) => A, op: string, ...rest: Array<string>): Promise<A> => {
     try {
-      const answer = read(await within(clock, timeout, SERVICE, () => evaluate(key, op, per, rate, burst, ...rest)))
+      const answer = read(await within(clock, timeout, SERVICE, () => evaluate(key, op, ...params, ...rest)))
       service.answered()
       return answer
     } catch (e) {
@@ -191,11 +399,11 @@ export const gcra = (options: GcraOptions): RateLimiter.RateLimiter => {
   }
   const take = (): Promise<boolean> =>
     run((answer) => Number(answer) === 1, 't').catch(
-      () => fallback === 'allow' || (fallback === 'local' && (local.take() as boolean))
+      () => fallback === 'allow' || (fallback === 'local' && (alone.take() as boolean))
     )
   const reserve = (): Promise<RateLimiter.Reservation> =>
     run(decode, 'r').then(
-      ([wait, n]) => {
+      ({ wait, token }) => {
         let cancelled = false
         return {
           wait,
@@ -203,24 +411,41 @@ export const gcra = (options: GcraOptions): RateLimiter.RateLimiter => {
             if (cancelled) return
             cancelled = true
             // A cancel that cannot reach Redis loses its token: never more through than the limit.
-            await run(Number, 'c', n).catch(() => undefined)
+            await run(Number, 'c', ...token).catch(() => undefined)
           }
         }
       },
-      () => (fallback === 'allow' ? { wait: 0, cancel: () => undefined } : (local.reserve() as RateLimiter.Reservation))
+      () => (fallback === 'allow' ? { wait: 0, cancel: () => undefined } : (alone.reserve() as RateLimiter.Reservation))
     )
   return RateLimiter.observed(options.onEvent, clock.now, { take, reserve })
 }
 
-// -------------------------------------------------------------------------------------
-// internal
-// -------------------------------------------------------------------------------------
+/** {@link shared} for a window limiter: `limit` and `window` checked, and `make` as the local share. */
+const windowed = (
+  where: string,
+  options: WindowOptions,
+  source: string,
+  make: (options: RateLimiter.WindowOptions) => RateLimiter.RateLimiter
+): RateLimiter.RateLimiter => {
+  validate.object(where, 'options', options)
+  const limit = validate.positiveCount(where, 'options.limit', options.limit)
+  const window = validate.positive(where, 'options.window', options.window)
+  return shared(where, options, source, [limit, window], (processes, clock) =>
+    make({ limit: share(limit, processes), window, clock })
+  )
+}
 
-/** Reads a reservation's answer; anything else is a `TypeError` (taken as Redis failing). */
-const decode = (answer: unknown): readonly [number, number] => {
-  const [wait, n] = Array.isArray(answer) ? answer.map(Number) : []
-  if (!(wait >= 0 && Number.isInteger(n))) {
+/** A process's share of `tokens` among `processes`: at least one. */
+const share = (tokens: number, processes: number): number => Math.max(1, Math.floor(tokens / processes))
+
+/**
+ * Reads a reservation's answer: its wait, then what its cancel sends back (its token); anything else is a
+ * `TypeError` (taken as Redis failing).
+ */
+const decode = (answer: unknown): { readonly wait: number; readonly token: ReadonlyArray<string> } => {
+  const [wait, ...token] = Array.isArray(answer) ? answer : []
+  if (!(Number(wait) >= 0 && token.length > 0 && token.every((t) => typeof t === 'string' || Number.isInteger(t)))) {
     throw new TypeError(`RedisRateLimiter: the script answered ${JSON.stringify(answer)}`)
   }
-  return [wait, n]
+  return { wait: Number(wait), token: token.map(String) }
 }

@@ -11,6 +11,7 @@ import * as Schedule from '../src/Schedule'
 import * as TestClock from '../src/TestClock'
 import type { Signalled } from '../src/Timeout'
 import { killChildren, startChild, type Child } from './support/fleet'
+import { callArbitrary, inOrder, mostInAny, mostInAWindow, type Call } from './support/limiters'
 import { describeWithRedis } from './support/redis'
 import { deepStrictEqual, ok, strictEqual, throwsRangeError, throwsTypeError } from './util'
 
@@ -189,7 +190,14 @@ describeWithRedis('RedisRateLimiter.gcra on a real Redis', (server) => {
 
     beforeAll(async () => {
       processes = Array.from({ length: 4 }, () =>
-        startChild('fleet-rate-limiter.ts', [String(server().port), shared, String(RATE), '1000', String(BURST)])
+        startChild('fleet-rate-limiter.ts', [
+          String(server().port),
+          shared,
+          'gcra',
+          String(RATE),
+          '1000',
+          String(BURST)
+        ])
       )
       await Promise.all(processes.map((p) => p.waitFor('ready', (l) => l === 'ready')))
     }, 20_000)
@@ -258,6 +266,257 @@ describeWithRedis('RedisRateLimiter.gcra on a real Redis', (server) => {
       for (let i = 0; i < 50 && !events.some((e) => e._tag === 'ServiceRecovered'); i++) await limiter.take()
       expect(events.find((e) => e._tag === 'ServiceRecovered')).toMatchObject({ source: 'rateLimit' })
       for (const p of processes) p.process.stdin?.end()
+      deepStrictEqual(
+        (await Promise.all(processes.map((p) => p.exited))).map((e) => e.code),
+        [0, 0, 0, 0]
+      )
+    }, 20_000)
+  })
+})
+
+/** The window limiters, kept in Redis and local, side by side. */
+const windowLimiters = [
+  ['fixedWindow', RedisRateLimiter.fixedWindow, RateLimiter.fixedWindow],
+  ['slidingWindow', RedisRateLimiter.slidingWindow, RateLimiter.slidingWindow]
+] as const
+
+describe.each(windowLimiters)('RedisRateLimiter.%s (no server needed)', (name, make) => {
+  const redis: RedisRateLimiter.WindowOptions['redis'] = { evalsha: async () => 0, eval: async () => 0 }
+  const options = { redis, key: 'k', limit: 10, window: 1_000 }
+
+  it('should name a bad option in its error: TypeError for a wrong type, RangeError for a value out of range', () => {
+    const where = `RedisRateLimiter\\.${name}: `
+    throwsTypeError(() => make(null as never), new RegExp(`${where}options must be an object`))
+    throwsTypeError(
+      () => make({ ...options, redis: {} as never }),
+      new RegExp(`${where}options\\.redis must be a Redis client with evalsha and eval`)
+    )
+    throwsTypeError(
+      () => make({ ...options, key: 7 as never }),
+      new RegExp(`${where}options\\.key must be a non-empty string, received 7`)
+    )
+    throwsRangeError(
+      () => make({ ...options, limit: 0 }),
+      new RegExp(`${where}options\\.limit must be a whole number >= 1, received 0`)
+    )
+    throwsRangeError(
+      () => make({ ...options, limit: 2.5 }),
+      new RegExp(`${where}options\\.limit must be a whole number >= 1, received 2.5`)
+    )
+    throwsRangeError(
+      () => make({ ...options, window: -1 }),
+      new RegExp(`${where}options\\.window must be a finite number > 0, received -1`)
+    )
+    throwsRangeError(
+      () => make({ ...options, window: Infinity }),
+      new RegExp(`${where}options\\.window must be a finite number > 0, received Infinity`)
+    )
+    throwsRangeError(
+      () => make({ ...options, processes: 1.5 }),
+      new RegExp(`${where}options\\.processes must be a whole number >= 1, received 1.5`)
+    )
+    throwsRangeError(
+      () => make({ ...options, timeout: 0 }),
+      new RegExp(`${where}options\\.timeout must be a finite number > 0, received 0`)
+    )
+    throwsRangeError(
+      () => make({ ...options, fallback: 'wait' as never }),
+      new RegExp(`${where}options\\.fallback must be 'local', 'allow' or 'refuse'`)
+    )
+    throwsTypeError(
+      () => make({ ...options, onEvent: 1 as never }),
+      new RegExp(`${where}options\\.onEvent must be a function`)
+    )
+  })
+
+  it('should take a script that answers nonsense as Redis failing: the fallback answers, and says so', async () => {
+    const events: Array<Event> = []
+    const limiter = make({ ...options, limit: 1, onEvent: (e) => void events.push(e) })
+    // the local share: 1 token, then a wait for the next window
+    deepStrictEqual([(await limiter.reserve()).wait === 0, (await limiter.reserve()).wait > 0], [true, true])
+    expect(events.filter((e) => e._tag === 'ServiceUnavailable')).toMatchObject([
+      { _tag: 'ServiceUnavailable', source: 'rateLimit', service: 'rate limiter', fallback: 'local' }
+    ])
+  })
+})
+
+/** Calls to a window limiter in real time: after `dt` ms, a take, a reservation, or the cancel of one. */
+const realCall: fc.Arbitrary<Call> = fc.oneof(
+  fc.record({ _tag: fc.constant('take' as const), dt: fc.nat(25) }),
+  fc.record({ _tag: fc.constant('reserve' as const), dt: fc.nat(25) }),
+  fc.record({ _tag: fc.constant('cancel' as const), dt: fc.nat(25), index: fc.nat(10) })
+)
+
+describeWithRedis('RedisRateLimiter.fixedWindow and slidingWindow on a real Redis', (server) => {
+  let redis: Redis
+  let n = 0
+  const key = (): string => `window-${++n}`
+  /** The server's time, in ms. */
+  const serverTime = async (): Promise<number> => {
+    const [seconds, micros] = await redis.time()
+    return Number(seconds) * 1_000 + Number(micros) / 1_000
+  }
+
+  beforeAll(() => {
+    redis = new Redis({ host: server().host, port: server().port })
+  })
+  afterAll(async () => {
+    await killChildren()
+    redis.disconnect()
+  })
+
+  describe.each(windowLimiters)('%s', (name, make, makeLocal) => {
+    /** The time of the token the last take or reservation on `k` was granted, read from its key. */
+    const grantedAt = async (k: string, window: number): Promise<number> =>
+      name === 'fixedWindow'
+        ? Number(await redis.hget(k, 'w')) * window
+        : Number(((await redis.lindex(k, -1)) ?? '').split(' ')[0])
+
+    it(`should answer as RateLimiter.${name} does, for any takes, reservations and cancels within a minute`, async () => {
+      const WINDOW = 60_000
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 1, max: 4 }),
+          fc.array(callArbitrary(0), { minLength: 5, maxLength: 30, size: 'medium' }),
+          async (limit, calls) => {
+            // read before the server's time, so that the time since bounds how far the server's has moved on
+            let started = Date.now()
+            let now = await serverTime()
+            if (WINDOW - (now % WINDOW) < 1_000) {
+              // the run must not cross a boundary of the server's windows: start in the next one
+              await new Promise((resolve) => setTimeout(resolve, WINDOW - (now % WINDOW) + 20))
+              started = Date.now()
+              now = await serverTime()
+            }
+            const shared = make({ redis, key: key(), limit, window: WINDOW, timeout: 5_000 })
+            const local = makeLocal({ limit, window: WINDOW, clock: TestClock.make(now) })
+            const mine: Array<RateLimiter.Reservation> = []
+            const theirs: Array<RateLimiter.Reservation> = []
+            for (const call of calls) {
+              if (call._tag === 'take') strictEqual(await shared.take(), local.take())
+              else if (call._tag === 'reserve') {
+                const [a, b] = [local.reserve() as RateLimiter.Reservation, await shared.reserve()]
+                // the server's time has moved on by the test's own few ms, never more
+                const late = a.wait - b.wait
+                ok(late >= -1e-6 && late <= Date.now() - started + 1, `waits ${a.wait} and ${b.wait}`)
+                ok((a.wait === 0) === (b.wait === 0), `waits ${a.wait} and ${b.wait}`)
+                mine.push(a)
+                theirs.push(b)
+              } else if (call.index < mine.length) {
+                await mine[mine.length - 1 - call.index].cancel()
+                await theirs[mine.length - 1 - call.index].cancel()
+              }
+            }
+          }
+        ),
+        { numRuns: 150 }
+      )
+    }, 20_000)
+
+    it("should keep every grant within its bound and in order on the server's clock, in real time", async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 1, max: 4 }),
+          fc.integer({ min: 20, max: 60 }),
+          fc.array(realCall, { maxLength: 20 }),
+          async (limit, window, calls) => {
+            const k = key()
+            const limiter = make({ redis, key: k, limit, window, timeout: 5_000 })
+            const granted: Array<{ readonly at: number; cancelled: boolean }> = []
+            const reservations: Array<{ readonly grant: (typeof granted)[number]; readonly cancel: () => unknown }> = []
+            for (const call of calls) {
+              await new Promise((resolve) => setTimeout(resolve, call.dt))
+              if (call._tag === 'take') {
+                if (await limiter.take()) granted.push({ at: await grantedAt(k, window), cancelled: false })
+              } else if (call._tag === 'reserve') {
+                const { wait, cancel } = await limiter.reserve()
+                ok(Number.isFinite(wait) && wait >= 0, `waits ${wait}`)
+                const grant = { at: await grantedAt(k, window), cancelled: false }
+                granted.push(grant)
+                reservations.push({ grant, cancel })
+              } else if (call.index < reservations.length) {
+                // a caller that gave up: its token is not used, whether the limiter had it back or lost it
+                const r = reservations[reservations.length - 1 - call.index]
+                await r.cancel()
+                r.grant.cancelled = true
+              }
+            }
+            const times = granted.filter((g) => !g.cancelled).map((g) => g.at)
+            ok(inOrder(times), `out of order: ${times.join(', ')}`)
+            if (name === 'fixedWindow') ok(mostInAWindow(times, window) <= limit, `over ${limit} in a window: ${times}`)
+            else ok(mostInAny(times, window) <= limit, `over ${limit} in ${window} ms: ${times.join(', ')}`)
+          }
+        ),
+        { numRuns: 12 }
+      )
+    }, 30_000)
+
+    it('should let its key expire once it means nothing, and load its script again after a SCRIPT FLUSH', async () => {
+      const k = key()
+      const limiter = make({ redis, key: k, limit: 1, window: 100 })
+      strictEqual(await limiter.take(), true)
+      const ttl = await redis.pttl(k)
+      ok(ttl > 0 && ttl <= 100, `expires in ${ttl} ms`)
+      await redis.script('FLUSH')
+      strictEqual(await limiter.take(), false)
+      await new Promise((resolve) => setTimeout(resolve, 110))
+      strictEqual(await redis.exists(k), 0)
+      strictEqual(await limiter.take(), true)
+    })
+
+    it('with Redis paused (SIGSTOP), should answer by its fallback within the timeout, and say so', async () => {
+      const pid = server().pid
+      const events: Array<Event> = []
+      const options = { redis, limit: 4, window: 60_000, onEvent: (e: Event) => void events.push(e) }
+      const local = make({ ...options, key: key(), processes: 2 })
+      const refusing = make({ ...options, key: key(), fallback: 'refuse' })
+      const allowing = make({ ...options, key: key(), fallback: 'allow' })
+      process.kill(pid, 'SIGSTOP')
+      try {
+        const began = Date.now()
+        // this process's share: 4 / 2 processes
+        deepStrictEqual([await local.take(), await local.take(), await local.take()], [true, true, false])
+        const reservation = await local.reserve()
+        ok(reservation.wait > 0 && reservation.wait <= 60_000, `waits ${reservation.wait}`)
+        deepStrictEqual(
+          [await refusing.take(), await allowing.take(), (await allowing.reserve()).wait],
+          [false, true, 0]
+        )
+        const took = Date.now() - began
+        ok(took < 1_500, `seven calls took ${took} ms on a paused Redis`)
+      } finally {
+        process.kill(pid, 'SIGCONT')
+      }
+      expect(events.filter((e) => e._tag === 'ServiceUnavailable')).toMatchObject([
+        { source: 'rateLimit', service: 'rate limiter', fallback: 'local' },
+        { source: 'rateLimit', service: 'rate limiter', fallback: 'refuse' },
+        { source: 'rateLimit', service: 'rate limiter', fallback: 'allow' }
+      ])
+      for (let i = 0; i < 50 && !events.some((e) => e._tag === 'ServiceRecovered'); i++) await local.take()
+      expect(events.find((e) => e._tag === 'ServiceRecovered')).toMatchObject({ source: 'rateLimit' })
+    }, 10_000)
+
+    it('should be shared by four processes: the fleet, all told, within the bound', async () => {
+      const LIMIT = 200
+      const WINDOW = 1_000
+      const DURATION = 3_000
+      const shared = key()
+      const processes = Array.from({ length: 4 }, () =>
+        startChild('fleet-rate-limiter.ts', [String(server().port), shared, name, String(LIMIT), String(WINDOW)])
+      )
+      await Promise.all(processes.map((p) => p.waitFor('ready', (l) => l === 'ready')))
+      const start = Date.now() + 200
+      for (const p of processes) p.process.stdin?.write(`go ${start} ${DURATION} 8\n`)
+      const counts = await Promise.all(
+        processes.map(async (p) => Number((await p.waitFor('its count', (l) => l.startsWith('calls '))).split(' ')[1]))
+      )
+      for (const p of processes) p.process.stdin?.end()
+      const total = counts.reduce((a, b) => a + b, 0)
+      // the windows that [start, start + DURATION) meets: 3 of the sliding window's, up to 4 fixed ones
+      const bound = LIMIT * (DURATION / WINDOW + (name === 'fixedWindow' ? 1 : 0))
+      ok(total <= bound, `${total} calls (${counts.join(' + ')}), over the bound of ${bound}`)
+      ok(total >= 0.95 * LIMIT * (DURATION / WINDOW), `${total} calls (${counts.join(' + ')}): the limit was not used`)
+      ok(Math.min(...counts) > 0, `a process made no call: ${counts.join(', ')}`)
       deepStrictEqual(
         (await Promise.all(processes.map((p) => p.exited))).map((e) => e.code),
         [0, 0, 0, 0]

@@ -11,7 +11,8 @@ export type Model = (granted: ReadonlyArray<number>, t: number, limit: number, w
 /** `RateLimiter.fixedWindow`: the first time from `t` on, after the last token, in a window with fewer than `limit`. */
 export const fixedWindowModel: Model = (granted, t, limit, window) => {
   let at = Math.max(t, ...granted)
-  const inWindowOf = (x: number): number => granted.filter((g) => Math.floor(g / window) === Math.floor(x / window)).length
+  const inWindowOf = (x: number): number =>
+    granted.filter((g) => Math.floor(g / window) === Math.floor(x / window)).length
   while (inWindowOf(at) >= limit) at = (Math.floor(at / window) + 1) * window
   return at
 }
@@ -26,7 +27,7 @@ export const slidingWindowModel: Model = (granted, t, limit, window) => {
   }
 }
 
-/** A call: after `dt` ms, a take, a reservation, or the cancel of the `index`-th reservation if it still waits. */
+/** A call: after `dt` ms, a take, a reservation, or the cancel of a reservation (`index`: 0 the last one made, 1 the one before...) if it still waits. */
 export type Call =
   | { readonly _tag: 'take'; readonly dt: number }
   | { readonly _tag: 'reserve'; readonly dt: number }
@@ -36,7 +37,7 @@ export const callArbitrary = (maxDt: number): fc.Arbitrary<Call> =>
   fc.oneof(
     fc.record({ _tag: fc.constant('take' as const), dt: fc.nat(maxDt) }),
     fc.record({ _tag: fc.constant('reserve' as const), dt: fc.nat(maxDt) }),
-    fc.record({ _tag: fc.constant('cancel' as const), dt: fc.nat(maxDt), index: fc.nat(20) })
+    fc.record({ _tag: fc.constant('cancel' as const), dt: fc.nat(maxDt), index: fc.nat(4) })
   )
 
 /**
@@ -75,7 +76,7 @@ export const simulate = async (
       log.push(entry)
       reservations.push({ entry, cancel })
     } else {
-      const r = reservations[call.index]
+      const r = reservations[reservations.length - 1 - call.index]
       if (r === undefined || r.entry.at <= t) continue
       await r.cancel()
       if (r.entry.cancelled) continue
