@@ -281,9 +281,13 @@ export interface StoreAnswer {
  *
  * **Details**
  *
- * - `read()` answers the fleet's state; `apply(transition)` makes a change in one atomic step (see
+ * - `read()` answers the fleet's state; `apply(transition, timeout)` makes a change in one atomic step (see
  *   {@link Transition}) and answers the state after it. Either may answer with a promise. Times are the store's:
  *   a Redis store reads the server's `TIME`, so the fleet's clocks need not agree.
+ * - `timeout` is how long the breaker waits for `apply`'s answer (`storeTimeout`): a store whose call may still
+ *   be made after it (queued in a Redis client while the server is down, or in the socket of a paused server) must
+ *   then make no change, so that a change the breaker gave up on never lands late, on a version nobody awaits.
+ *   `RedisBreaker.store` sends each change with a deadline on the server's clock, which the script checks.
  * - The breaker keeps a local copy of the fleet's state: while the copy is younger than `staleness`
  *   ({@link BreakerOptions}) a closed or open circuit decides without the store; otherwise a call costs one store
  *   call (an `enter`). Every answer of the store, whatever it was asked, refreshes the copy. Probes always go
@@ -341,7 +345,7 @@ export interface StoreAnswer {
  */
 export interface Store {
   readonly read: () => StoredState | Promise<StoredState>
-  readonly apply: (transition: Transition) => StoreAnswer | Promise<StoreAnswer>
+  readonly apply: (transition: Transition, timeout?: number) => StoreAnswer | Promise<StoreAnswer>
 }
 
 /**

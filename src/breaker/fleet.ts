@@ -109,7 +109,7 @@ export class FleetCircuit extends Circuit<Entry> {
   }
 
   private apply(transition: Transition): StoreAnswer | undefined | Promise<StoreAnswer | undefined> {
-    return this.ask((store) => store.apply(transition), isStoreAnswer, 'apply')
+    return this.ask((store) => store.apply(transition, this.config.storeTimeout), isStoreAnswer, 'apply')
   }
 
   /** Whether a store call may be made now: no call is stuck on the store while it is unavailable. */

@@ -40,7 +40,7 @@ export interface StoreAnswer {
 
 export interface Store {
   readonly read: () => StoredState | Promise<StoredState>
-  readonly apply: (transition: Transition) => StoreAnswer | Promise<StoreAnswer>
+  readonly apply: (transition: Transition, timeout?: number) => StoreAnswer | Promise<StoreAnswer>
 }
 
 const isWait = (u: unknown): boolean => u === null || (validate.isFiniteNumber(u) && u >= 0)

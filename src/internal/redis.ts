@@ -42,3 +42,36 @@ export const script = (
     }
   }
 }
+
+/**
+ * What this process knows of a Redis server's clock (epoch ms, its `TIME`) from the replies that carry it, so that a
+ * call can carry a deadline the server checks on its own clock: a call its caller stopped waiting for (queued in the
+ * client while Redis was down, or in the socket of a paused server) is then refused when it runs late, instead of
+ * changing shared state nobody awaits any longer.
+ *
+ * Each reply bounds the offset from this process's monotonic clock: the server read its time between the call's
+ * sending and its answer. The bounds of every reply are intersected (a reply that waited in a busy event loop
+ * loosens nothing), and one that contradicts them (a clock stepped) starts afresh. A deadline is read at the lower
+ * bound: refused early by at most the fastest round trip seen, never late.
+ */
+export interface ServerClock {
+  /** Learns from a reply: the call was sent at `sent` and answered at `answered` (local), the server read `server`. */
+  readonly learn: (sent: number, answered: number, server: number) => void
+  /** The server's time `ms` after `at` (local), at the latest; `undefined` until a reply has been learnt from. */
+  readonly deadline: (at: number, ms: number) => number | undefined
+}
+
+export const serverClock = (): ServerClock => {
+  // the server's clock minus this process's lies in [low, high]
+  let low = -Infinity
+  let high = Infinity
+  return {
+    learn: (sent, answered, server) => {
+      // TIME in whole ms: the server's time was in [server, server + 1)
+      const [from, to] = [server - answered, server + 1 - sent]
+      if (from > high || to < low) [low, high] = [from, to]
+      else [low, high] = [Math.max(low, from), Math.min(high, to)]
+    },
+    deadline: (at, ms) => (low === -Infinity ? undefined : Math.floor(at + ms + low))
+  }
+}
