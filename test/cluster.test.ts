@@ -16,7 +16,7 @@ import * as RedisRateLimiter from '../src/RedisRateLimiter'
 import * as Schedule from '../src/Schedule'
 import * as S from './support/durable'
 import { describeWithCluster, type RedisCluster } from './support/redis-cluster'
-import { deepStrictEqual, strictEqual, throwsTypeError } from './util'
+import { deepStrictEqual, ok, strictEqual, throwsTypeError } from './util'
 
 const until = async (what: string, done: () => Promise<boolean>): Promise<void> => {
   const deadline = Date.now() + 10_000
@@ -137,6 +137,28 @@ describeWithCluster('the Redis modules on a Redis Cluster', (cluster) => {
         const answers = []
         for (const limiter of [one, other, one, other]) answers.push(await limiter.take())
         deepStrictEqual(answers, [true, true, true, false])
+      }
+    })
+  })
+
+  describe.each(['fixedWindow', 'slidingWindow'] as const)('RedisRateLimiter.%s', (name) => {
+    it('should share one limit between two processes, reservations and cancels too, on any master', async () => {
+      const [a, b] = [client(), client()]
+      for (const key of await keysOnEveryMaster(cluster(), `${name}`)) {
+        const limiterOf = (redis: Cluster) =>
+          RedisRateLimiter[name]({ redis, key, limit: 3, window: 600_000, timeout: 2_000, fallback: 'refuse' })
+        const [one, other] = [limiterOf(a), limiterOf(b)]
+        const answers = []
+        for (const limiter of [one, other, one, other]) answers.push(await limiter.take())
+        deepStrictEqual(answers, [true, true, true, false])
+        const reservation = await one.reserve()
+        ok(reservation.wait > 0, `waits ${reservation.wait}`)
+        await reservation.cancel() // the last: given back, so 3 more fit before another window has passed
+        const waits = [(await other.reserve()).wait, (await one.reserve()).wait, (await other.reserve()).wait]
+        ok(
+          waits.every((w) => w > 0 && w <= 600_000),
+          `waits ${waits.join(', ')}`
+        )
       }
     })
   })
