@@ -423,6 +423,12 @@ export interface Breaker {
  *   it, nothing is told.
  * - `onEvent` observes, under the library's one rule (see the `Event` module): an error it throws is reported as a
  *   process warning (`ObserverWarning`) and the change goes on, as if it had returned.
+ * - `from`: a breaker of this module that this one replaces (its configuration changed, as `Policies.reload` does):
+ *   the new breaker starts in `from`'s state and with its metrics. Closed, it keeps the outcomes `from` counted,
+ *   those its own window allows (the last `size` of them, those of the last `window` ms, the failures in a row);
+ *   open, it stays open until the same `halfOpenAt` (isolated, for good); half-open, it stays half-open, and the
+ *   probes in flight report to `from`. Nothing is told, as no state changed; a next opening waits by this breaker's
+ *   own `halfOpenAfter`, from its first delay. Give both the same clock. Any other value is a `TypeError`.
  *
  * @example
  * import * as Breaker from 'fp-ts-retry/Breaker'
@@ -459,6 +465,7 @@ export interface BreakerOptions {
   readonly probeLease?: number | undefined
   readonly name?: string | undefined
   readonly onEvent?: Event.Observer | undefined
+  readonly from?: Breaker | undefined
 }
 
 /**
@@ -571,10 +578,13 @@ const build = (where: string, policy: Policy, options: BreakerOptions): Breaker 
   const staleness = ms('staleness', options.staleness, 0)
   const storeTimeout = ms('storeTimeout', options.storeTimeout, 100)
   const lease = ms('probeLease', options.probeLease, 10_000)
-  const { store } = options
-  return store === undefined
-    ? new Circuit(policy, config)
-    : new FleetCircuit(policy, { ...config, store, staleness, storeTimeout, lease })
+  const { store, from } = options
+  const circuit =
+    store === undefined
+      ? new Circuit(policy, config)
+      : new FleetCircuit(policy, { ...config, store, staleness, storeTimeout, lease })
+  if (from !== undefined) circuit.takeOver(from as unknown as Circuit<unknown>)
+  return circuit
 }
 
 const checkOptions = (where: string, options: BreakerOptions): void => {
@@ -588,6 +598,9 @@ const checkOptions = (where: string, options: BreakerOptions): void => {
     (store === null || typeof store.read !== 'function' || typeof store.apply !== 'function')
   ) {
     throw new TypeError(`${where}: store must have read and apply functions, received ${showValue(options.store)}`)
+  }
+  if (options.from !== undefined && !(options.from instanceof Circuit)) {
+    throw new TypeError(`${where}: from must be a breaker made by this module, received ${showValue(options.from)}`)
   }
 }
 

@@ -558,6 +558,40 @@ export type ChaosInjected =
     }
 
 /**
+ * `Policies` took a new document (`ConfigReloaded`: the names of the pipelines it `added`, `changed` and
+ * `removed`, each sorted; a document the same as the running one changes none) or refused one (`ConfigRejected`: it
+ * did not decode, or a source could not read it; `error` is the message, one line per issue, and the running
+ * pipelines stay as they were). `source: 'config'`; `run` is 0.
+ *
+ * @example
+ * import type { ConfigEvent } from 'fp-ts-retry/Event'
+ *
+ * const event: ConfigEvent = { _tag: 'ConfigReloaded', source: 'config', run: 0, at: 0, added: [], changed: ['payments'], removed: [] }
+ *
+ * @category model
+ * @since 1.0.0
+ */
+export type ConfigEvent =
+  | {
+      readonly _tag: 'ConfigReloaded'
+      readonly source: Source
+      readonly run: number
+      readonly at: number
+      readonly key?: string | undefined
+      readonly added: ReadonlyArray<string>
+      readonly changed: ReadonlyArray<string>
+      readonly removed: ReadonlyArray<string>
+    }
+  | {
+      readonly _tag: 'ConfigRejected'
+      readonly source: Source
+      readonly run: number
+      readonly at: number
+      readonly key?: string | undefined
+      readonly error: string
+    }
+
+/**
  * The module that reported an event.
  *
  * @example
@@ -597,6 +631,7 @@ export type Event =
   | TimedOut
   | FallbackUsed
   | ChaosInjected
+  | ConfigEvent
 
 /**
  * The option every module takes to be told its events.

@@ -158,7 +158,7 @@ export interface FallbackConfig {
 }
 
 /**
- * A stop reason a fallback may be used on: every reason a run stops for but `'succeeded'`.
+ * A stop reason a fallback may be used on: every reason a run stops for but `'succeeded'` and `'defect'` (a defect is a bug to see, not to hide).
  *
  * @example
  * import type { FallbackReason } from 'fp-ts-retry/PolicyConfig'
@@ -170,16 +170,7 @@ export interface FallbackConfig {
  */
 export type FallbackReason = (typeof FALLBACK_REASONS)[number]
 
-const FALLBACK_REASONS = [
-  'failed',
-  'schedule',
-  'aborted',
-  'defect',
-  'budget',
-  'breaker',
-  'rateLimit',
-  'bulkhead'
-] as const
+const FALLBACK_REASONS = ['failed', 'schedule', 'aborted', 'budget', 'breaker', 'rateLimit', 'bulkhead'] as const
 
 /**
  * What a pipeline is kept by: a `template` that names fields of the call (`"{authority}"`,
@@ -322,12 +313,12 @@ class Issues {
     this.total++
     if (this.errors.length < MAX_ISSUES) {
       const { hint } = extra
-      const issue: ConfigIssue =
-        hint === undefined ? { path: at.path, expected, actual } : { path: at.path, expected, actual, hint }
+      const path = at.path === '' ? 'document' : at.path
+      const issue: ConfigIssue = hint === undefined ? { path, expected, actual } : { path, expected, actual, hint }
       const error: IssueError = {
         value: actual,
         context: at.context,
-        message: issueLine(at.path, expected, extra.got ?? showValue(actual), hint),
+        message: issueLine(path, expected, extra.got ?? showValue(actual), hint),
         issue
       }
       this.errors.push(error)

@@ -39,6 +39,7 @@ import type { Observer } from './Event'
 import type { Guard } from './Guard'
 import { observe } from './internal/observe'
 import { isPromise } from './internal/promise'
+import { showValue } from './internal/show'
 import * as validate from './internal/validate'
 
 // -------------------------------------------------------------------------------------
@@ -122,6 +123,10 @@ export interface RateLimiter {
  * - `clock` (default `Clock.live`): the limiter's time. Give the throttle the same clock.
  * - `onEvent`: told `RateLimitWaited` when a reservation must wait (its `wait`, ms) and `RateLimitRefused` when
  *   `take` finds no token.
+ * - `from`: a limiter of {@link gcra} that this one replaces (its rate changed, as `Policies.reload` does): the new
+ *   bucket starts with the tokens `from` has now, at most its own `burst` (Go's `rate.Limiter.SetLimit` keeps them
+ *   likewise), and behind the reservations `from` made that are still waiting. Give both the same clock. Any other
+ *   value is a `TypeError`.
  *
  * @example
  * import type { GcraOptions } from 'fp-ts-retry/RateLimiter'
@@ -137,6 +142,7 @@ export interface GcraOptions {
   readonly burst: number
   readonly clock?: Clock | undefined
   readonly onEvent?: Observer | undefined
+  readonly from?: RateLimiter | undefined
 }
 
 /**
@@ -233,8 +239,16 @@ export const gcra = (options: GcraOptions): RateLimiter => {
   // In ticks of 1 / rate ms since `origin`: a token every `per` ticks, `burst * per` of tolerance.
   const tolerance = burst * per
   let tat = 0
+  if (options.from !== undefined) {
+    const tokensOf = carried.get(options.from)
+    if (tokensOf === undefined) {
+      throw new TypeError(`${where}: from must be a limiter made by RateLimiter.gcra, received ${showValue(options.from)}`)
+    }
+    // the tokens there now, as `burst - (tat - now) / T`: so many, or fewer when the new bucket is smaller
+    tat = (burst - Math.min(burst, tokensOf())) * per
+  }
   const ticks = (): number => (clock.now() - origin) * rate
-  return observed(options.onEvent, clock.now, {
+  const limiter = observed(options.onEvent, clock.now, {
     take: () => {
       const t = ticks()
       const next = Math.max(tat, t) + per
@@ -427,7 +441,15 @@ export const slidingWindow = (options: WindowOptions): RateLimiter => {
       }
     }
   })
+  carried.set(limiter, () => {
+    const t = ticks()
+    return burst - (Math.max(tat, t) - t) / per
+  })
+  return limiter
 }
+
+/** The tokens each limiter of {@link gcra} has now (fewer than 0: reservations wait), for a limiter that replaces it. */
+const carried = new WeakMap<RateLimiter, () => number>()
 
 /**
  * A rate limiter as a `Guard` of the runners (reason `'rateLimit'`): each retry takes a token, and a retry that

@@ -20,6 +20,7 @@ import * as Guard from './Guard'
 import * as Hedging from './Hedging'
 import * as Http from './Http'
 import * as Keyed from './Keyed'
+import * as Policies from './Policies'
 import * as PolicyConfig from './PolicyConfig'
 import * as Random from './Random'
 import * as RateLimiter from './RateLimiter'
@@ -164,6 +165,14 @@ export {
    * @since 1.0.0
    */
   PolicyConfig,
+  /**
+   * A registry of the pipelines a `PolicyConfig` document describes, by name and by key, run in the documented
+   * order and reloaded while running without losing a breaker's or a limiter's state; `watchFile` reloads from a file.
+   *
+   * @category model
+   * @since 1.0.0
+   */
+  Policies,
   /**
    * Uniform draws in `[0, 1)`: `Random.live`, `Random.seeded`, `Random.fromState`, `Random.fixed`.
    *

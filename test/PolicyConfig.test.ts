@@ -290,7 +290,7 @@ describe('PolicyConfig', () => {
       [
         'an unknown fallback reason',
         one({ fallback: { on: ['breakr'] } }),
-        'at policies.p.fallback.on[0]: expected one of "failed", "schedule", "aborted", "defect", "budget", "breaker", "rateLimit", "bulkhead", got "breakr" (did you mean "breaker"?)'
+        'at policies.p.fallback.on[0]: expected one of "failed", "schedule", "aborted", "budget", "breaker", "rateLimit", "bulkhead", got "breakr" (did you mean "breaker"?)'
       ],
       [
         'a bad name',
@@ -298,7 +298,7 @@ describe('PolicyConfig', () => {
         'at policies["a b"]: expected a name of letters, digits, ".", "_", ":" and "-" (at most 100 characters), got the name "a b"'
       ],
       ['no policies', {}, 'at policies: expected an object of pipelines by name, got nothing'],
-      ['not an object', [], 'at : expected a policy document: { "policies": { "<name>": <pipeline> } }, got []']
+      ['not an object', [], 'at document: expected a policy document: { "policies": { "<name>": <pipeline> } }, got []']
     ]
     it.each(cases)('%s: a clear error with its path', (_, document, message) => {
       strictEqual(errorOf(document), message)
@@ -314,7 +314,7 @@ describe('PolicyConfig', () => {
       for (let i = 0; i < 10_000; i++) list = (list[0] = []) as Array<unknown>
       ok(errorOf(one({ fallback: { on: nested } })).startsWith('at policies.p.fallback.on[0]: expected one of'))
       ok(
-        errorOf(JSON.parse(`${'['.repeat(10_000)}${']'.repeat(10_000)}`)).startsWith('at : expected a policy document')
+        errorOf(JSON.parse(`${'['.repeat(10_000)}${']'.repeat(10_000)}`)).startsWith('at document: expected a policy document')
       )
     })
 

@@ -9,7 +9,7 @@
 import type { Clock } from '../Clock'
 import * as Driver from '../Driver'
 import type * as Event from '../Event'
-import type { Counter } from '../internal/counters'
+import type { Replayable } from '../internal/counters'
 import type { Tally, Window } from '../internal/model'
 import { observe } from '../internal/observe'
 import { isPromise } from '../internal/promise'
@@ -35,7 +35,7 @@ export interface Permit {
 /** When to open, as a policy sees the outcomes of one closed period: its own, or the fleet's in a store. */
 export interface Policy {
   /** This process's count: the one that decides without a store, or when the store does not answer. */
-  readonly counter: Counter
+  readonly counter: Replayable
   /** How a store that counts keeps the fleet's. */
   readonly window: Window
   /** Whether a tally, after a failure, opens the circuit. */
@@ -254,6 +254,20 @@ export class Circuit<E = void> {
     if (this.state._tag !== 'Closed') this.change({ _tag: 'Closed', since: this.config.clock.now() }, 'local')
     // Closed already: the same closed period, with its count emptied (as a store's `reset` empties the fleet's).
     else this.restart()
+  }
+
+  /**
+   * Starts where `from` stands, for a breaker that replaces it (its configuration changed): its state as it is (an
+   * open circuit stays open until the same `halfOpenAt`; a half-open one stays half-open, the probes in flight
+   * reporting to `from`), its metrics, and while closed the outcomes its count holds, replayed into this one's count,
+   * which keeps those its own window allows. Nothing is told: no state changed. The waits of a next opening come
+   * from this breaker's own `halfOpenAfter`, started afresh.
+   */
+  takeOver(from: Circuit<unknown>): void {
+    const now = this.config.clock.now()
+    Object.assign(this.counts, from.counts)
+    this.state = from.state
+    if (from.state._tag === 'Closed') from.policy.counter.replay(now, this.policy.counter)
   }
 
   readonly enter = (): Permit | undefined | Promise<Permit | undefined> => this.enterLocally()

@@ -13,18 +13,29 @@ export interface Counter {
   readonly reset: () => void
 }
 
+/**
+ * A breaker's own count, which can hand what it holds to another (a breaker that replaces it): `replay` records its
+ * outcomes, oldest first, into `into`, with their times where it keeps them (else `now`).
+ */
+export interface Replayable extends Counter {
+  readonly replay: (now: number, into: Counter) => void
+}
+
 /** The failures in a row. */
-export const inARow = (): Counter => {
+export const inARow = (): Replayable => {
   let failures = 0
   return {
     record: (failed) => void (failures = failed ? failures + 1 : 0),
     tally: () => ({ outcomes: failures, failures }),
-    reset: () => void (failures = 0)
+    reset: () => void (failures = 0),
+    replay: (now, into) => {
+      for (let i = 0; i < failures; i++) into.record(true, now)
+    }
   }
 }
 
 /** The last `size` outcomes, in a ring (1 a failure), the oldest at `next` once it is full. */
-export const lastCalls = (size: number): Counter => {
+export const lastCalls = (size: number): Replayable => {
   const ring = new Uint8Array(size)
   let next = 0
   let calls = 0
@@ -42,12 +53,17 @@ export const lastCalls = (size: number): Counter => {
     reset: () => {
       ring.fill(0)
       next = calls = failures = 0
+    },
+    replay: (now, into) => {
+      // the oldest is at `next` once the ring is full, at 0 before
+      const start = calls === size ? next : 0
+      for (let i = 0; i < calls; i++) into.record(ring[(start + i) % size] === 1, now)
     }
   }
 }
 
 /** The outcomes of the last `window` ms exactly: each kept with its time until it leaves the window. */
-export const lastMs = (window: number): Counter => {
+export const lastMs = (window: number): Replayable => {
   // The outcomes in the window, oldest first, from `head` on.
   let times: Array<number> = []
   let failed: Array<boolean> = []
@@ -82,6 +98,10 @@ export const lastMs = (window: number): Counter => {
       failed = []
       head = 0
       failures = 0
+    },
+    replay: (now, into) => {
+      expire(now)
+      for (let i = head; i < times.length; i++) into.record(failed[i], times[i])
     }
   }
 }

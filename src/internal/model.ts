@@ -156,6 +156,7 @@ export type Source =
   | 'timeout'
   | 'fallback'
   | 'chaos'
+  | 'config'
 
 /** A shared service's outage and recovery (`Event.ServiceEvent`). */
 export type ServiceEvent =
