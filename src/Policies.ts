@@ -7,7 +7,7 @@
  * | layer | unchanged | changed |
  * | --- | --- | --- |
  * | breaker | the same object | a new one that takes over the old one's state and count (`Breaker` `from`) |
- * | rate limit | the same object | a new bucket with the old one's tokens (`RateLimiter.gcra` `from`); in Redis, the same key |
+ * | rate limit | the same object | `gcra`: a new bucket with the old one's tokens (`RateLimiter.gcra` `from`); a window's: a new, empty count; in Redis, the same key (and its state) |
  * | bulkhead, budget | the same object | a new one, empty: the runs in flight hold the old one's slots |
  * | retry, hedging, timeout, fallback | plain values | the runs in progress keep the ones they started with |
  *
@@ -255,6 +255,12 @@ const breakerOf = (config: BreakerConfig, options: Breaker.BreakerOptions): Brea
         buckets: config.buckets
       })
 
+/** A window limiter, local or in Redis (a window's count is not carried to a new one: it starts empty). */
+const windowed = (
+  kind: 'fixedWindow' | 'slidingWindow',
+  options: RateLimiter.WindowOptions | RedisRateLimiter.WindowOptions
+): RateLimiter.RateLimiter => ('redis' in options ? RedisRateLimiter[kind](options) : RateLimiter[kind](options))
+
 /** Builds a pipeline; a `previous` one of the same name and key hands over what a changed layer keeps. */
 const build = (
   services: Services,
@@ -300,11 +306,18 @@ const build = (
       ? undefined
       : kept('rateLimit')
       ? previous?.rateLimiter
+      : r.kind !== 'gcra'
+      ? windowed(
+          r.kind,
+          store === undefined
+            ? { limit: r.limit, window: r.window, clock, onEvent }
+            : { ...shared, redis: redis(), key: redisKey(`rate.${r.kind}`), limit: r.limit, window: r.window }
+        )
       : store !== undefined
       ? RedisRateLimiter.gcra({
           ...shared,
           redis: redis(),
-          key: redisKey('rate'),
+          key: redisKey(`rate.${r.kind}`),
           rate: r.rate,
           per: r.per,
           burst: r.burst
@@ -315,8 +328,11 @@ const build = (
           burst: r.burst,
           clock,
           onEvent,
-          // a bucket of gcra's (not one in Redis, when the store was just taken away) hands over its tokens
-          from: previous?.config.store === undefined ? previous?.rateLimiter : undefined
+          // a local bucket of gcra's hands over its tokens (not one in Redis, nor a window's count)
+          from:
+            previous?.config.store === undefined && previous?.config.rateLimit?.kind === 'gcra'
+              ? previous.rateLimiter
+              : undefined
         })
 
   const g = config.budget

@@ -78,8 +78,8 @@ export type BreakerConfig = {
 )
 
 /**
- * A rate limit: `rate` tokens every `per` ms, `burst` at once (`RateLimiter.gcra`, or `RedisRateLimiter.gcra`
- * with a `store`).
+ * A rate limit: a token bucket of `rate` tokens every `per` ms, `burst` at once (`gcra`), or at most `limit` calls
+ * in each `window` ms (`fixedWindow`, `slidingWindow`): `RateLimiter`'s, or `RedisRateLimiter`'s with a `store`.
  *
  * @example
  * import type { RateLimitConfig } from 'fp-ts-retry/PolicyConfig'
@@ -89,12 +89,9 @@ export type BreakerConfig = {
  * @category model
  * @since 1.0.0
  */
-export type RateLimitConfig = {
-  readonly kind: 'gcra'
-  readonly rate: number
-  readonly per: number
-  readonly burst: number
-}
+export type RateLimitConfig =
+  | { readonly kind: 'gcra'; readonly rate: number; readonly per: number; readonly burst: number }
+  | { readonly kind: 'fixedWindow' | 'slidingWindow'; readonly limit: number; readonly window: number }
 
 /**
  * A retry budget: gRPC's retry throttle (`Budget.retryThrottle`, or `RedisBudget.retryThrottle` with a `store`).
@@ -713,9 +710,17 @@ const SECTIONS = {
           rate: req(positive, 'the tokens every `per`'),
           per: req(duration, 'the period of `rate`'),
           burst: req(positiveCount, 'the tokens the bucket holds')
+        },
+        fixedWindow: {
+          limit: req(positiveCount, 'the calls in each window'),
+          window: req(duration, 'the length of a window')
+        },
+        slidingWindow: {
+          limit: req(positiveCount, 'the calls in any window'),
+          window: req(duration, 'the length of the window')
         }
       },
-      'a rate limit on the attempts (RateLimiter.gcra)'
+      'a rate limit on the attempts (RateLimiter.gcra, fixedWindow or slidingWindow)'
     ),
     'the pace of the attempts, around the timeout'
   ),

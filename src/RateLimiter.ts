@@ -270,7 +270,15 @@ export const gcra = (options: GcraOptions): RateLimiter => {
       }
     }
   })
+  carried.set(limiter, () => {
+    const t = ticks()
+    return burst - (Math.max(tat, t) - t) / per
+  })
+  return limiter
 }
+
+/** The tokens each limiter of {@link gcra} has now (fewer than 0: reservations wait), for a limiter that replaces it. */
+const carried = new WeakMap<RateLimiter, () => number>()
 
 /**
  * A fixed-window counter local to the process: at most `limit` tokens in each window of `window` ms, the windows
@@ -441,15 +449,7 @@ export const slidingWindow = (options: WindowOptions): RateLimiter => {
       }
     }
   })
-  carried.set(limiter, () => {
-    const t = ticks()
-    return burst - (Math.max(tat, t) - t) / per
-  })
-  return limiter
 }
-
-/** The tokens each limiter of {@link gcra} has now (fewer than 0: reservations wait), for a limiter that replaces it. */
-const carried = new WeakMap<RateLimiter, () => number>()
 
 /**
  * A rate limiter as a `Guard` of the runners (reason `'rateLimit'`): each retry takes a token, and a retry that

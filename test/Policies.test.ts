@@ -269,6 +269,16 @@ describe('Policies', () => {
       strictEqual(policies.get('p'), next)
     })
 
+    it('a window limiter is built by its kind; changed, it starts a new count', () => {
+      const clock = TestClock.make()
+      const doc = (kind: string, limit: number) => ({ policies: { p: { rateLimit: { kind, limit, window: '1s' } } } })
+      const policies = Policies.make(doc('fixedWindow', 1), { clock })
+      const take = () => (policies.get('p').rateLimiter as { take: () => boolean }).take()
+      deepStrictEqual([take(), take()], [true, false])
+      policies.reload(doc('slidingWindow', 2))
+      deepStrictEqual([take(), take(), take()], [true, true, false])
+    })
+
     it('a keyed pipeline keeps one pipeline per key, and a reload hands each key its own state', async () => {
       const clock = TestClock.make()
       const { events, onEvent } = collect()

@@ -17,7 +17,10 @@ const one = (pipeline: unknown): unknown => ({ policies: { p: pipeline } })
 // generators: decoded pipelines, and the ways to write each
 // -------------------------------------------------------------------------------------
 
-const ms = fc.oneof(fc.integer({ min: 1, max: 10 ** 7 }), fc.integer({ min: 1, max: 10 ** 4 }).map((s) => s * 1000))
+const ms = fc.oneof(
+  fc.integer({ min: 1, max: 10 ** 7 }),
+  fc.integer({ min: 1, max: 10 ** 4 }).map((s) => s * 1000)
+)
 /** A duration as written: a number of ms, or a string the `ms` package reads back to it. */
 const written = (value: number): fc.Arbitrary<number | string> =>
   // in seconds only when whole: `ms` reads "512.358s" as 512357.99999999994 (a float product)
@@ -68,12 +71,19 @@ const pipelineArb: fc.Arbitrary<PipelineConfig> = fc
   .record(
     {
       timeout: ms,
-      rateLimit: fc.record({
-        kind: fc.constant('gcra' as const),
-        rate: fc.integer({ min: 1, max: 1000 }),
-        per: ms,
-        burst: fc.integer({ min: 1, max: 100 })
-      }),
+      rateLimit: fc.oneof(
+        fc.record({
+          kind: fc.constant('gcra' as const),
+          rate: fc.integer({ min: 1, max: 1000 }),
+          per: ms,
+          burst: fc.integer({ min: 1, max: 100 })
+        }),
+        fc.record({
+          kind: fc.constantFrom('fixedWindow' as const, 'slidingWindow' as const),
+          limit: fc.integer({ min: 1, max: 1000 }),
+          window: ms
+        })
+      ),
       breaker: breakerArb,
       retry: scheduleArb,
       budget: fc.record({
@@ -240,7 +250,7 @@ describe('PolicyConfig', () => {
       [
         'no kind',
         one({ rateLimit: { rate: 1, per: 1, burst: 1 } }),
-        'at policies.p.rateLimit.kind: expected one of "gcra", got nothing'
+        'at policies.p.rateLimit.kind: expected one of "gcra", "fixedWindow", "slidingWindow", got nothing'
       ],
       [
         'a key of another kind',
@@ -314,7 +324,9 @@ describe('PolicyConfig', () => {
       for (let i = 0; i < 10_000; i++) list = (list[0] = []) as Array<unknown>
       ok(errorOf(one({ fallback: { on: nested } })).startsWith('at policies.p.fallback.on[0]: expected one of'))
       ok(
-        errorOf(JSON.parse(`${'['.repeat(10_000)}${']'.repeat(10_000)}`)).startsWith('at document: expected a policy document')
+        errorOf(JSON.parse(`${'['.repeat(10_000)}${']'.repeat(10_000)}`)).startsWith(
+          'at document: expected a policy document'
+        )
       )
     })
 
