@@ -1,5 +1,5 @@
 /**
- * The commands of `fp-ts-retry`, on commander: `simulate`, `compare` and `run`, each with `--help`.
+ * The commands of `fp-ts-retry`, on commander: `simulate`, `compare`, `run`, `check` and `schema`, each with `--help`.
  */
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import * as fs from 'fs'
@@ -10,7 +10,9 @@ import { Duration } from 'fp-ts-retry/ScheduleConfig'
 import { codeCondition, DEFAULT_CONFIG, readConfig, showCodeCondition, UsageError } from './config'
 import { compareReport } from './contention'
 import { contentionSpec, delayBandSpec, writeSvg } from './plot'
+import { describePolicy, policySchedule, readPolicy } from './policy'
 import { lineFile, runCommand } from './run'
+import { jsonSchema } from 'fp-ts-retry/PolicyConfig'
 import { sample, sampleReport } from './sample'
 
 export interface Io {
@@ -154,12 +156,18 @@ export const program = (io: Io = processIo): Command => {
       ).argParser(errorCode)
     )
     .option('--svg <file>', 'also write a plot of the delay band over the retries to this SVG file')
+    .option(
+      '--policy <file>',
+      "simulate a pipeline's retry (or hedging) schedule from a policy document instead of a <config>"
+    )
+    .option('--pipeline <name>', 'the pipeline of --policy to simulate (needed when the document names several)')
     .addHelpText(
       'after',
       `${CONFIG_HELP}
 
 Examples:
   fp-ts-retry simulate
+  fp-ts-retry simulate --policy policy.json --pipeline payments
   fp-ts-retry simulate '{"exponential": "100ms", "cap": "2s", "jitter": "full", "maxRetries": 8}' --svg delays.svg
   fp-ts-retry simulate '{"decorrelatedJitter": "100ms", "cap": "10s"}' --retries 15 --runs 5000`
     )
@@ -173,7 +181,10 @@ Examples:
           attemptDuration: number
           errorCode?: string | number
           svg?: string
-        }
+          policy?: string
+          pipeline?: string
+        },
+        command: Command
       ) => {
         if (options.runs * options.retries > MAX_SAMPLES) {
           throw new UsageError(
@@ -182,7 +193,15 @@ Examples:
             )} (the samples are kept in memory), received ${options.runs} × ${options.retries}.`
           )
         }
-        const { name, schedule, config } = readConfig(argument)
+        if (options.policy !== undefined && command.args.length > 0) {
+          throw new UsageError('simulate takes a <config> or --policy, not both.')
+        }
+        if (options.pipeline !== undefined && options.policy === undefined)
+          throw new UsageError('--pipeline goes with --policy.')
+        const { name, schedule, config } =
+          options.policy === undefined
+            ? readConfig(argument)
+            : policySchedule(options.policy, readPolicy(options.policy), options.pipeline)
         const sampleOptions = {
           runs: options.runs,
           retries: options.retries,
@@ -341,6 +360,33 @@ Examples:
         throw new CommanderError(code, 'fp-ts-retry.exit', '')
       }
     )
+
+  root
+    .command('check')
+    .summary('validate a policy document and print the pipelines it builds')
+    .description(
+      'Validate a policy document (the JSON of fp-ts-retry/PolicyConfig) and print each pipeline it builds, its layers in ' +
+        'the order they run. A bad document prints every problem, with its path, and exits with code 2.'
+    )
+    .argument('<file>', 'the policy document, e.g. policy.json')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  fp-ts-retry check policy.json
+  fp-ts-retry schema > policy.schema.json   # then "$schema": "./policy.schema.json" in the document, for an editor`
+    )
+    .action((file: string) => {
+      io.stdout(`${describePolicy(file, readPolicy(file))}\n`)
+    })
+
+  root
+    .command('schema')
+    .summary('print the JSON Schema of a policy document, for an editor')
+    .description('Print the JSON Schema (draft-07) of a policy document, generated from the codec that checks it.')
+    .action(() => {
+      io.stdout(`${JSON.stringify(jsonSchema, null, 2)}\n`)
+    })
 
   return root
 }

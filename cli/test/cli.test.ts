@@ -344,6 +344,71 @@ describe('fp-ts-retry (the CLI)', () => {
     })
   })
 
+  describe('check, simulate --policy and schema (policy documents)', () => {
+    const document = {
+      policies: {
+        payments: {
+          timeout: '2s',
+          breaker: { kind: 'consecutive', threshold: 5, halfOpenAfter: { constant: '30s' } },
+          retry: { constant: '100ms', maxRetries: 3 },
+          bulkhead: { maxConcurrent: 10, maxQueue: 0 }
+        },
+        search: { hedging: { delays: { constant: '50ms', maxRetries: 1 } } }
+      }
+    }
+
+    it('check prints each pipeline and its layers in the order they run; a bad document, every problem, exit 2', async () => {
+      fs.writeFileSync(path.join(dir, 'policy.json'), JSON.stringify(document))
+      fs.writeFileSync(path.join(dir, 'bad.json'), JSON.stringify({ policies: { p: { bulkhed: {}, timeout: -1 } } }))
+      fs.writeFileSync(path.join(dir, 'big.json'), `{"policies":{},"x":"${'x'.repeat(2 * 1024 * 1024)}"}`)
+      const [good, bad, missing, big] = await Promise.all([
+        cli(['check', 'policy.json']),
+        cli(['check', 'bad.json']),
+        cli(['check', 'nothing.json']),
+        cli(['check', 'big.json'])
+      ])
+      assert.strictEqual(good.code, 0, good.stderr)
+      assert.match(good.stdout, /^policy\.json: a valid policy document, 2 pipelines\.$/m)
+      const layers = good.stdout
+        .split('\n')
+        .filter((line) => /^\s+\d\. /.test(line))
+        .map((line) => line.trim().split(/\s{2,}/)[0])
+      assert.deepStrictEqual(layers, ['1. timeout', '2. breaker', '3. retry', '4. bulkhead', '1. hedging'])
+      assert.strictEqual(bad.code, 2)
+      assert.match(bad.stderr, /at policies\.p\.bulkhed: .* \(did you mean "bulkhead"\?\)/)
+      assert.match(bad.stderr, /at policies\.p\.timeout: expected a duration > 0/)
+      assert.strictEqual(missing.code, 2)
+      assert.match(missing.stderr, /cannot read the policy file nothing\.json: no such file/)
+      assert.strictEqual(big.code, 2)
+      assert.match(big.stderr, /more than the 1048576 a policy document may have/)
+    })
+
+    it("simulate --policy samples a pipeline's schedule; it needs --pipeline when there are several", async () => {
+      fs.writeFileSync(path.join(dir, 'policy.json'), JSON.stringify(document))
+      const [payments, which, both] = await Promise.all([
+        cli(['simulate', '--policy', 'policy.json', '--pipeline', 'payments', '--runs', '10']),
+        cli(['simulate', '--policy', 'policy.json']),
+        cli(['simulate', '{"constant": 1}', '--policy', 'policy.json'])
+      ])
+      assert.strictEqual(payments.code, 0, payments.stderr)
+      assert.match(payments.stdout, /^payments \(policy\.json\)$/m)
+      assert.match(payments.stdout, /^\s+3\s+100%\s+100\s+100\s+100\s+100\s+300/m)
+      assert.match(payments.stdout, /within 3 retries/)
+      assert.strictEqual(which.code, 2)
+      assert.match(which.stderr, /names 2 pipelines \(payments, search\): choose one with --pipeline/)
+      assert.strictEqual(both.code, 2)
+      assert.match(both.stderr, /a <config> or --policy, not both/)
+    })
+
+    it('schema prints the JSON Schema of a document', async () => {
+      const r = await cli(['schema'])
+      assert.strictEqual(r.code, 0, r.stderr)
+      const schema = JSON.parse(r.stdout) as { $schema: string; required: ReadonlyArray<string> }
+      assert.strictEqual(schema.$schema, 'http://json-schema.org/draft-07/schema#')
+      assert.deepStrictEqual(schema.required, ['policies'])
+    })
+  })
+
   describe('compare', () => {
     it('should compare schedules in the contention simulation and plot calls and time against clients', async () => {
       const r = await cli([
