@@ -1,3 +1,4 @@
+import Ajv from 'ajv'
 import * as fc from 'fast-check'
 import * as E from 'fp-ts/Either'
 import type { PipelineConfig, PolicyConfig } from '../src/PolicyConfig'
@@ -363,6 +364,55 @@ describe('PolicyConfig', () => {
   })
 
   describe('jsonSchema', () => {
+    const validate = new Ajv({ allErrors: true }).compile(jsonSchema)
+
+    it('accepts every document the codec accepts, written in any form (property, checked by ajv)', () => {
+      fc.assert(
+        fc.property(
+          documentArb.chain((config) => writtenArb(config)),
+          (written) => {
+            ok(E.isRight(PolicyConfigCodec.decode(written)))
+            ok(validate(written) === true, JSON.stringify(validate.errors))
+          }
+        ),
+        { numRuns: 200 }
+      )
+    })
+
+    it("accepts the guide's document, and refuses unknown keys, unknown kinds and numbers out of range", () => {
+      const guide = {
+        $schema: './policy.schema.json',
+        policies: {
+          payments: {
+            timeout: '2s',
+            rateLimit: { kind: 'gcra', rate: 100, per: '1s', burst: 10 },
+            breaker: { kind: 'consecutive', threshold: 5, halfOpenAfter: { exponential: '1s', cap: '30s' } },
+            retry: { exponential: '100ms', cap: '2s', jitter: 'full', maxRetries: 3 },
+            budget: { kind: 'retryThrottle', maxTokens: 10, tokenRatio: 0.1 },
+            bulkhead: { maxConcurrent: 10, maxQueue: 100 },
+            fallback: { on: ['breaker', 'bulkhead'] },
+            key: { template: '{authority}', maxKeys: 1000, idleAfter: '10m' },
+            store: { kind: 'redis', prefix: 'svc:' }
+          }
+        }
+      }
+      ok(validate(guide) === true, JSON.stringify(validate.errors))
+      ok(E.isRight(parse(guide)))
+      const bad = [
+        one({ bulkhed: { maxConcurrent: 1, maxQueue: 0 } }),
+        one({ breaker: { kind: 'consecutve', threshold: 1, halfOpenAfter: { constant: 1 } } }),
+        one({ breaker: { kind: 'consecutive', threshold: 0, halfOpenAfter: { constant: 1 } } }),
+        one({ breaker: { kind: 'count', size: 10, failureRate: 1.5, halfOpenAfter: { constant: 1 } } }),
+        one({ timeout: -1 }),
+        one({ retry: { exponentail: 100 } }),
+        { policies: { 'a b': {} } }
+      ]
+      for (const document of bad) {
+        strictEqual(validate(document), false)
+        ok(E.isLeft(parse(document)))
+      }
+    })
+
     it('lists every section of a pipeline, and refuses unknown keys', () => {
       const policies = (jsonSchema.properties as Record<string, Record<string, unknown>>).policies
       const pipeline = policies.additionalProperties as Record<string, unknown>
