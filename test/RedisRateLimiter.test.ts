@@ -2,7 +2,7 @@ import * as fc from 'fast-check'
 import * as E from 'fp-ts/Either'
 import { pipe } from 'fp-ts/function'
 import type { TaskEither } from 'fp-ts/TaskEither'
-import Redis from 'ioredis'
+import Redis, { type ChainableCommander } from 'ioredis'
 import type { Event } from '../src/Event'
 import * as RateLimiter from '../src/RateLimiter'
 import * as RedisRateLimiter from '../src/RedisRateLimiter'
@@ -12,7 +12,7 @@ import * as TestClock from '../src/TestClock'
 import type { Signalled } from '../src/Timeout'
 import { killChildren, startChild, type Child } from './support/fleet'
 import { callArbitrary, inOrder, mostInAny, mostInAWindow, type Call } from './support/limiters'
-import { describeWithRedis } from './support/redis'
+import { describeWithRedis, startRedis } from './support/redis'
 import { deepStrictEqual, ok, strictEqual, throwsRangeError, throwsTypeError } from './util'
 
 describe('RedisRateLimiter.gcra (no server needed)', () => {
@@ -366,11 +366,28 @@ describeWithRedis('RedisRateLimiter.fixedWindow and slidingWindow on a real Redi
   })
 
   describe.each(windowLimiters)('%s', (name, make, makeLocal) => {
-    /** The time of the token the last take or reservation on `k` was granted, read from its key. */
-    const grantedAt = async (k: string, window: number): Promise<number> =>
-      name === 'fixedWindow'
-        ? Number(await redis.hget(k, 'w')) * window
-        : Number(((await redis.lindex(k, -1)) ?? '').split(' ')[0])
+    /**
+     * A client of the test's server that reads, in the same transaction as each script (so that the key cannot
+     * expire in between), where the last token on `k` went: its time, or its window's start.
+     */
+    const observing = (k: string, window: number) => {
+      let state: unknown = null
+      const call = async (queue: (m: ChainableCommander) => ChainableCommander): Promise<unknown> => {
+        const read = queue(redis.multi())
+        const [[error, answer], [, after]] =
+          (await (name === 'fixedWindow' ? read.hget(k, 'w') : read.lindex(k, -1)).exec()) ?? []
+        if (error !== null) throw error
+        state = after
+        return answer
+      }
+      const client: RedisRateLimiter.WindowOptions['redis'] = {
+        evalsha: (sha, keys, ...args) => call((m) => m.evalsha(sha, keys, ...args)),
+        eval: (source, keys, ...args) => call((m) => m.eval(source, keys, ...args))
+      }
+      const grantedAt = (): number =>
+        name === 'fixedWindow' ? Number(state) * window : Number(String(state).split(' ')[0])
+      return { client, grantedAt }
+    }
 
     it(`should answer as RateLimiter.${name} does, for any takes, reservations and cancels within a minute`, async () => {
       const WINDOW = 60_000
@@ -421,17 +438,18 @@ describeWithRedis('RedisRateLimiter.fixedWindow and slidingWindow on a real Redi
           fc.array(realCall, { maxLength: 20 }),
           async (limit, window, calls) => {
             const k = key()
-            const limiter = make({ redis, key: k, limit, window, timeout: 5_000 })
+            const { client, grantedAt } = observing(k, window)
+            const limiter = make({ redis: client, key: k, limit, window, timeout: 5_000 })
             const granted: Array<{ readonly at: number; cancelled: boolean }> = []
             const reservations: Array<{ readonly grant: (typeof granted)[number]; readonly cancel: () => unknown }> = []
             for (const call of calls) {
               await new Promise((resolve) => setTimeout(resolve, call.dt))
               if (call._tag === 'take') {
-                if (await limiter.take()) granted.push({ at: await grantedAt(k, window), cancelled: false })
+                if (await limiter.take()) granted.push({ at: grantedAt(), cancelled: false })
               } else if (call._tag === 'reserve') {
                 const { wait, cancel } = await limiter.reserve()
                 ok(Number.isFinite(wait) && wait >= 0, `waits ${wait}`)
-                const grant = { at: await grantedAt(k, window), cancelled: false }
+                const grant = { at: grantedAt(), cancelled: false }
                 granted.push(grant)
                 reservations.push({ grant, cancel })
               } else if (call.index < reservations.length) {
@@ -497,6 +515,37 @@ describeWithRedis('RedisRateLimiter.fixedWindow and slidingWindow on a real Redi
       ])
       for (let i = 0; i < 50 && !events.some((e) => e._tag === 'ServiceRecovered'); i++) await local.take()
       expect(events.find((e) => e._tag === 'ServiceRecovered')).toMatchObject({ source: 'rateLimit' })
+    }, 10_000)
+
+    it('with its Redis server killed, should answer by its fallback within the timeout, and say so', async () => {
+      const own = await startRedis()
+      // a client that queues its commands for ever while the server is gone: the limiter's timeout bounds them
+      const client = new Redis({ host: own.host, port: own.port, maxRetriesPerRequest: null })
+      try {
+        const events: Array<Event> = []
+        const limiter = make({
+          redis: client,
+          key: key(),
+          limit: 2,
+          window: 60_000,
+          onEvent: (e) => void events.push(e)
+        })
+        strictEqual(await limiter.take(), true) // on the server
+        await own.stop()
+        const began = Date.now()
+        // the local share, full when the outage starts: 2 tokens, then a wait for a window to pass
+        deepStrictEqual([await limiter.take(), await limiter.take(), await limiter.take()], [true, true, false])
+        const { wait } = await limiter.reserve()
+        ok(wait > 0 && wait <= 60_000, `waits ${wait}`)
+        const took = Date.now() - began
+        ok(took < 2_000, `four calls took ${took} ms with the server gone`)
+        expect(events.filter((e) => e._tag === 'ServiceUnavailable')).toMatchObject([
+          { source: 'rateLimit', service: 'rate limiter', fallback: 'local' }
+        ])
+      } finally {
+        client.disconnect()
+        await own.stop()
+      }
     }, 10_000)
 
     it('should be shared by four processes: the fleet, all told, within the bound', async () => {
