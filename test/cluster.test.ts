@@ -15,7 +15,7 @@ import * as RedisBudget from '../src/RedisBudget'
 import * as RedisRateLimiter from '../src/RedisRateLimiter'
 import * as Schedule from '../src/Schedule'
 import * as S from './support/durable'
-import { describeWithCluster, type RedisCluster } from './support/redis-cluster'
+import { describeWithCluster } from './support/redis-cluster'
 import { deepStrictEqual, ok, strictEqual, throwsTypeError } from './util'
 
 const until = async (what: string, done: () => Promise<boolean>): Promise<void> => {
@@ -24,17 +24,6 @@ const until = async (what: string, done: () => Promise<boolean>): Promise<void> 
     if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`)
     await new Promise((resolve) => setTimeout(resolve, 10))
   }
-}
-
-/** Three keys named `<name>:<i>`, each served by another master. */
-const keysOnEveryMaster = async (cluster: RedisCluster, name: string): Promise<ReadonlyArray<string>> => {
-  const byMaster = new Map<number, string>()
-  for (let i = 0; byMaster.size < 3; i++) {
-    const key = `${name}:${i}`
-    const master = await cluster.masterOf(key)
-    if (!byMaster.has(master.port)) byMaster.set(master.port, key)
-  }
-  return [...byMaster.values()]
 }
 
 describeWithCluster('the Redis modules on a Redis Cluster', (cluster) => {
@@ -52,7 +41,7 @@ describeWithCluster('the Redis modules on a Redis Cluster', (cluster) => {
   describe('RedisBreaker.store', () => {
     it('should make every transition Breaker.memoryStore makes, on keys served by each master', async () => {
       const redis = client()
-      const keys = await keysOnEveryMaster(cluster(), 'breaker')
+      const keys = await cluster().keysOnEveryMaster('breaker')
       let n = 0
       await fc.assert(
         fc.asyncProperty(
@@ -88,7 +77,7 @@ describeWithCluster('the Redis modules on a Redis Cluster', (cluster) => {
 
     it('should open the breakers of two processes as one, on any master', async () => {
       const [a, b] = [client(), client()]
-      for (const key of await keysOnEveryMaster(cluster(), 'opens')) {
+      for (const key of await cluster().keysOnEveryMaster('opens')) {
         const breakerOf = (redis: Cluster): Breaker.Breaker =>
           Breaker.consecutive({
             threshold: 4,
@@ -111,7 +100,7 @@ describeWithCluster('the Redis modules on a Redis Cluster', (cluster) => {
   describe('RedisBudget.retryThrottle', () => {
     it('should spend one bucket from two processes, on any master', async () => {
       const [a, b] = [client(), client()]
-      for (const key of await keysOnEveryMaster(cluster(), 'budget')) {
+      for (const key of await cluster().keysOnEveryMaster('budget')) {
         const budgetOf = (redis: Cluster): RedisBudget.RedisRetryThrottle =>
           RedisBudget.retryThrottle({ redis, key, maxTokens: 10, tokenRatio: 0.5, timeout: 2_000, fallback: 'refuse' })
         const [one, other] = [budgetOf(a), budgetOf(b)]
@@ -130,7 +119,7 @@ describeWithCluster('the Redis modules on a Redis Cluster', (cluster) => {
   describe('RedisRateLimiter.gcra', () => {
     it('should share one rate between two processes, on any master', async () => {
       const [a, b] = [client(), client()]
-      for (const key of await keysOnEveryMaster(cluster(), 'rate')) {
+      for (const key of await cluster().keysOnEveryMaster('rate')) {
         const limiterOf = (redis: Cluster) =>
           RedisRateLimiter.gcra({ redis, key, rate: 1, per: 600_000, burst: 3, timeout: 2_000, fallback: 'refuse' })
         const [one, other] = [limiterOf(a), limiterOf(b)]
@@ -144,7 +133,7 @@ describeWithCluster('the Redis modules on a Redis Cluster', (cluster) => {
   describe.each(['fixedWindow', 'slidingWindow'] as const)('RedisRateLimiter.%s', (name) => {
     it('should share one limit between two processes, reservations and cancels too, on any master', async () => {
       const [a, b] = [client(), client()]
-      for (const key of await keysOnEveryMaster(cluster(), `${name}`)) {
+      for (const key of await cluster().keysOnEveryMaster(`${name}`)) {
         const limiterOf = (redis: Cluster) =>
           RedisRateLimiter[name]({ redis, key, limit: 3, window: 600_000, timeout: 2_000, fallback: 'refuse' })
         const [one, other] = [limiterOf(a), limiterOf(b)]

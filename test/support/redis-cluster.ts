@@ -53,13 +53,16 @@ export interface RedisCluster {
   readonly startupNodes: ReadonlyArray<{ readonly host: '127.0.0.1'; readonly port: number }>
   /** The master that serves `key`'s slot now. */
   readonly masterOf: (key: string) => Promise<ClusterNode>
+  /** Three keys named `<name>:<i>`, each served by another master now. */
+  readonly keysOnEveryMaster: (name: string) => Promise<ReadonlyArray<string>>
   /** The replica of the master that serves `key`'s slot. */
   readonly replicaOf: (key: string) => Promise<ClusterNode>
   /**
-   * Kills (SIGKILL, by pid) the master that serves `key`'s slot, and resolves once its replica has taken over and
-   * every live node says `cluster_state:ok`.
+   * Kills (SIGKILL, by pid) the master that serves `key`'s slot as soon as `when` resolves (at once by default; the
+   * master and its replica are found before), and resolves once its replica has taken over and every live node says
+   * `cluster_state:ok`.
    */
-  readonly failover: (key: string) => Promise<Failover>
+  readonly failover: (key: string, when?: Promise<void>) => Promise<Failover>
   /** Stops every node still running, by pid, and removes the temporary folder. */
   readonly stop: () => Promise<void>
 }
@@ -214,21 +217,42 @@ export const startCluster = async (): Promise<RedisCluster> => {
       if (master === undefined) throw new Error(`redis-cluster: no master serves the slot of ${key}`)
       return { master, lines }
     }
-    const masterOf = async (key: string): Promise<ClusterNode> => nodeByPort((await view(key)).master.port)
-    const replicaOf = async (key: string): Promise<ClusterNode> => {
-      const { master, lines } = await view(key)
-      const replica = lines.find((l) => l.masterId === master.id && !l.failed)
-      if (replica === undefined) throw new Error(`redis-cluster: the master of ${key} has no replica`)
-      return nodeByPort(replica.port)
+    /** What `find` answers of the cluster's view, once it answers (a node may not have heard every change yet). */
+    const lookUp = async (what: string, find: (key: string) => Promise<ClusterNode | undefined>, key: string) => {
+      let found: ClusterNode | undefined
+      await until(what, async () => (found = await find(key)) !== undefined)
+      return found as ClusterNode
     }
+    const masterOf = (key: string): Promise<ClusterNode> =>
+      lookUp(`the master of ${key}`, async () => nodeByPort((await view(key)).master.port), key)
+    const replicaOf = (key: string): Promise<ClusterNode> =>
+      lookUp(
+        `the replica of the master of ${key}`,
+        async () => {
+          const { master, lines } = await view(key)
+          const replica = lines.find((l) => l.masterId === master.id && !l.failed)
+          return replica === undefined ? undefined : nodeByPort(replica.port)
+        },
+        key
+      )
     return {
       nodes,
       startupNodes: nodes.map((n) => ({ host: n.host, port: n.port })),
       masterOf,
+      keysOnEveryMaster: async (name) => {
+        const byMaster = new Map<number, string>()
+        for (let i = 0; byMaster.size < 3; i++) {
+          const key = `${name}:${i}`
+          const master = await masterOf(key)
+          if (!byMaster.has(master.port)) byMaster.set(master.port, key)
+        }
+        return [...byMaster.values()]
+      },
       replicaOf,
-      failover: async (key) => {
+      failover: async (key, when = Promise.resolve()) => {
         const killed = await masterOf(key)
         const promoted = await replicaOf(key)
+        await when
         const from = Date.now()
         await killed.stop()
         await until(`the replica on ${promoted.port} to take over from ${killed.port}`, async () => {
