@@ -282,82 +282,51 @@ const build = (
   const redisKey = (layer: string): string => Keyed.redisKey(`${store?.prefix ?? ''}${name}:${layer}:`, key ?? '')
   const shared = { timeout: store?.timeout, fallback: store?.fallback, onEvent }
 
-  const b = config.breaker
-  const breaker =
-    b === undefined
-      ? undefined
-      : kept('breaker')
-      ? previous?.breaker
-      : breakerOf(b, {
-          halfOpenAfter: toSchedule(b.halfOpenAfter),
-          halfOpenProbes: b.probes,
-          clock,
-          random,
-          name,
-          onEvent,
-          store: store === undefined ? undefined : RedisBreaker.store({ redis: redis(), key: redisKey('breaker') }),
-          storeTimeout: store?.timeout,
-          from: previous?.breaker
-        })
+  /** A layer: none when its section is left out, the previous one when the section is unchanged, else a new one. */
+  const layer = <S, A>(
+    section: keyof PipelineConfig,
+    value: S | undefined,
+    was: A | undefined,
+    make: (value: S) => A
+  ) => (value === undefined ? undefined : kept(section) ? was : make(value))
 
-  const r = config.rateLimit
-  const rateLimiter =
-    r === undefined
-      ? undefined
-      : kept('rateLimit')
-      ? previous?.rateLimiter
-      : r.kind !== 'gcra'
-      ? windowed(
-          r.kind,
-          store === undefined
-            ? { limit: r.limit, window: r.window, clock, onEvent }
-            : { ...shared, redis: redis(), key: redisKey(`rate.${r.kind}`), limit: r.limit, window: r.window }
-        )
-      : store !== undefined
-      ? RedisRateLimiter.gcra({
-          ...shared,
-          redis: redis(),
-          key: redisKey(`rate.${r.kind}`),
-          rate: r.rate,
-          per: r.per,
-          burst: r.burst
-        })
-      : RateLimiter.gcra({
-          rate: r.rate,
-          per: r.per,
-          burst: r.burst,
-          clock,
-          onEvent,
-          // a local bucket of gcra's hands over its tokens (not one in Redis, nor a window's count)
-          from:
-            previous?.config.store === undefined && previous?.config.rateLimit?.kind === 'gcra'
-              ? previous.rateLimiter
-              : undefined
-        })
+  const breaker = layer('breaker', config.breaker, previous?.breaker, (b) =>
+    breakerOf(b, {
+      halfOpenAfter: toSchedule(b.halfOpenAfter),
+      halfOpenProbes: b.probes,
+      clock,
+      random,
+      name,
+      onEvent,
+      store: store === undefined ? undefined : RedisBreaker.store({ redis: redis(), key: redisKey('breaker') }),
+      storeTimeout: store?.timeout,
+      from: previous?.breaker
+    })
+  )
 
-  const g = config.budget
-  const budget =
-    g === undefined
-      ? undefined
-      : kept('budget')
-      ? previous?.budget
-      : store !== undefined
-      ? RedisBudget.retryThrottle({
-          ...shared,
-          redis: redis(),
-          key: redisKey('budget'),
-          maxTokens: g.maxTokens,
-          tokenRatio: g.tokenRatio
-        })
-      : Budget.retryThrottle({ maxTokens: g.maxTokens, tokenRatio: g.tokenRatio })
+  const rateLimiter = layer('rateLimit', config.rateLimit, previous?.rateLimiter, (r) => {
+    const inRedis = () => ({ ...shared, redis: redis(), key: redisKey(`rate.${r.kind}`) })
+    if (r.kind !== 'gcra') {
+      const bounds = { limit: r.limit, window: r.window }
+      return windowed(r.kind, store === undefined ? { ...bounds, clock, onEvent } : { ...inRedis(), ...bounds })
+    }
+    const rate = { rate: r.rate, per: r.per, burst: r.burst }
+    if (store !== undefined) return RedisRateLimiter.gcra({ ...inRedis(), ...rate })
+    // a local bucket of gcra's hands over its tokens (not one in Redis, nor a window's count)
+    const local = previous?.config.store === undefined && previous?.config.rateLimit?.kind === 'gcra'
+    return RateLimiter.gcra({ ...rate, clock, onEvent, from: local ? previous?.rateLimiter : undefined })
+  })
 
-  const h = config.bulkhead
-  const bulkhead =
-    h === undefined
-      ? undefined
-      : kept('bulkhead')
-      ? previous?.bulkhead
-      : Bulkhead.make({ maxConcurrent: h.maxConcurrent, maxQueue: h.maxQueue, clock, onEvent })
+  const budget = layer('budget', config.budget, previous?.budget, (g): Budget.RetryBudget => {
+    const tokens = { maxTokens: g.maxTokens, tokenRatio: g.tokenRatio }
+    return store === undefined
+      ? Budget.retryThrottle(tokens)
+      : RedisBudget.retryThrottle({ ...shared, redis: redis(), key: redisKey('budget'), ...tokens })
+  })
+
+  const bulkhead = layer('bulkhead', config.bulkhead, previous?.bulkhead, (h) =>
+    Bulkhead.make({ maxConcurrent: h.maxConcurrent, maxQueue: h.maxQueue, clock, onEvent })
+  )
 
   return {
     name,
