@@ -370,11 +370,12 @@ describe('the packed packages', () => {
   })
 
   describe('the library', () => {
-    it("should ship lib/ (the public modules with their declarations, the private folders with the model's only), the guides, the changelog; no sources, maps or tests", () => {
+    it("should ship lib/ (the public modules with their declarations, the private folders with the model's only), the guides, the changelog, the policy document's JSON Schema; no sources, maps or tests", () => {
       const files = packed.library.files.map((f) => f.path)
       const publicModules = ['index', ...subpaths]
       const unexpected = files.filter((file) => {
-        if (['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md'].includes(file)) return false
+        if (['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'schema/policy.schema.json'].includes(file))
+          return false
         if (/^docs\/(modules\/)?[^/]+\.md$/.test(file) || /^docs\/[^/]+\.svg$/.test(file)) return false
         const module = /^lib\/(.+)\.(js|d\.ts)$/.exec(file)
         if (module === null) return true
@@ -390,7 +391,7 @@ describe('the packed packages', () => {
         assert.ok(files.includes(`lib/${name}.js`), `lib/${name}.js`)
         assert.ok(files.includes(`lib/${name}.d.ts`), `lib/${name}.d.ts`)
       }
-      for (const file of ['README.md', 'LICENSE', 'CHANGELOG.md', 'docs/README.md']) {
+      for (const file of ['README.md', 'LICENSE', 'CHANGELOG.md', 'docs/README.md', 'schema/policy.schema.json']) {
         assert.ok(files.includes(file), file)
       }
     })
