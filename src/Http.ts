@@ -42,7 +42,11 @@ import { MAX_DELAY } from './internal/validate'
 import * as validate from './internal/validate'
 import type { HttpAttempt, Observer } from './Event'
 import * as Guard from './Guard'
+import type { Keyed } from './Keyed'
+import { withKey } from './internal/observe'
 import type { Random } from './Random'
+import type { RateLimiter } from './RateLimiter'
+import * as RateLimiters from './RateLimiter'
 import * as LiveRandom from './Random'
 import type { Hooks } from './Retry'
 import { retryingReaderTaskEither } from './Retry'
@@ -367,12 +371,33 @@ export interface RequestOptions {
  * - `breaker`: a `Breaker.Breaker`, asked before each attempt (a refused attempt sends nothing and is a
  *   {@link CircuitOpenError}) and before each sleep (the run ends at once, reason `'breaker'`, rather than sleep
  *   toward a circuit that will still be open). As with the budget, only transient failures count as failures.
+ * - `rateLimiter`: a `RateLimiter.RateLimiter`; each attempt waits for its token on `clock` before it is sent (a
+ *   `'throttle'` sleep: a `TestClock` lists it), after the breaker has let it through, so that a refused attempt
+ *   spends no token. `init.signal` ends the wait (an `AbortError`; the token is given back).
+ * - `breaker` and `rateLimiter` may each be a `Keyed.Keyed` registry instead: a request then goes through the
+ *   policy of its **authority**, `new URL(input).host` (the host name in lower case, and the port unless it is
+ *   the scheme's default: `https://API.example.com:443/a` and `https://api.example.com/b` share one breaker,
+ *   `http://api.example.com:8080` has its own), got from the registry once per request. One failing host then
+ *   opens only its own breaker. A URL that does not parse goes through none (it fails before any I/O).
+ * - `key` (a string, see `Retry.Hooks`): the key on the request's events. By default, when `breaker` or
+ *   `rateLimiter` is keyed, the request's authority; else none.
  *
  * @example
  * import type { RetryingFetchOptions } from 'fp-ts-retry/Http'
+ * import * as Breaker from 'fp-ts-retry/Breaker'
  * import * as Budget from 'fp-ts-retry/Budget'
+ * import * as Keyed from 'fp-ts-retry/Keyed'
+ * import * as Schedule from 'fp-ts-retry/Schedule'
  *
- * const options: RetryingFetchOptions = { attemptTimeout: 2_000, budget: Budget.retryThrottle({ maxTokens: 10, tokenRatio: 0.1 }) }
+ * const options: RetryingFetchOptions = {
+ *   attemptTimeout: 2_000,
+ *   budget: Budget.retryThrottle({ maxTokens: 10, tokenRatio: 0.1 }),
+ *   // a breaker per host
+ *   breaker: Keyed.make({
+ *     make: () => Breaker.consecutive({ threshold: 5, halfOpenAfter: Schedule.constant(30_000) }),
+ *     maxKeys: 1_000
+ *   })
+ * }
  *
  * @category model
  * @since 0.1.0
@@ -380,7 +405,8 @@ export interface RequestOptions {
 export interface RetryingFetchOptions extends RequestOptions, Hooks<HttpError, HttpError, Response> {
   readonly random?: Random | undefined
   readonly budget?: RetryBudget | undefined
-  readonly breaker?: Breaker | undefined
+  readonly breaker?: Breaker | Keyed<Breaker> | undefined
+  readonly rateLimiter?: RateLimiter | Keyed<RateLimiter> | undefined
   readonly retryOn?: Predicate<HttpError> | undefined
 }
 
@@ -1130,7 +1156,11 @@ export const request = (
  *   Send a string, bytes or a `Blob` to have the request retried.
  * - Retry-After: put {@link retryAfter} in the schedule, before any time limit.
  * - With `options.breaker`, a request the open circuit refuses sends nothing and ends the run with reason
- *   `'breaker'` (its error is a `CircuitOpenError`).
+ *   `'breaker'` (its error is a `CircuitOpenError`). With `options.rateLimiter`, each attempt the breaker lets
+ *   through waits for its token first.
+ * - Either may be a `Keyed` registry: each request then goes through its authority's (`new URL(input).host`), so
+ *   that one failing host opens its own breaker only, and its events carry the authority as `key` (see
+ *   {@link RetryingFetchOptions}).
  * - `options.budget` is told of every attempt, transient failures counting as failures and other errors not at
  *   all, and is asked before every retry; when it refuses, the run ends with the last error, reason `'budget'`.
  * - The schedule's time (`upTo`) and the timeouts both run on `options.clock` (default `Clock.live`).
@@ -1177,7 +1207,8 @@ export const retryingFetch = (
   const where = 'Http.retryingFetch'
   validate.schedule(where, 'schedule', schedule)
   validateRequestOptions(where, options)
-  validate.services(where, 'options', options)
+  // the breaker is checked below: it may be a registry
+  validate.services(where, 'options', { ...options, breaker: undefined })
   const retryOn = validate.callable(where, 'options.retryOn', options.retryOn ?? isRetryable)
   const onRetry =
     options.onRetry === undefined ? undefined : validate.callable(where, 'options.onRetry', options.onRetry)
@@ -1187,13 +1218,21 @@ export const retryingFetch = (
   })(schedule)
   const clock = options.clock ?? LiveClock.live
   const random = options.random ?? LiveRandom.live
-  const { budget, breaker, onDone, attemptTimeout: timeout } = options
+  const { budget, onDone, attemptTimeout: timeout } = options
+  const breaker = policyOf(where, 'options.breaker', 'a Breaker', ['enter', 'admitsIn'], options.breaker)
+  const limiter = policyOf(where, 'options.rateLimiter', 'a RateLimiter', ['take', 'reserve'], options.rateLimiter)
+  const key = options.key === undefined ? undefined : validate.string(where, 'options.key', options.key)
+  // a request goes through its authority's policies, and its events say so unless `key` says otherwise
+  const keyed = breaker?._tag === 'Keyed' || limiter?._tag === 'Keyed'
+  const budgetGuard =
+    budget === undefined ? [] : [Budget.asGuard(budget, { counts: (e) => isTransient(e as HttpError) })]
   // Set up once, shared by every request: the guards (the breaker's refusal stops a run with its reason; as in
   // gRPC's retry throttling, only transient failures count against the budget) and the runners.
-  const guards: ReadonlyArray<Guard.Guard> = [
+  const guardsOf = (breaker: Breaker | undefined): ReadonlyArray<Guard.Guard> => [
     ...(breaker === undefined ? [] : [Breakers.asGuard(breaker, { refused: (e) => isCircuitOpen(e as HttpError) })]),
-    ...(budget === undefined ? [] : [Budget.asGuard(budget, { counts: (e) => isTransient(e as HttpError) })])
+    ...budgetGuard
   ]
+  const guards = guardsOf(breaker?._tag === 'One' ? breaker.policy : undefined)
   const onEvent =
     options.onEvent === undefined ? undefined : validate.callable(where, 'options.onEvent', options.onEvent)
   const hooks: Hooks<HttpError, HttpError, Response> = {
@@ -1211,31 +1250,95 @@ export const retryingFetch = (
         retryingReaderTaskEither(Schedule.stop, { onDone, onEvent: observer })
   const retried = runnerOf(true, undefined)
   const once = runnerOf(false, undefined)
-  const guarded =
-    breaker === undefined
-      ? undefined
-      : (summary: RequestSummary) =>
-          Breakers.protect(breaker, (state): HttpError => ({ _tag: 'CircuitOpenError', request: summary, state }), {
-            isFailure: isTransient
-          })
+  const protectedBy =
+    (breaker: Breaker, summary: RequestSummary) =>
+    (action: TaskEither<HttpError, Response>): TaskEither<HttpError, Response> =>
+      Breakers.protect(breaker, (state): HttpError => ({ _tag: 'CircuitOpenError', request: summary, state }), {
+        isFailure: isTransient
+      })(action)
+  const throttledBy =
+    (limiter: RateLimiter, summary: RequestSummary, signal: AbortSignal | undefined) =>
+    (action: TaskEither<HttpError, Response>): TaskEither<HttpError, Response> =>
+      RateLimiters.throttleSignalled(
+        limiter,
+        (reason): HttpError => ({ _tag: 'AbortError', request: summary, reason }),
+        {
+          clock
+        }
+      )(() => action)({ signal })
   return (input, init = {}) => {
     const requestSummary = summarize(input, init, options)
     const signal = init.signal ?? undefined
+    const authority = keyed ? authorityOf(input) : undefined
+    const itsBreaker = breaker === undefined ? undefined : policyFor(breaker, authority)
+    const itsLimiter = limiter === undefined ? undefined : policyFor(limiter, authority)
     const fetchOnce: TaskEither<HttpError, Response> = () => attempt(input, init, requestSummary, timeout, clock)
-    const action = guarded === undefined ? fetchOnce : guarded(requestSummary)(fetchOnce)
+    // from the inside out: the attempt (and its timeout), its token, the breaker (see docs/resilience-order.md)
+    const throttled = itsLimiter === undefined ? fetchOnce : throttledBy(itsLimiter, requestSummary, signal)(fetchOnce)
+    const action = itsBreaker === undefined ? throttled : protectedBy(itsBreaker, requestSummary)(throttled)
     const replayable = isReplayable(init.body)
-    const events = onEvent === undefined ? undefined : requestEvents(onEvent, input, init)
+    const eventKey = key ?? authority
+    const events =
+      onEvent === undefined
+        ? undefined
+        : requestEvents(eventKey === undefined ? onEvent : withKey(eventKey, onEvent), input, init)
     // The runner makes one call of the action per attempt: the calls counted are the events' `attempt`.
     let sent = 0
     const counted: TaskEither<HttpError, Response> =
       events === undefined ? action : () => action().then((result) => events.ended(++sent, result))
     const runner = events === undefined ? (replayable ? retried : once) : runnerOf(replayable, events.observer)
-    const run = runner(() => counted)({ clock, random, signal, guards })
+    const runGuards = breaker?._tag === 'Keyed' ? guardsOf(itsBreaker) : guards
+    const run = runner(() => counted)({ clock, random, signal, guards: runGuards })
     return async () => {
       if (signal?.aborted)
         return { _tag: 'Left', left: { _tag: 'AbortError', request: requestSummary, reason: signal.reason } }
       return run()
     }
+  }
+}
+
+/** A policy given to `Http`: one for every request, or a registry of them by the requests' authority. */
+type GivenPolicy<P> =
+  | { readonly _tag: 'One'; readonly policy: P }
+  | { readonly _tag: 'Keyed'; readonly keyed: Keyed<P> }
+
+/** Checks a policy option: a policy with `methods`, or a `Keyed` registry of them (with `get`). */
+const policyOf = <P>(
+  where: string,
+  name: string,
+  what: string,
+  methods: ReadonlyArray<string>,
+  given: P | Keyed<P> | undefined
+): GivenPolicy<P> | undefined => {
+  if (given === undefined) return undefined
+  const o = given as Record<string, unknown> | null
+  if (
+    o !== null &&
+    typeof o === 'object' &&
+    typeof o.get === 'function' &&
+    methods.every((m) => typeof o[m] !== 'function')
+  )
+    return { _tag: 'Keyed', keyed: given as Keyed<P> }
+  return {
+    _tag: 'One',
+    policy: validate.implementing(where, name, `${what} or a Keyed registry of them`, methods, given as P)
+  }
+}
+
+/** The policy a request goes through: the one given, or its authority's (none for a URL that does not parse). */
+const policyFor = <P>(given: GivenPolicy<P>, authority: string | undefined): P | undefined =>
+  given._tag === 'One' ? given.policy : authority === undefined ? undefined : given.keyed.get(authority)
+
+/**
+ * A request's authority, as a keyed policy of `Http` knows it: `new URL(input).host`, the host name in lower
+ * case (an IDN in punycode) and the port unless it is the scheme's default; `undefined` for a URL that does not
+ * parse.
+ */
+const authorityOf = (input: string | URL): string | undefined => {
+  try {
+    return new URL(String(input)).host
+  } catch {
+    return undefined
   }
 }
 

@@ -8,6 +8,8 @@ import * as Breaker from '../src/Breaker'
 import * as Budget from '../src/Budget'
 import type { Event } from '../src/Event'
 import * as Http from '../src/Http'
+import * as Keyed from '../src/Keyed'
+import * as RateLimiter from '../src/RateLimiter'
 import type { StopReason } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
 import * as Driver from '../src/Driver'
@@ -888,11 +890,173 @@ describe('Http', () => {
       deepStrictEqual([s.received.length, failures.length], [1, 1])
     })
 
-    it('should reject a breaker that is not one when built', () => {
+    it('should reject a breaker or a rate limiter that is not one (nor a registry of them) when built', () => {
       throwsTypeError(
         () => Http.retryingFetch(Schedule.stop, { breaker: {} as Breaker.Breaker }),
-        /^Http\.retryingFetch: options\.breaker must be a Breaker, received/
+        /^Http\.retryingFetch: options\.breaker must be a Breaker or a Keyed registry of them, received \{\}$/
       )
+      throwsTypeError(
+        () =>
+          Http.retryingFetch(Schedule.stop, {
+            rateLimiter: { take: () => true } as unknown as RateLimiter.RateLimiter
+          }),
+        /^Http\.retryingFetch: options\.rateLimiter must be a RateLimiter or a Keyed registry of them, received /
+      )
+      throwsTypeError(
+        () => Http.retryingFetch(Schedule.stop, { key: 1 as unknown as string }),
+        /^Http\.retryingFetch: options\.key must be a string, received 1$/
+      )
+    })
+  })
+
+  describe('retryingFetch keyed by authority', () => {
+    const breakersOn = (clock: TestClock.TestClock, onEvent?: (event: Event) => void) =>
+      Keyed.make({
+        make: (_authority, onEvent) =>
+          Breaker.consecutive({ threshold: 2, halfOpenAfter: Schedule.constant(30_000), clock, onEvent }),
+        maxKeys: 100,
+        onEvent
+      })
+
+    it("should open only the failing host's breaker, and tell each request's events with its authority", async () => {
+      const down = await startServer((_, res) => answer(res, 503))
+      const up = await startServer((_, res) => answer(res, 200))
+      try {
+        const clock = TestClock.make()
+        const events: Array<Event> = []
+        const onEvent = (event: Event): void => void events.push(event)
+        const breakers = breakersOn(clock, onEvent)
+        const get = Http.retryingFetch(threeRetries(100), { clock, breaker: breakers, onEvent })
+        const [a, b] = [new URL(down.url).host, new URL(up.url).host]
+        const first = await drive(clock, get(`${down.url}/`)())
+        ok(first._tag === 'Left' && first.left._tag === 'StatusError', tagOf(first))
+        deepStrictEqual([breakers.get(a).state._tag, down.received.length, clock.sleeps], ['Open', 2, [100]])
+        // the open host refuses without sending; the other host goes on
+        const refused = await drive(clock, get(`${down.url}/again`)())
+        strictEqual(tagOf(refused), 'CircuitOpenError')
+        const fine = await drive(clock, get(`${up.url}/`)())
+        ok(fine._tag === 'Right')
+        await fine.right.text()
+        deepStrictEqual([down.received.length, up.received.length], [2, 1])
+        deepStrictEqual(breakers.keys(), [a, b])
+        deepStrictEqual([breakers.get(a).state._tag, breakers.get(b).state._tag], ['Open', 'Closed'])
+        deepStrictEqual(
+          events.map((e) => `${e.source} ${e._tag} ${String(e.key)}`),
+          [
+            `http AttemptStarted ${a}`,
+            `http AttemptFailed ${a}`,
+            `http RetryScheduled ${a}`,
+            `http AttemptStarted ${a}`,
+            `breaker BreakerStateChanged ${a}`,
+            `http AttemptFailed ${a}`,
+            `http GuardRefused ${a}`,
+            `http RunStopped ${a}`,
+            `http AttemptStarted ${a}`,
+            `http AttemptFailed ${a}`,
+            `http RunStopped ${a}`,
+            `http AttemptStarted ${b}`,
+            `http AttemptSucceeded ${b}`,
+            `http RunStopped ${b}`
+          ]
+        )
+      } finally {
+        await Promise.all([down.close(), up.close()])
+      }
+    })
+
+    it('should key a request by new URL(input).host: the host in lower case, the default port left out', async () => {
+      const seen: Array<string> = []
+      const breakers = Keyed.make({
+        make: (authority) => (
+          seen.push(authority), Breaker.consecutive({ threshold: 1, halfOpenAfter: Schedule.constant(1) })
+        ),
+        maxKeys: 10
+      })
+      const get = Http.retryingFetch(Schedule.stop, { breaker: breakers })
+      // an aborted signal: the request sends nothing, but its breaker is chosen as it is made
+      const signal = AbortSignal.abort('no I/O')
+      for (const url of [
+        'https://API.Example.com:443/a',
+        'https://api.example.com/b',
+        'http://api.example.com:80/c',
+        'http://api.example.com:8080/d',
+        new URL('https://[::1]:443/e'),
+        'https://bücher.example/f'
+      ])
+        strictEqual(tagOf(await get(url, { signal })()), 'AbortError')
+      deepStrictEqual(seen, ['api.example.com', 'api.example.com:8080', '[::1]', 'xn--bcher-kva.example'])
+      // a URL that does not parse goes through no breaker: it fails before any I/O
+      strictEqual(tagOf(await get('not a url')()), 'InvalidRequestError')
+      strictEqual(breakers.size, 4)
+    })
+
+    it("should make each attempt wait for its host's token, another host's at once, and give a token back on abort", async () => {
+      const a = await startServer((_, res) => answer(res, 200))
+      const b = await startServer((_, res) => answer(res, 200))
+      try {
+        const clock = TestClock.make()
+        const events: Array<Event> = []
+        const limiters = Keyed.make({
+          make: (_authority, onEvent) => RateLimiter.gcra({ rate: 1, per: 1_000, burst: 1, clock, onEvent }),
+          maxKeys: 100,
+          onEvent: (e) => void events.push(e)
+        })
+        const get = Http.retryingFetch(Schedule.stop, { clock, rateLimiter: limiters })
+        const text = async (task: ReturnType<ReturnType<typeof get>>): Promise<string> => {
+          const result = await task
+          if (result._tag === 'Left') return result.left._tag
+          await result.right.text()
+          return String(result.right.status)
+        }
+        const first = text(get(`${a.url}/1`)())
+        const second = text(get(`${a.url}/2`)()) // waits for a's next token, 1 s later
+        const other = text(get(`${b.url}/1`)()) // b's own token: at once
+        deepStrictEqual(await Promise.all([first, other]), ['200', '200'])
+        deepStrictEqual([a.received.length, b.received.length, clock.now()], [1, 1, 0])
+        await clock.advance(1_000)
+        strictEqual(await second, '200')
+        deepStrictEqual(clock.sleepsOf('throttle'), [1_000])
+        // a wait the caller aborts ends at once, its token given back
+        const controller = new AbortController()
+        const aborted = text(get(`${a.url}/3`, { signal: controller.signal })())
+        await waitFor(() => clock.pending === 1)
+        controller.abort('gave up')
+        strictEqual(await aborted, 'AbortError')
+        await clock.advance(1_000)
+        strictEqual(await text(get(`${a.url}/4`)()), '200')
+        deepStrictEqual([a.received.length, clock.now()], [3, 2_000])
+        const host = new URL(a.url).host
+        deepStrictEqual(
+          events.map((e) => `${e._tag} ${String(e.key)}`),
+          [`RateLimitWaited ${host}`, `RateLimitWaited ${host}`]
+        )
+      } finally {
+        await Promise.all([a.close(), b.close()])
+      }
+    })
+
+    it('should tell the events with options.key instead of the authority when it is given', async () => {
+      const s = await serve((_, res) => answer(res, 200))
+      const keys: Array<string | undefined> = []
+      const clock = TestClock.make()
+      const get = Http.retryingFetch(Schedule.stop, {
+        clock,
+        breaker: breakersOn(clock),
+        key: 'users-api',
+        onEvent: (e) => void keys.push(e.key)
+      })
+      const result = await get(`${s.url}/`)()
+      ok(result._tag === 'Right')
+      await result.right.text()
+      deepStrictEqual(keys, ['users-api', 'users-api', 'users-api'])
+      // without a keyed policy nor options.key, the events have no key
+      keys.length = 0
+      const plain = await Http.retryingFetch(Schedule.stop, { clock, onEvent: (e) => void keys.push(e.key) })(
+        `${s.url}/`
+      )()
+      ok(plain._tag === 'Right')
+      await plain.right.text()
+      deepStrictEqual(keys, [undefined, undefined, undefined])
     })
   })
 
@@ -969,7 +1133,9 @@ describe('Http', () => {
             `retryingFetch with timeout ${name}`,
             () => Http.retryingFetch(Schedule.stop, { attemptTimeout: timeout }),
             new RegExp(
-              `^Http\\.retryingFetch: options\\.attemptTimeout must be a finite number > 0, received ${escapeRegExp(name)}$`
+              `^Http\\.retryingFetch: options\\.attemptTimeout must be a finite number > 0, received ${escapeRegExp(
+                name
+              )}$`
             )
           ]
         ]
