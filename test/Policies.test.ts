@@ -367,7 +367,8 @@ describeWithRedis('Policies with a Redis store', (server) => {
       policies: {
         p: {
           breaker: { kind: 'consecutive', threshold, halfOpenAfter: { constant: '1m' } },
-          store: { kind: 'redis', prefix: `t${Date.now()}:` }
+          // a store call waited for 5 s: under load, one past the default 100 ms would be decided locally
+          store: { kind: 'redis', prefix: `t${Date.now()}:`, timeout: '5s' }
         }
       }
     })
