@@ -21,6 +21,19 @@ export const ms = (x: number): string => {
   return x.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
 }
 
+const UNITS: ReadonlyArray<readonly [number, string]> = [
+  [86_400_000, 'd'],
+  [3_600_000, 'h'],
+  [60_000, 'min'],
+  [1000, 's']
+]
+
+/** A duration in ms as a person writes it, exactly: the largest unit that divides it (`2 s`, `10 min`, `250 ms`). */
+export const duration = (x: number): string => {
+  const unit = UNITS.find(([size]) => x >= size && x % size === 0)
+  return unit === undefined ? `${ms(x)} ms` : `${(x / unit[0]).toLocaleString('en-US')} ${unit[1]}`
+}
+
 /** A mean and its standard error, both in the precision of the mean. */
 export const plusMinus = (mean: number, standardError: number, digits: number): string => {
   const f = (x: number): string => x.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })

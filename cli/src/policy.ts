@@ -8,6 +8,7 @@ import * as Policy from 'fp-ts-retry/PolicyConfig'
 import type { Schedule } from 'fp-ts-retry/Schedule'
 import * as ScheduleConfig from 'fp-ts-retry/ScheduleConfig'
 import { UsageError } from './config'
+import { duration } from './format'
 
 /** A larger file is refused unread, as `Policies.watchFile` refuses it. */
 const MAX_BYTES = 1024 * 1024
@@ -50,14 +51,14 @@ const scheduleOf = (config: ScheduleConfig.ScheduleConfig): string => ScheduleCo
 /** The layers of one pipeline, in the order they run (docs/resilience-order.md), from the inside out. */
 const layers = (p: PipelineConfig): ReadonlyArray<readonly [string, string]> => {
   const out: Array<readonly [string, string]> = []
-  if (p.timeout !== undefined) out.push(['timeout', `${p.timeout} ms for each attempt`])
+  if (p.timeout !== undefined) out.push(['timeout', `${duration(p.timeout)} for each attempt`])
   const r = p.rateLimit
   if (r !== undefined) {
     out.push([
       'rate limit',
       r.kind === 'gcra'
-        ? `gcra: ${r.rate} every ${r.per} ms, ${r.burst} at once`
-        : `${r.kind}: ${plural(r.limit, 'call')} in ${r.kind === 'fixedWindow' ? 'each' : 'any'} ${r.window} ms`
+        ? `gcra: ${r.rate} every ${duration(r.per)}, ${r.burst} at once`
+        : `${r.kind}: ${plural(r.limit, 'call')} in ${r.kind === 'fixedWindow' ? 'each' : 'any'} ${duration(r.window)}`
     ])
   }
   const b = p.breaker
@@ -67,7 +68,7 @@ const layers = (p: PipelineConfig): ReadonlyArray<readonly [string, string]> => 
         ? `${plural(b.threshold, 'failure')} in a row`
         : b.kind === 'count'
         ? `${b.failureRate * 100}% of the last ${plural(b.size, 'call')} failed (at least ${b.minimumCalls ?? b.size})`
-        : `${b.failureRate * 100}% of the last ${b.window} ms failed (at least ${b.minThroughput})`
+        : `${b.failureRate * 100}% of the last ${duration(b.window)} failed (at least ${b.minThroughput})`
     out.push([
       'breaker',
       `${b.kind}: opens when ${rule}; half-open after ${scheduleOf(b.halfOpenAfter)}, ${plural(b.probes ?? 1, 'probe')}`
@@ -99,7 +100,7 @@ export const describePolicy = (file: string, config: PolicyConfig): string => {
       p.key === undefined
         ? undefined
         : `one per ${p.key.template} (at most ${p.key.maxKeys}${
-            p.key.idleAfter === undefined ? '' : `, dropped after ${p.key.idleAfter} ms unused`
+            p.key.idleAfter === undefined ? '' : `, dropped after ${duration(p.key.idleAfter)} unused`
           })`,
       p.store === undefined ? undefined : `shared through Redis under "${p.store.prefix}${name}:"`
     ].filter((s): s is string => s !== undefined)
@@ -112,12 +113,35 @@ export const describePolicy = (file: string, config: PolicyConfig): string => {
   return lines.join('\n')
 }
 
+/** What `simulate --policy` samples: the named pipeline's retry (or hedging) schedule, and what else bears on it. */
+export interface PolicySchedule {
+  readonly name: string
+  readonly schedule: Schedule<unknown>
+  readonly config: unknown
+  /** The pipeline's attempt timeout, in ms, when it bears on the start times: a retry's (hedges start while others run). */
+  readonly timeout: number | undefined
+  /** The layers that may stop or refuse a retry, which a sample of one run's failures does not model. */
+  readonly notSimulated: ReadonlyArray<string>
+}
+
+/** The layers around the retry that can end a run sooner than its schedule, in words. */
+const notSimulated = (p: PipelineConfig): ReadonlyArray<string> =>
+  [
+    p.budget === undefined
+      ? undefined
+      : // Budget.retryThrottle: a retry only while tokens > maxTokens / 2, each failure spending one
+        `the budget (retryThrottle): in an outage, a full one allows ${plural(
+          Math.max(0, Math.ceil(p.budget.maxTokens / 2) - 1),
+          'retry',
+          'retries'
+        )} in all, across the runs that share it`,
+    p.breaker === undefined ? undefined : `the breaker (${p.breaker.kind}) refuses the attempts while it is open`,
+    p.rateLimit === undefined ? undefined : `the rate limit (${p.rateLimit.kind}) refuses the attempts past its pace`,
+    p.bulkhead === undefined ? undefined : 'the bulkhead refuses a run while it is full'
+  ].filter((s): s is string => s !== undefined)
+
 /** The schedule `simulate --policy` samples: the named pipeline's retry (or hedging) schedule. */
-export const policySchedule = (
-  file: string,
-  config: PolicyConfig,
-  pipeline: string | undefined
-): { readonly name: string; readonly schedule: Schedule<unknown>; readonly config: unknown } => {
+export const policySchedule = (file: string, config: PolicyConfig, pipeline: string | undefined): PolicySchedule => {
   const names = Object.keys(config.policies)
   const chosen = pipeline ?? (names.length === 1 ? names[0] : undefined)
   if (chosen === undefined)
@@ -132,6 +156,36 @@ export const policySchedule = (
   return {
     name: `${chosen} (${file})`,
     schedule: ScheduleConfig.toSchedule(retry),
-    config: ScheduleConfig.ScheduleConfigCodec.encode(retry)
+    config: ScheduleConfig.ScheduleConfigCodec.encode(retry),
+    timeout: p.retry === undefined ? undefined : p.timeout,
+    notSimulated: notSimulated(p)
   }
+}
+
+/**
+ * How long each sampled attempt takes: the pipeline's timeout cuts `--attempt-duration`; when that is not given,
+ * each attempt takes the whole timeout (every attempt timed out: the longest a failing run can last).
+ */
+export const attemptDurationOf = (
+  policy: PolicySchedule,
+  attemptDuration: number,
+  given: boolean
+): { readonly attemptDuration: number; readonly note: string | undefined } => {
+  const { timeout } = policy
+  if (timeout === undefined) return { attemptDuration, note: undefined }
+  if (!given)
+    return {
+      attemptDuration: timeout,
+      note: `Each attempt takes the pipeline's whole timeout (${duration(
+        timeout
+      )}): every attempt timed out, the longest a failing run lasts (--attempt-duration for another).`
+    }
+  return attemptDuration > timeout
+    ? {
+        attemptDuration: timeout,
+        note: `The pipeline's timeout (${duration(timeout)}) cuts each attempt: --attempt-duration ${duration(
+          attemptDuration
+        )} counted as ${duration(timeout)}.`
+      }
+    : { attemptDuration, note: undefined }
 }

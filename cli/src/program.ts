@@ -10,7 +10,7 @@ import { Duration } from 'fp-ts-retry/ScheduleConfig'
 import { codeCondition, DEFAULT_CONFIG, readConfig, showCodeCondition, UsageError } from './config'
 import { compareReport } from './contention'
 import { contentionSpec, delayBandSpec, writeSvg } from './plot'
-import { describePolicy, policySchedule, readPolicy } from './policy'
+import { attemptDurationOf, describePolicy, policySchedule, readPolicy } from './policy'
 import { lineFile, runCommand } from './run'
 import { jsonSchema } from 'fp-ts-retry/PolicyConfig'
 import { sample, sampleReport } from './sample'
@@ -144,7 +144,7 @@ export const program = (io: Io = processIo): Command => {
     .addOption(
       new Option(
         '--attempt-duration <duration>',
-        'how long each attempt takes, in ms or as "1.5s" (counted by maxElapsed)'
+        'how long each attempt takes, in ms or as "1.5s" (counted by maxElapsed; with --policy, cut by the pipeline\'s timeout, and the whole timeout when not given)'
       )
         .default(0)
         .argParser(milliseconds)
@@ -198,15 +198,24 @@ Examples:
         }
         if (options.pipeline !== undefined && options.policy === undefined)
           throw new UsageError('--pipeline goes with --policy.')
-        const { name, schedule, config } =
+        const policy =
           options.policy === undefined
-            ? readConfig(argument)
+            ? undefined
             : policySchedule(options.policy, readPolicy(options.policy), options.pipeline)
+        const { name, schedule, config } = policy ?? readConfig(argument)
+        const attempt =
+          policy === undefined
+            ? { attemptDuration: options.attemptDuration, note: undefined }
+            : attemptDurationOf(
+                policy,
+                options.attemptDuration,
+                command.getOptionValueSource('attemptDuration') !== 'default'
+              )
         const sampleOptions = {
           runs: options.runs,
           retries: options.retries,
           seed: options.seed,
-          attemptDuration: options.attemptDuration,
+          attemptDuration: attempt.attemptDuration,
           input: options.errorCode === undefined ? undefined : { code: options.errorCode }
         }
         const result = sample(schedule, sampleOptions)
@@ -217,7 +226,13 @@ Examples:
             : `${showCodeCondition(condition, options.errorCode, 'error code')} (${
                 options.errorCode === undefined ? 'give them one with --error-code' : 'set by --error-code'
               })`
-        io.stdout(`${sampleReport(name, result, sampleOptions, why)}\n`)
+        const notes = [
+          attempt.note,
+          policy === undefined || policy.notSimulated.length === 0
+            ? undefined
+            : `Not simulated, and each can end a run sooner: ${policy.notSimulated.join('; ')}.`
+        ].filter((note): note is string => note !== undefined)
+        io.stdout(`${[sampleReport(name, result, sampleOptions, why), ...notes].join('\n')}\n`)
         if (options.svg !== undefined) {
           await writeSvg(options.svg, delayBandSpec(name, result.runs, result.rows))
           io.stdout(`Wrote ${options.svg}.\n`)

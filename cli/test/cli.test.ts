@@ -360,12 +360,14 @@ describe('fp-ts-retry (the CLI)', () => {
     it('check prints each pipeline and its layers in the order they run; a bad document, every problem, exit 2', async () => {
       fs.writeFileSync(path.join(dir, 'policy.json'), JSON.stringify(document))
       fs.writeFileSync(path.join(dir, 'bad.json'), JSON.stringify({ policies: { p: { bulkhed: {}, timeout: -1 } } }))
-      fs.writeFileSync(path.join(dir, 'big.json'), `{"policies":{},"x":"${'x'.repeat(2 * 1024 * 1024)}"}`)
-      const [good, bad, missing, big] = await Promise.all([
+      fs.writeFileSync(path.join(dir, 'big.json'), `{"policies":{},"x":"${'x'.repeat(10 * 1024 * 1024)}"}`)
+      fs.writeFileSync(path.join(dir, 'notJson.json'), '{ policies: {} }')
+      const [good, bad, missing, big, notJson] = await Promise.all([
         cli(['check', 'policy.json']),
         cli(['check', 'bad.json']),
         cli(['check', 'nothing.json']),
-        cli(['check', 'big.json'])
+        cli(['check', 'big.json']),
+        cli(['check', 'notJson.json'])
       ])
       assert.strictEqual(good.code, 0, good.stderr)
       assert.match(good.stdout, /^policy\.json: a valid policy document, 2 pipelines\.$/m)
@@ -374,26 +376,60 @@ describe('fp-ts-retry (the CLI)', () => {
         .filter((line) => /^\s+\d\. /.test(line))
         .map((line) => line.trim().split(/\s{2,}/)[0])
       assert.deepStrictEqual(layers, ['1. timeout', '2. breaker', '3. retry', '4. bulkhead', '1. hedging'])
+      assert.match(good.stdout, /^ {2}1\. timeout {3}2 s for each attempt$/m)
       assert.strictEqual(bad.code, 2)
       assert.match(bad.stderr, /at policies\.p\.bulkhed: .* \(did you mean "bulkhead"\?\)/)
       assert.match(bad.stderr, /at policies\.p\.timeout: expected a duration > 0/)
       assert.strictEqual(missing.code, 2)
       assert.match(missing.stderr, /cannot read the policy file nothing\.json: no such file/)
       assert.strictEqual(big.code, 2)
-      assert.match(big.stderr, /more than the 1048576 a policy document may have/)
+      assert.match(big.stderr, /big\.json: 10485782 bytes, more than the 1048576 a policy document may have/)
+      assert.strictEqual(notJson.code, 2)
+      assert.match(notJson.stderr, /notJson\.json is not valid JSON \(/)
     })
 
     it("simulate --policy samples a pipeline's schedule; it needs --pipeline when there are several", async () => {
       fs.writeFileSync(path.join(dir, 'policy.json'), JSON.stringify(document))
-      const [payments, which, both] = await Promise.all([
-        cli(['simulate', '--policy', 'policy.json', '--pipeline', 'payments', '--runs', '10']),
+      const budgeted = {
+        policies: { p: { retry: { constant: 1 }, budget: { kind: 'retryThrottle', maxTokens: 10, tokenRatio: 0.1 } } }
+      }
+      fs.writeFileSync(path.join(dir, 'budget.json'), JSON.stringify(budgeted))
+      const simulate = (...args: ReadonlyArray<string>) =>
+        cli(['simulate', '--policy', 'policy.json', '--runs', '10', ...args])
+      const [payments, cut, short, search, budget, which, both] = await Promise.all([
+        simulate('--pipeline', 'payments'),
+        simulate('--pipeline', 'payments', '--attempt-duration', '5s'),
+        simulate('--pipeline', 'payments', '--attempt-duration', '50'),
+        simulate('--pipeline', 'search'),
+        cli(['simulate', '--policy', 'budget.json', '--runs', '10']),
         cli(['simulate', '--policy', 'policy.json']),
         cli(['simulate', '{"constant": 1}', '--policy', 'policy.json'])
       ])
       assert.strictEqual(payments.code, 0, payments.stderr)
       assert.match(payments.stdout, /^payments \(policy\.json\)$/m)
-      assert.match(payments.stdout, /^\s+3\s+100%\s+100\s+100\s+100\s+100\s+300/m)
+      // each attempt takes the pipeline's whole timeout (2 s) unless --attempt-duration says otherwise
+      assert.match(payments.stdout, /^\s+3\s+100%\s+100\s+100\s+100\s+100\s+6,300/m)
       assert.match(payments.stdout, /within 3 retries/)
+      assert.match(payments.stdout, /^Each attempt takes the pipeline's whole timeout \(2 s\)/m)
+      assert.match(
+        payments.stdout,
+        /^Not simulated, and each can end a run sooner: the breaker \(consecutive\) refuses the attempts while it is open; the bulkhead refuses a run while it is full\.$/m
+      )
+      assert.strictEqual(cut.code, 0, cut.stderr)
+      assert.match(cut.stdout, /^\s+3\s+100%\s+100\s+100\s+100\s+100\s+6,300/m)
+      assert.match(
+        cut.stdout,
+        /^The pipeline's timeout \(2 s\) cuts each attempt: --attempt-duration 5 s counted as 2 s\.$/m
+      )
+      assert.strictEqual(short.code, 0, short.stderr)
+      assert.match(short.stdout, /^\s+3\s+100%\s+100\s+100\s+100\s+100\s+450/m)
+      assert.doesNotMatch(short.stdout, /timeout/)
+      // hedges start while the others run: the delays are between starts, and nothing else applies
+      assert.strictEqual(search.code, 0, search.stderr)
+      assert.match(search.stdout, /^\s+1\s+100%\s+50\s+50\s+50\s+50\s+50/m)
+      assert.doesNotMatch(search.stdout, /Not simulated|timeout/)
+      assert.strictEqual(budget.code, 0, budget.stderr)
+      assert.match(budget.stdout, /the budget \(retryThrottle\): in an outage, a full one allows 4 retries in all/)
       assert.strictEqual(which.code, 2)
       assert.match(which.stderr, /names 2 pipelines \(payments, search\): choose one with --pipeline/)
       assert.strictEqual(both.code, 2)
