@@ -1,0 +1,464 @@
+/**
+ * A bulkhead shared by a fleet: at most `maxConcurrent` calls in flight across every process whose bulkhead names
+ * the same Redis key, each slot a lease on the server's time, so that the slots of a killed process come back.
+ *
+ * It implements the `Bulkhead.Bulkhead` interface, answering by promise: use it with `Bulkhead.protect`,
+ * `Bulkhead.protectSignalled` and `Bulkhead.asGuard` as they are. While Redis cannot answer, it goes on by a
+ * documented local rule and says so.
+ *
+ * This module loads no Redis client: it takes one you made (an ioredis `Redis` or `Cluster`).
+ *
+ * @since 1.0.0
+ */
+import { randomBytes } from 'crypto'
+import * as Bulkhead from './Bulkhead'
+import type { Clock } from './Clock'
+import * as LiveClock from './Clock'
+import type { BulkheadEvent, Observer } from './Event'
+import type { RedisClient } from './RedisBudget'
+import { onAbort } from './internal/abort'
+import { observe } from './internal/observe'
+import { checkClient, checkKey, script } from './internal/redis'
+import { decode, SLOTS } from './internal/slots'
+import { health, serviceOptions, within } from './internal/service'
+import * as validate from './internal/validate'
+
+// -------------------------------------------------------------------------------------
+// model
+// -------------------------------------------------------------------------------------
+
+/**
+ * What a fleet bulkhead does while Redis cannot answer within `timeout`: go on with a bulkhead of this process
+ * holding the fleet's `maxConcurrent` divided by `processes` (`'local'`), let every call in (`'allow'`), or refuse
+ * every call (`'refuse'`).
+ *
+ * @example
+ * import type { Fallback } from 'fp-ts-retry/RedisBulkhead'
+ *
+ * const fallback: Fallback = 'local'
+ *
+ * @category model
+ * @since 1.0.0
+ */
+export type Fallback = 'local' | 'allow' | 'refuse'
+
+/**
+ * Options of {@link make}: the client, the key of the shared slots, the fleet's `maxConcurrent` and this process's
+ * `maxQueue` (default 0), and `lease` (ms): how long a slot outlives its process. `pollInterval` (ms, default 50)
+ * and `maxWait` (ms, default `lease`) pace and bound a waiting call, on `clock` (default `Clock.live`, which also
+ * times the events); how long a Redis call may take (`timeout`, ms, default 100), what to do when it takes longer
+ * or fails (`fallback`, default `'local'`), how many processes share the key (`processes`, default 1: the local
+ * bulkhead's share), and an observer.
+ *
+ * @example
+ * import type { BulkheadOptions } from 'fp-ts-retry/RedisBulkhead'
+ * import type { RedisClient } from 'fp-ts-retry/RedisBudget'
+ *
+ * // 20 calls in flight at most across a fleet of 4 processes; a slot of a killed process back after 10 s
+ * const optionsFor = (redis: RedisClient): BulkheadOptions => ({ redis, key: 'bulkhead:payments-api', maxConcurrent: 20, maxQueue: 50, lease: 10_000, processes: 4 })
+ *
+ * @category model
+ * @since 1.0.0
+ */
+export interface BulkheadOptions {
+  readonly redis: RedisClient
+  readonly key: string
+  readonly maxConcurrent: number
+  readonly maxQueue?: number | undefined
+  readonly lease: number
+  readonly pollInterval?: number | undefined
+  readonly maxWait?: number | undefined
+  readonly processes?: number | undefined
+  readonly timeout?: number | undefined
+  readonly fallback?: Fallback | undefined
+  readonly onEvent?: Observer | undefined
+  readonly clock?: Clock | undefined
+}
+
+/**
+ * A `Bulkhead.Bulkhead` whose slots are shared by a fleet: `enter` always answers by promise, `inFlight` and
+ * `queued` are this process's, and `fleetInFlight()` reads the fleet's slots taken now (it rejects when Redis does
+ * not answer).
+ *
+ * @example
+ * import type { RedisBulkhead } from 'fp-ts-retry/RedisBulkhead'
+ *
+ * const report = async (bulkhead: RedisBulkhead) => `${bulkhead.inFlight} here, ${await bulkhead.fleetInFlight()} in all`
+ *
+ * @category model
+ * @since 1.0.0
+ */
+export interface RedisBulkhead extends Bulkhead.Bulkhead {
+  readonly enter: (signal?: AbortSignal) => Promise<Bulkhead.Release | undefined>
+  readonly fleetInFlight: () => Promise<number>
+}
+
+// -------------------------------------------------------------------------------------
+// implementation
+// -------------------------------------------------------------------------------------
+
+/** The service named in the bulkhead's `ServiceUnavailable` and `ServiceRecovered` events. */
+const SERVICE = 'bulkhead'
+
+/** Heartbeats: a slot's lease is renewed this many times within it, so that one late beat loses nothing. */
+const BEATS_PER_LEASE = 3
+
+/** A call waiting in this process's line. */
+interface Waiter {
+  readonly signal: AbortSignal | undefined
+  readonly resolve: (release: Bulkhead.Release | undefined | Promise<Bulkhead.Release | undefined>) => void
+  /** Ends its wait: its `maxWait` timer and its abort listener. */
+  readonly stop: () => void
+}
+
+interface Config {
+  readonly maxConcurrent: number
+  readonly maxQueue: number
+  readonly lease: number
+  readonly pollInterval: number
+  readonly maxWait: number
+  readonly fallback: Fallback
+  readonly clock: Clock
+  readonly onEvent: Observer | undefined
+}
+
+class Fleet implements RedisBulkhead {
+  /** The members of the slots this process holds in Redis, renewed by the heartbeat. */
+  private readonly held = new Set<string>()
+  /** Slots let in by `fallback: 'allow'`. */
+  private allowed = 0
+  /** This process's line, oldest first (a `Set` keeps the order and lets an aborted waiter leave in O(1)). */
+  private readonly line = new Set<Waiter>()
+  /**
+   * Whether the poll and the heartbeat run, and what ends their current sleep once there is nothing left to poll
+   * for or to renew (one per sleep: a loop that goes on after all never sleeps on an aborted signal).
+   */
+  private polling = false
+  private beating = false
+  private pollSleep = new AbortController()
+  private beatSleep = new AbortController()
+  private readonly token = randomBytes(8).toString('hex')
+  private issued = 0
+
+  constructor(
+    private readonly config: Config,
+    private readonly run: (...args: Array<string | number>) => Promise<{ granted: boolean; held: number }>,
+    private readonly local: Bulkhead.Bulkhead
+  ) {}
+
+  get maxConcurrent(): number {
+    return this.config.maxConcurrent
+  }
+
+  get maxQueue(): number {
+    return this.config.maxQueue
+  }
+
+  get inFlight(): number {
+    return this.held.size + this.allowed + this.local.inFlight
+  }
+
+  get queued(): number {
+    return this.line.size + this.local.queued
+  }
+
+  readonly fleetInFlight = async (): Promise<number> => (await this.run('c')).held
+
+  readonly enter = (signal?: AbortSignal): Promise<Bulkhead.Release | undefined> => {
+    if (signal?.aborted) return Promise.resolve(undefined)
+    // behind this process's waiters: first come, first served
+    if (this.line.size > 0) return Promise.resolve(this.wait(signal))
+    return this.ask(signal)
+  }
+
+  private tell(tag: BulkheadEvent['_tag']): void {
+    const { onEvent, clock } = this.config
+    if (onEvent === undefined) return
+    observe(onEvent, {
+      _tag: tag,
+      source: 'bulkhead',
+      run: 0,
+      at: clock.now(),
+      inFlight: this.inFlight,
+      queued: this.queued
+    })
+  }
+
+  private member(): string {
+    return `${this.token}:${++this.issued}`
+  }
+
+  /** Asks Redis for a slot; waits in line when none is free and the line has room. */
+  private async ask(signal: AbortSignal | undefined): Promise<Bulkhead.Release | undefined> {
+    // every slot held here already: the fleet has none, no need to ask
+    if (this.held.size < this.config.maxConcurrent) {
+      const member = this.member()
+      let granted: boolean
+      try {
+        granted = (await this.run('e', this.config.maxConcurrent, this.config.lease, member)).granted
+      } catch {
+        return this.fallback(signal)
+      }
+      if (granted) {
+        const release = this.hold(member)
+        // aborted while Redis answered: the slot goes back, the call does not enter
+        if (!signal?.aborted) return release
+        release()
+        return undefined
+      }
+    }
+    if (signal?.aborted) return undefined
+    return this.wait(signal)
+  }
+
+  /** Waits in line for a slot (polled on the clock, `maxWait` at most), or is refused when the line is full. */
+  private wait(signal: AbortSignal | undefined): Bulkhead.Release | undefined | Promise<Bulkhead.Release | undefined> {
+    if (this.line.size >= this.config.maxQueue) {
+      this.tell('BulkheadRefused')
+      return undefined
+    }
+    return new Promise((resolve) => {
+      const timer = new AbortController()
+      let unsubscribe = (): void => undefined
+      const waiter: Waiter = {
+        signal,
+        resolve,
+        stop: () => {
+          timer.abort()
+          unsubscribe()
+        }
+      }
+      const leave = (tag: BulkheadEvent['_tag']): void => {
+        if (!this.line.delete(waiter)) return
+        waiter.stop()
+        resolve(undefined)
+        this.tell(tag)
+        if (this.line.size === 0) this.pollSleep.abort()
+      }
+      this.line.add(waiter)
+      this.tell('BulkheadQueued')
+      void this.config.clock.sleep(this.config.maxWait, timer.signal, 'timeout').then(() => {
+        if (!timer.signal.aborted) leave('BulkheadRefused')
+      })
+      if (signal !== undefined) unsubscribe = onAbort(signal, () => leave('BulkheadAborted'))
+      if (!this.polling) void this.poll()
+    })
+  }
+
+  /** Asks Redis for a slot every `pollInterval` while calls wait, and hands each one got to the oldest waiter. */
+  private async poll(): Promise<void> {
+    this.polling = true
+    const { clock, pollInterval, maxConcurrent, lease } = this.config
+    try {
+      let got = false
+      while (this.line.size > 0) {
+        // a slot got: another may be free too, asked at once
+        if (!got) {
+          this.pollSleep = new AbortController()
+          await clock.sleep(pollInterval, this.pollSleep.signal, 'throttle')
+        }
+        if (this.line.size === 0) return
+        got = false
+        if (this.held.size >= maxConcurrent) continue
+        const member = this.member()
+        try {
+          got = (await this.run('e', maxConcurrent, lease, member)).granted
+        } catch {
+          // Redis fails: every waiter is answered by the fallback
+          for (const waiter of this.take(this.line.size)) waiter.resolve(this.fallback(waiter.signal))
+          return
+        }
+        if (!got) continue
+        const [waiter] = this.take(1)
+        const release = this.hold(member)
+        // the line emptied (aborts, timeouts) while Redis answered: the slot goes back
+        if (waiter === undefined) release()
+        else waiter.resolve(release)
+      }
+    } finally {
+      this.polling = false
+    }
+  }
+
+  /** The `n` oldest waiters, taken out of the line, their waits ended. */
+  private take(n: number): Array<Waiter> {
+    const taken: Array<Waiter> = []
+    for (const waiter of this.line) {
+      if (taken.length === n) break
+      this.line.delete(waiter)
+      waiter.stop()
+      taken.push(waiter)
+    }
+    return taken
+  }
+
+  /** A slot held in Redis: renewed by the heartbeat until its release, which hands it to the oldest waiter. */
+  private hold(member: string): Bulkhead.Release {
+    this.held.add(member)
+    if (!this.beating) void this.beat()
+    let released = false
+    return () => {
+      if (released) return
+      released = true
+      const [waiter] = this.take(1)
+      if (waiter !== undefined) return waiter.resolve(this.handOver(member))
+      this.held.delete(member)
+      if (this.held.size === 0) this.beatSleep.abort()
+      // a release Redis does not see leaves the slot taken until its lease runs out, never longer
+      this.run('r', member).catch(() => undefined)
+    }
+  }
+
+  /** The same slot (its member, its lease) for the next call of this process: no round trip. */
+  private handOver(member: string): Bulkhead.Release {
+    this.held.delete(member)
+    return this.hold(member)
+  }
+
+  /** Renews the leases of the slots held here, `BEATS_PER_LEASE` times a lease, while any is held. */
+  private async beat(): Promise<void> {
+    this.beating = true
+    const { lease } = this.config
+    try {
+      while (this.held.size > 0) {
+        this.beatSleep = new AbortController()
+        await HEARTBEAT_CLOCK.sleep(lease / BEATS_PER_LEASE, this.beatSleep.signal, 'timeout')
+        if (this.held.size === 0) return
+        await this.run('h', lease, ...this.held).catch(() => undefined)
+      }
+    } finally {
+      this.beating = false
+    }
+  }
+
+  /** What a call gets while Redis cannot answer. */
+  private fallback(signal: AbortSignal | undefined): Bulkhead.Release | undefined | Promise<Bulkhead.Release | undefined> {
+    switch (this.config.fallback) {
+      case 'allow': {
+        this.allowed++
+        let released = false
+        return () => {
+          if (!released) this.allowed--
+          released = true
+        }
+      }
+      case 'refuse':
+        this.tell('BulkheadRefused')
+        return undefined
+      case 'local':
+        return this.local.enter(signal)
+    }
+  }
+}
+
+/**
+ * The heartbeat's time: real time, whatever `clock` the bulkhead is given (a lease runs out on the server's clock),
+ * and a timer that does not keep the process alive (a call in flight does).
+ */
+const HEARTBEAT_CLOCK = LiveClock.make({ unref: true })
+
+// -------------------------------------------------------------------------------------
+// constructors
+// -------------------------------------------------------------------------------------
+
+/**
+ * A bulkhead shared by every process whose bulkhead has the same `key`: at most `maxConcurrent` calls in flight in
+ * all, each slot a lease in Redis.
+ *
+ * **Details**
+ *
+ * - The slots are the members of one sorted set at `key`, each scored by when its lease runs out on the server's
+ *   `TIME` (the processes' clocks need not agree); a slot whose lease has run out is free again. Each answer is one
+ *   `EVALSHA` of one script on that one key (an `EVAL` the first time a server has not seen it): atomic, and at
+ *   home on a Redis Cluster. The key expires when its last lease does. Every process should give the same
+ *   `maxConcurrent` for a key.
+ * - A slot is held by its call until the call gives it back: while this process holds any, it renews all their
+ *   leases in one call three times a lease (a heartbeat on real time, whatever `clock`), so that a call longer than
+ *   `lease` keeps its slot while its process lives. A process that dies (SIGKILL, a crash, a lost host) renews
+ *   nothing: its slots come back when their leases run out, `lease` ms at most after its last heartbeat, and not
+ *   before. A process stalled longer than a lease (a debugger, a frozen VM) may lose a slot to another call; the
+ *   heartbeat never takes back one it lost.
+ * - A release (a `Bulkhead.Release`) is idempotent: called again, it does nothing. It hands the slot (its member
+ *   and its lease) to this process's oldest waiter if there is one, with no round trip; else it removes it in
+ *   Redis. A release Redis does not see leaves the slot taken until its lease runs out.
+ * - `enter(signal?)` always answers by promise: a slot, or `undefined` when every slot of the fleet is taken and
+ *   this process's line holds `maxQueue` calls already (`maxQueue` counts this process's waiters, not the fleet's),
+ *   or when the signal had aborted. A waiter is answered in the order it came: this process's line asks Redis every
+ *   `pollInterval` ms on `clock` (at once again after a slot is got), and hands each slot got to its oldest waiter.
+ *   A waiter leaves the line after `maxWait` ms (refused: `undefined`, told as `BulkheadRefused`), or as soon as its
+ *   signal aborts (`BulkheadAborted`); a slot got for a call whose signal aborted meanwhile goes back at once: no
+ *   call enters after its abort. The fleet's waiters are not served in one order across processes.
+ * - `inFlight` and `queued` are this process's (`Bulkhead.asGuard` reads them: it refuses a retry when this process
+ *   alone fills the bulkhead; a refusal by the fleet still ends the run with reason `'bulkhead'`).
+ *   `fleetInFlight()` reads the fleet's slots taken, rejecting when Redis does not answer.
+ * - Every Redis call is bounded by `timeout` (default 100 ms), whatever client is passed. A call that fails or does
+ *   not answer in time never rejects: the bulkhead answers by its `fallback` and tells `ServiceUnavailable`
+ *   (`source: 'bulkhead'`, `service: 'bulkhead'`) through `onEvent`, then `ServiceRecovered` once Redis answers
+ *   again. `'local'` (the default) is a `Bulkhead.make` of this process with `max(1, floor(maxConcurrent /
+ *   processes))` slots and the same `maxQueue` (which tells its own events, with its own counts); `'allow'` lets
+ *   every call in at once; `'refuse'` refuses every call. The calls waiting in line when Redis fails are answered by
+ *   the fallback too. The slots taken by the fallback are not counted in Redis.
+ * - `onEvent` is told `BulkheadQueued`, `BulkheadRefused` and `BulkheadAborted` as `Bulkhead.make` tells them, with
+ *   this process's counts, timed on `clock`.
+ * - Bad options are a `TypeError` or `RangeError` naming them; `lease` must be more than 3 times `timeout`, so that
+ *   a heartbeat that takes its whole `timeout` still renews a lease in time.
+ *
+ * @example
+ * import * as RedisBulkhead from 'fp-ts-retry/RedisBulkhead'
+ * import * as Bulkhead from 'fp-ts-retry/Bulkhead'
+ * import type { TaskEither } from 'fp-ts/TaskEither'
+ * import { pipe } from 'fp-ts/function'
+ * import Redis from 'ioredis'
+ *
+ * // needs a Redis server: defined, not called here
+ * export function boundedForTheFleet(call: TaskEither<Error, string>) {
+ *   const redis = new Redis({ host: '127.0.0.1', port: 6379 })
+ *   const bulkhead = RedisBulkhead.make({ redis, key: 'bulkhead:payments-api', maxConcurrent: 20, maxQueue: 50, lease: 10_000, processes: 4 })
+ *   return pipe(call, Bulkhead.protect(bulkhead, () => new Error('payments-api: too busy')))
+ * }
+ *
+ * @category constructors
+ * @since 1.0.0
+ */
+export const make = (options: BulkheadOptions): RedisBulkhead => {
+  const where = 'RedisBulkhead.make'
+  validate.object(where, 'options', options)
+  const redis = checkClient(where, options.redis)
+  const key = checkKey(where, options.key)
+  const maxConcurrent = validate.positiveCount(where, 'options.maxConcurrent', options.maxConcurrent)
+  const maxQueue = validate.count(where, 'options.maxQueue', validate.orDefault(options.maxQueue, 0))
+  const processes = validate.positiveCount(where, 'options.processes', validate.orDefault(options.processes, 1))
+  const { fallback, timeout } = serviceOptions(where, options)
+  const lease = validate.that(
+    where,
+    'options.lease',
+    `a finite number > 3 x options.timeout (${3 * timeout})`,
+    (ms) => validate.isDuration(ms) && ms > 3 * timeout,
+    options.lease
+  )
+  const pollInterval = validate.positive(where, 'options.pollInterval', validate.orDefault(options.pollInterval, 50))
+  const maxWait = validate.duration(where, 'options.maxWait', validate.orDefault(options.maxWait, lease))
+  validate.services(where, 'options', { clock: options.clock })
+  const clock = options.clock ?? LiveClock.live
+  const onEvent = options.onEvent
+  const service = health('bulkhead', SERVICE, fallback, clock.now, onEvent)
+  const evaluate = script(redis, SLOTS)
+  /** The script's answer; a rejection when Redis fails, answers nonsense or takes over `timeout`. */
+  const run = async (...args: Array<string | number>): Promise<{ granted: boolean; held: number }> => {
+    try {
+      const answer = decode(await within(LiveClock.live, timeout, SERVICE, () => evaluate(key, ...args)))
+      service.answered()
+      return answer
+    } catch (e) {
+      service.failed(e)
+      throw e
+    }
+  }
+  const local = Bulkhead.make({
+    maxConcurrent: Math.max(1, Math.floor(maxConcurrent / processes)),
+    maxQueue,
+    onEvent,
+    clock
+  })
+  return new Fleet({ maxConcurrent, maxQueue, lease, pollInterval, maxWait, fallback, clock, onEvent }, run, local)
+}

@@ -1,0 +1,524 @@
+import * as fc from 'fast-check'
+import * as E from 'fp-ts/Either'
+import { pipe } from 'fp-ts/function'
+import type { TaskEither } from 'fp-ts/TaskEither'
+import Redis from 'ioredis'
+import * as Bulkhead from '../src/Bulkhead'
+import type { Event } from '../src/Event'
+import * as RedisBulkhead from '../src/RedisBulkhead'
+import { retrying, type StopReason } from '../src/Retry'
+import * as Schedule from '../src/Schedule'
+import * as TestClock from '../src/TestClock'
+import type { Signalled } from '../src/Timeout'
+import { script } from '../src/internal/redis'
+import { decode, SLOTS } from '../src/internal/slots'
+import { killChildren, startChild, type Child } from './support/fleet'
+import { availability, describeWithRedis, startRedis } from './support/redis'
+import { waitFor } from './support/wait'
+import { deepStrictEqual, ok, strictEqual, throwsRangeError, throwsTypeError } from './util'
+
+describe('RedisBulkhead.make (no server needed)', () => {
+  const redis: RedisBulkhead.BulkheadOptions['redis'] = { evalsha: async () => 0, eval: async () => 0 }
+  const options = { redis, key: 'k', maxConcurrent: 2, lease: 1_000 }
+
+  it('should name a bad option in its error: TypeError for a wrong type, RangeError for a value out of range', () => {
+    throwsTypeError(() => RedisBulkhead.make(null as never), /RedisBulkhead\.make: options must be an object/)
+    throwsTypeError(
+      () => RedisBulkhead.make({ ...options, redis: {} as never }),
+      /RedisBulkhead\.make: options\.redis must be a Redis client with evalsha and eval/
+    )
+    throwsTypeError(
+      () => RedisBulkhead.make({ ...options, key: '' }),
+      /RedisBulkhead\.make: options\.key must be a non-empty string, received ""/
+    )
+    throwsRangeError(
+      () => RedisBulkhead.make({ ...options, maxConcurrent: 0 }),
+      /options\.maxConcurrent must be a whole number >= 1, received 0/
+    )
+    throwsRangeError(
+      () => RedisBulkhead.make({ ...options, maxQueue: -1 }),
+      /options\.maxQueue must be a whole number >= 0, received -1/
+    )
+    throwsRangeError(
+      () => RedisBulkhead.make({ ...options, maxQueue: null as never }),
+      /options\.maxQueue must be a whole number >= 0, received null/
+    )
+    throwsRangeError(
+      () => RedisBulkhead.make({ ...options, lease: NaN }),
+      /options\.lease must be a finite number > 3 x options\.timeout \(300\), received NaN/
+    )
+    throwsRangeError(
+      () => RedisBulkhead.make({ ...options, lease: 300 }),
+      /options\.lease must be a finite number > 3 x options\.timeout \(300\), received 300/
+    )
+    throwsRangeError(
+      () => RedisBulkhead.make({ ...options, timeout: 500 }),
+      /options\.lease must be a finite number > 3 x options\.timeout \(1500\), received 1000/
+    )
+    throwsRangeError(
+      () => RedisBulkhead.make({ ...options, pollInterval: 0 }),
+      /options\.pollInterval must be a finite number > 0, received 0/
+    )
+    throwsRangeError(
+      () => RedisBulkhead.make({ ...options, maxWait: Infinity }),
+      /options\.maxWait must be a finite number >= 0, received Infinity/
+    )
+    throwsRangeError(
+      () => RedisBulkhead.make({ ...options, processes: 1.5 }),
+      /options\.processes must be a whole number >= 1, received 1\.5/
+    )
+    throwsRangeError(
+      () => RedisBulkhead.make({ ...options, timeout: -1 }),
+      /options\.timeout must be a finite number > 0, received -1/
+    )
+    throwsRangeError(
+      () => RedisBulkhead.make({ ...options, fallback: 'wait' as never }),
+      /options\.fallback must be 'local', 'allow' or 'refuse'/
+    )
+    throwsTypeError(() => RedisBulkhead.make({ ...options, onEvent: 1 as never }), /options\.onEvent must be a function/)
+    throwsTypeError(() => RedisBulkhead.make({ ...options, clock: {} as never }), /options\.clock must be a Clock/)
+  })
+
+  it('should take a script that answers nonsense as Redis failing: the fallback answers, and says so', async () => {
+    const events: Array<Event> = []
+    const bulkhead = RedisBulkhead.make({ ...options, fallback: 'refuse', onEvent: (e) => void events.push(e) })
+    strictEqual(await bulkhead.enter(), undefined)
+    expect(events).toMatchObject([
+      { _tag: 'ServiceUnavailable', source: 'bulkhead', service: 'bulkhead', fallback: 'refuse' },
+      { _tag: 'BulkheadRefused', source: 'bulkhead', inFlight: 0, queued: 0 }
+    ])
+  })
+
+  it('should answer by the fallback within the timeout when Redis never answers', async () => {
+    const silent: RedisBulkhead.BulkheadOptions['redis'] = {
+      evalsha: () => new Promise(() => undefined),
+      eval: () => new Promise(() => undefined)
+    }
+    const bulkhead = RedisBulkhead.make({ ...options, redis: silent, timeout: 50, processes: 2 })
+    const began = Date.now()
+    const release = await bulkhead.enter()
+    ok(release !== undefined)
+    strictEqual(await bulkhead.enter(), undefined) // the local bulkhead: 2 / 2 processes, one slot
+    ok(Date.now() - began < 1_000, `took ${Date.now() - began} ms`)
+    strictEqual(bulkhead.inFlight, 1)
+    release()
+    release()
+    strictEqual(bulkhead.inFlight, 0)
+  })
+})
+
+/** One step of the slots script, and the reference model's rule for it. */
+type Op =
+  | { readonly _tag: 'enter'; readonly lease: number }
+  | { readonly _tag: 'beat'; readonly lease: number; readonly members: ReadonlyArray<number> }
+  | { readonly _tag: 'release'; readonly member: number }
+  | { readonly _tag: 'count' }
+  | { readonly _tag: 'advance'; readonly seconds: number }
+
+/**
+ * Leases and advances in whole seconds: every lease end is a multiple of 1000 ms away from the time it is compared
+ * with, so the few ms the test itself takes on the server's clock change no answer.
+ */
+const opArbitrary: fc.Arbitrary<Op> = fc.oneof(
+  fc.record({ _tag: fc.constant('enter' as const), lease: fc.integer({ min: 1, max: 4 }) }),
+  fc.record({
+    _tag: fc.constant('beat' as const),
+    lease: fc.integer({ min: 1, max: 4 }),
+    members: fc.array(fc.nat(12), { maxLength: 4 })
+  }),
+  fc.record({ _tag: fc.constant('release' as const), member: fc.nat(12) }),
+  fc.constant<Op>({ _tag: 'count' }),
+  fc.record({ _tag: fc.constant('advance' as const), seconds: fc.integer({ min: 1, max: 4 }) })
+)
+
+/** The slots as a map of members to the end of their lease, on the model's own time: written for clarity. */
+class Model {
+  now = 0
+  readonly slots = new Map<string, number>()
+  constructor(readonly max: number) {}
+
+  apply(op: Op, member: (i: number) => string): { readonly granted: boolean; readonly held: number } {
+    if (op._tag === 'advance') this.now += op.seconds * 1_000
+    for (const [m, end] of this.slots) if (end <= this.now) this.slots.delete(m)
+    switch (op._tag) {
+      case 'enter': {
+        if (this.slots.size >= this.max) return { granted: false, held: this.slots.size }
+        this.slots.set(member(-1), this.now + op.lease * 1_000)
+        return { granted: true, held: this.slots.size }
+      }
+      case 'beat':
+        for (const i of op.members) if (this.slots.has(member(i))) this.slots.set(member(i), this.now + op.lease * 1_000)
+        break
+      case 'release':
+        this.slots.delete(member(op.member))
+    }
+    return { granted: false, held: this.slots.size }
+  }
+}
+
+describeWithRedis('RedisBulkhead on a real Redis', (server) => {
+  let redis: Redis
+  let n = 0
+  const key = (): string => `bulkhead-${++n}`
+  const serverTime = async (): Promise<number> => {
+    const [s, us] = await redis.time()
+    return Number(s) * 1_000 + Math.floor(Number(us) / 1_000)
+  }
+  const make = (options: Partial<RedisBulkhead.BulkheadOptions> & { readonly key: string }): RedisBulkhead.RedisBulkhead =>
+    RedisBulkhead.make({ redis, maxConcurrent: 1, timeout: 1_000, ...options, lease: options.lease ?? 5_000 })
+
+  beforeAll(() => {
+    redis = new Redis({ host: server().host, port: server().port })
+  })
+  afterAll(async () => {
+    await killChildren()
+    redis.disconnect()
+  })
+
+  it('should answer as the reference model does, for the same enters, heartbeats, releases and time', async () => {
+    const run = script(redis, SLOTS)
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 4 }), fc.array(opArbitrary, { maxLength: 30 }), async (max, ops) => {
+        const k = key()
+        const model = new Model(max)
+        let issued = 0
+        // how long the key should last, as of the last write that set its expiry
+        let bound = 0
+        const member = (i: number): string => `m${i < 0 ? ++issued : i}`
+        for (const op of ops) {
+          const expected = model.apply(op, member)
+          let actual: { readonly granted: boolean; readonly held: number }
+          switch (op._tag) {
+            case 'enter':
+              actual = decode(await run(k, 'e', max, op.lease * 1_000, `m${issued}`))
+              break
+            case 'beat':
+              actual = decode(await run(k, 'h', op.lease * 1_000, ...op.members.map(member)))
+              break
+            case 'release':
+              actual = decode(await run(k, 'r', member(op.member)))
+              break
+            case 'count':
+              actual = decode(await run(k, 'c'))
+              break
+            case 'advance':
+              // the server's clock cannot be moved: the leases are moved back instead, which the script cannot tell apart
+              for (const m of await redis.zrange(k, '0', '-1')) await redis.zincrby(k, -op.seconds * 1_000, m)
+              actual = decode(await run(k, 'c'))
+          }
+          deepStrictEqual(actual, expected)
+          if ((op._tag === 'enter' && actual.granted) || op._tag === 'beat')
+            bound = Math.max(0, ...model.slots.values()) - model.now
+          deepStrictEqual((await redis.zrange(k, '0', '-1')).sort(), [...model.slots.keys()].sort())
+        }
+        // the key lasts no longer than the last lease it held when it was written, and is gone with its last slot
+        const ttl = await redis.pttl(k)
+        ok(model.slots.size === 0 ? ttl === -2 : ttl > 0 && ttl <= bound, `ttl ${ttl}, written for ${bound}`)
+      }),
+      { numRuns: 60 }
+    )
+  }, 30_000)
+
+  it('should let maxConcurrent calls in across bulkheads, refuse the next, and give a slot back once per release', async () => {
+    const k = key()
+    const a = make({ key: k, maxConcurrent: 2 })
+    const b = make({ key: k, maxConcurrent: 2 })
+    const first = await a.enter()
+    const second = await b.enter()
+    ok(first !== undefined && second !== undefined)
+    strictEqual(await a.enter(), undefined)
+    strictEqual(await b.enter(), undefined)
+    deepStrictEqual([a.inFlight, b.inFlight, await a.fleetInFlight()], [1, 1, 2])
+    first()
+    first() // idempotent: one slot back, not two
+    await waitFor(() => a.inFlight === 0)
+    const third = await b.enter()
+    ok(third !== undefined)
+    strictEqual(await a.enter(), undefined)
+    deepStrictEqual(await a.fleetInFlight(), 2)
+    second()
+    third()
+    // the releases reach Redis in the background
+    for (;;) if ((await a.fleetInFlight()) === 0) break
+    strictEqual(await redis.exists(k), 0)
+  })
+
+  it('should hand a slot given back to the oldest waiter of the process, and poll on the clock for one given back elsewhere', async () => {
+    const k = key()
+    const clock = TestClock.make()
+    const events: Array<Event> = []
+    const a = make({ key: k, maxQueue: 2, clock, pollInterval: 50, onEvent: (e) => void events.push(e) })
+    const b = make({ key: k })
+    const held = await a.enter()
+    ok(held !== undefined)
+    const first = a.enter()
+    await waitFor(() => a.queued === 1)
+    const second = a.enter()
+    strictEqual(a.queued, 2)
+    strictEqual(await a.enter(), undefined) // the line is full
+    held()
+    const next = await first
+    ok(next !== undefined)
+    deepStrictEqual([a.inFlight, a.queued, await a.fleetInFlight()], [1, 1, 1]) // the same slot
+    next()
+    const last = await second
+    ok(last !== undefined)
+    last()
+    for (;;) if ((await a.fleetInFlight()) === 0) break
+    expect(events.map((e) => e._tag)).toEqual(['BulkheadQueued', 'BulkheadQueued', 'BulkheadRefused'])
+
+    // a slot given back by another process: the waiter's next poll gets it
+    const other = await b.enter()
+    ok(other !== undefined)
+    const waiting = a.enter()
+    await waitFor(() => a.queued === 1)
+    await clock.advance(50)
+    strictEqual(a.queued, 1) // polled, and refused: still waiting
+    other()
+    for (;;) if ((await b.fleetInFlight()) === 0) break
+    let got: Bulkhead.Release | undefined
+    void waiting.then((r) => (got = r))
+    while (got === undefined) await clock.advance(50)
+    deepStrictEqual([a.inFlight, a.queued], [1, 0])
+    got()
+    await waitFor(() => clock.pending === 0)
+  })
+
+  it('should take a waiter out at once when its signal aborts, and never let it in afterwards', async () => {
+    const k = key()
+    const clock = TestClock.make()
+    const events: Array<Event> = []
+    const a = make({ key: k, maxQueue: 5, clock, onEvent: (e) => void events.push(e) })
+    const b = make({ key: k })
+    const held = await b.enter()
+    ok(held !== undefined)
+    const controller = new AbortController()
+    const waiting = a.enter(controller.signal)
+    await waitFor(() => a.queued === 1)
+    controller.abort('gave up')
+    strictEqual(await waiting, undefined)
+    strictEqual(a.queued, 0)
+    expect(events).toMatchObject([
+      { _tag: 'BulkheadQueued', inFlight: 0, queued: 1 },
+      { _tag: 'BulkheadAborted', inFlight: 0, queued: 0 }
+    ])
+    strictEqual(await a.enter(controller.signal), undefined) // aborted already: no slot asked for
+    await waitFor(() => clock.pending === 0) // neither the poll nor the wait's bound is left sleeping
+
+    held()
+    for (;;) if ((await b.fleetInFlight()) === 0) break
+
+    // aborted while the poll that finds the slot free is on its way to Redis: the slot goes back
+    let onSend = (): void => undefined
+    const watched: RedisBulkhead.BulkheadOptions['redis'] = {
+      evalsha: (...args) => (onSend(), redis.evalsha(...args)),
+      eval: (...args) => redis.eval(...args)
+    }
+    const c = make({ key: k, maxQueue: 1, clock, redis: watched, onEvent: (e) => void events.push(e) })
+    const holder = await b.enter()
+    ok(holder !== undefined)
+    const late = new AbortController()
+    const racing = c.enter(late.signal)
+    await waitFor(() => c.queued === 1)
+    holder()
+    for (;;) if ((await b.fleetInFlight()) === 0) break
+    onSend = () => late.abort()
+    await clock.advance(50)
+    strictEqual(await racing, undefined)
+    await waitFor(() => c.inFlight === 0)
+    for (;;) if ((await c.fleetInFlight()) === 0) break
+    expect(events.map((e) => e._tag)).toEqual(['BulkheadQueued', 'BulkheadAborted', 'BulkheadQueued', 'BulkheadAborted'])
+  })
+
+  it('should refuse a waiter after maxWait on the clock', async () => {
+    const k = key()
+    const clock = TestClock.make()
+    const events: Array<Event> = []
+    const a = make({ key: k, maxQueue: 1, maxWait: 1_000, clock, onEvent: (e) => void events.push(e) })
+    const held = await a.enter()
+    ok(held !== undefined)
+    let answered = false
+    const waiting = a.enter().then((r) => ((answered = true), r))
+    await waitFor(() => a.queued === 1)
+    await clock.advance(950)
+    strictEqual(answered, false)
+    await clock.advance(50)
+    strictEqual(await waiting, undefined)
+    expect(events.map((e) => e._tag)).toEqual(['BulkheadQueued', 'BulkheadRefused'])
+    held()
+  })
+
+  it('should keep the slot of a call longer than its lease (heartbeat), and give it back when the call ends', async () => {
+    const k = key()
+    const a = make({ key: k, lease: 400, timeout: 100 })
+    const b = make({ key: k, lease: 400, timeout: 100 })
+    const held = await a.enter()
+    ok(held !== undefined)
+    const began = Date.now()
+    let tries = 0
+    // three leases and more
+    while (Date.now() - began < 1_400) {
+      strictEqual(await b.enter(), undefined)
+      tries++
+      await new Promise((resolve) => setTimeout(resolve, 25))
+    }
+    ok(tries >= 10, `${tries} tries`)
+    held()
+    for (;;) if ((await b.fleetInFlight()) === 0) break
+    const mine = await b.enter()
+    ok(mine !== undefined)
+    mine()
+  })
+
+  it('should let protect, protectSignalled and asGuard use it as they are', async () => {
+    const k = key()
+    const bulkhead = make({ key: k })
+    const hold = await make({ key: k }).enter()
+    ok(hold !== undefined)
+    const reasons: Array<StopReason> = []
+    let attempts = 0
+    const result = await pipe(
+      (() => (attempts++, Promise.resolve(E.right('ok')))) as TaskEither<never, string>,
+      Bulkhead.protect(bulkhead, (rejected) => rejected),
+      retrying(pipe(Schedule.constant(1), Schedule.intersect(Schedule.recurs(3))), {
+        guards: [Bulkhead.asGuard(bulkhead)],
+        onDone: ({ reason }) => void reasons.push(reason)
+      })
+    )()
+    deepStrictEqual(result, E.left({ _tag: 'BulkheadRejected' as const, maxConcurrent: 1, maxQueue: 0 }))
+    deepStrictEqual([attempts, reasons], [0, ['bulkhead' as StopReason]])
+    hold()
+    for (;;) if ((await bulkhead.fleetInFlight()) === 0) break
+    const signalled = pipe(
+      (_: Signalled): TaskEither<never, string> =>
+        () =>
+          TE_ok,
+      Bulkhead.protectSignalled(bulkhead, () => 'full', (reason) => `aborted: ${String(reason)}`)
+    )
+    deepStrictEqual(await signalled()(), E.right('ok'))
+    const controller = new AbortController()
+    controller.abort('no')
+    deepStrictEqual(await signalled({ signal: controller.signal })(), E.left('aborted: no'))
+  })
+
+  describe('processes sharing one bulkhead', () => {
+    let children: Array<Child> = []
+    const start = (k: string, max: number, maxQueue: number, lease: number): Child =>
+      startChild('fleet-bulkhead.ts', [String(server().port), k, String(max), String(maxQueue), String(lease)])
+
+    afterEach(async () => {
+      for (const c of children) c.process.stdin?.end()
+      await Promise.all(children.map((c) => c.exited))
+      children = []
+    }, 20_000)
+
+    it('four processes hammering one key should never have more than maxConcurrent calls in flight in all', async () => {
+      const k = key()
+      const MAX = 5
+      children = Array.from({ length: 4 }, () => start(k, MAX, 4, 2_000))
+      await Promise.all(children.map((c) => c.waitFor('ready', (l) => l === 'ready')))
+      const at = Date.now() + 200
+      for (const c of children) c.process.stdin?.write(`go ${at} 2000 4\n`)
+      const results = await Promise.all(
+        children.map(async (c) => (await c.waitFor('done', (l) => l.startsWith('done '))).split(' ').slice(1).map(Number))
+      )
+      const most = Math.max(...results.map(([m]) => m))
+      const calls = results.reduce((sum, [, c]) => sum + c, 0)
+      // at most MAX at once, and MAX reached: the test loaded the bulkhead to its bound
+      strictEqual(most, MAX)
+      ok(calls > 100, `${calls} calls`)
+      ok(
+        children.every((c) => !c.lines.includes('event ServiceUnavailable')),
+        'a process fell back: the count was not the fleet'
+      )
+      strictEqual(Number(await redis.get(`${k}:inside`)), 0)
+      for (;;) if ((await redis.zcard(k)) === 0) break
+    }, 30_000)
+
+    it('the slots of a process killed with SIGKILL should come back after their lease, and not before', async () => {
+      const k = key()
+      const LEASE = 1_500
+      const victim = start(k, 2, 0, LEASE)
+      children = [victim]
+      await victim.waitFor('ready', (l) => l === 'ready')
+      victim.process.stdin?.write('hold 2\n')
+      await victim.waitFor('held', (l) => l === 'held 2')
+      // a heartbeat or two: the leases it renewed are the ones that must run out
+      await new Promise((resolve) => setTimeout(resolve, LEASE / 2))
+      victim.process.kill('SIGKILL')
+      strictEqual((await victim.exited).signal, 'SIGKILL')
+      const killedAt = await serverTime()
+      const ends = (await redis.zrange(k, '0', '-1', 'WITHSCORES')).filter((_, i) => i % 2 === 1).map(Number)
+      strictEqual(ends.length, 2)
+      const first = Math.min(...ends)
+      ok(first > killedAt && Math.max(...ends) <= killedAt + LEASE, `leases end at ${ends}, killed at ${killedAt}`)
+      const probe = make({ key: k, maxConcurrent: 2, lease: LEASE, timeout: 100 })
+      let refusals = 0
+      for (;;) {
+        const before = await serverTime()
+        const release = await probe.enter()
+        const after = await serverTime()
+        if (release === undefined) {
+          // refused: the server's time was before the first lease's end
+          ok(before < first, `refused at ${before}, after the lease ended at ${first}`)
+          refusals++
+        } else {
+          ok(after >= first, `a slot came back at ${after}, before its lease ended at ${first}`)
+          release()
+          break
+        }
+        ok(after < killedAt + 3 * LEASE, 'the slots never came back')
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      ok(refusals >= 10, `${refusals} refusals before the lease ran out`)
+    }, 30_000)
+  })
+})
+
+const TE_ok: Promise<E.Either<never, string>> = Promise.resolve(E.right('ok'))
+
+;(availability.ok ? describe : describe.skip)('RedisBulkhead with Redis stopped (SIGSTOP)', () => {
+  it('should answer by each fallback within the timeout, say so, and answer the waiters too: nothing hangs', async () => {
+    const stopped = await startRedis()
+    const redis = new Redis({ host: stopped.host, port: stopped.port })
+    try {
+      await redis.ping()
+      const events: Array<Event> = []
+      const options = { redis, maxConcurrent: 4, lease: 5_000, onEvent: (e: Event) => void events.push(e) }
+      const local = RedisBulkhead.make({ ...options, key: 'local', processes: 2 })
+      const allow = RedisBulkhead.make({ ...options, key: 'allow', fallback: 'allow' })
+      const refuse = RedisBulkhead.make({ ...options, key: 'refuse', fallback: 'refuse' })
+      const waiting = RedisBulkhead.make({ ...options, key: 'w', maxConcurrent: 1, maxQueue: 1, fallback: 'allow', pollInterval: 20 })
+      // held by another bulkhead: this one asks Redis while its call waits
+      const held = await RedisBulkhead.make({ ...options, key: 'w', maxConcurrent: 1 }).enter()
+      ok(held !== undefined)
+      const waiter = waiting.enter()
+      await waitFor(() => waiting.queued === 1)
+      // stopped (SIGSTOP): the connection stays open and nothing answers, the hardest case for a deadline
+      process.kill(stopped.pid, 'SIGSTOP')
+      const began = Date.now()
+      const fromLocal = [await local.enter(), await local.enter(), await local.enter()]
+      deepStrictEqual(
+        fromLocal.map((r) => typeof r),
+        ['function', 'function', 'undefined']
+      ) // 4 slots / 2 processes
+      ok((await allow.enter()) !== undefined)
+      strictEqual(await refuse.enter(), undefined)
+      const late = await waiter
+      ok(late !== undefined) // the waiter, answered by the fallback
+      held()
+      late()
+      const took = Date.now() - began
+      ok(took < 2_000, `took ${took} ms on a stopped Redis`)
+      deepStrictEqual(
+        [...new Set(events.flatMap((e) => (e._tag === 'ServiceUnavailable' ? [e.fallback] : [])))].sort(),
+        ['allow', 'local', 'refuse']
+      )
+      await expect(local.fleetInFlight()).rejects.toThrow()
+    } finally {
+      process.kill(stopped.pid, 'SIGCONT')
+      redis.disconnect()
+      await stopped.stop()
+    }
+  }, 20_000)
+})
