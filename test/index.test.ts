@@ -31,6 +31,7 @@ const subpathOnly: ReadonlyArray<string> = [
   'OpenTelemetry',
   'RedisBreaker',
   'RedisBudget',
+  'RedisBulkhead',
   'RedisRateLimiter'
 ]
 
