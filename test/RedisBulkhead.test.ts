@@ -247,7 +247,7 @@ describeWithRedis('RedisBulkhead on a real Redis', (server) => {
     const k = key()
     const clock = TestClock.make()
     const events: Array<Event> = []
-    const a = make({ key: k, maxQueue: 2, clock, pollInterval: 50, onEvent: (e) => void events.push(e) })
+    const a = make({ key: k, maxQueue: 2, maxWait: 60_000, clock, pollInterval: 50, onEvent: (e) => void events.push(e) })
     const b = make({ key: k })
     const held = await a.enter()
     ok(held !== undefined)
@@ -278,11 +278,16 @@ describeWithRedis('RedisBulkhead on a real Redis', (server) => {
     for (;;) if ((await b.fleetInFlight()) === 0) break
     let got: Bulkhead.Release | undefined
     void waiting.then((r) => (got = r))
-    while (got === undefined) await clock.advance(50)
+    // poll after poll (each a round trip to the server), a bounded number of them
+    for (let polls = 0; got === undefined && polls < 100; polls++) {
+      await waitFor(() => got !== undefined || clock.pendingTimers.some((t) => t.kind === 'throttle'))
+      if (got === undefined) await clock.next('throttle')
+    }
+    ok(got !== undefined, 'no poll got the slot given back')
     deepStrictEqual([a.inFlight, a.queued], [1, 0])
     got()
     await waitFor(() => clock.pending === 0)
-  })
+  }, 20_000)
 
   it('should take a waiter out at once when its signal aborts, and never let it in afterwards', async () => {
     const k = key()
@@ -350,14 +355,14 @@ describeWithRedis('RedisBulkhead on a real Redis', (server) => {
 
   it('should keep the slot of a call longer than its lease (heartbeat), and give it back when the call ends', async () => {
     const k = key()
-    const a = make({ key: k, lease: 400, timeout: 100 })
-    const b = make({ key: k, lease: 400, timeout: 100 })
+    const a = make({ key: k, lease: 600, timeout: 150 })
+    const b = make({ key: k, lease: 600, timeout: 150 })
     const held = await a.enter()
     ok(held !== undefined)
     const began = Date.now()
     let tries = 0
     // three leases and more
-    while (Date.now() - began < 1_400) {
+    while (Date.now() - began < 2_000) {
       strictEqual(await b.enter(), undefined)
       tries++
       await new Promise((resolve) => setTimeout(resolve, 25))
@@ -437,7 +442,7 @@ describeWithRedis('RedisBulkhead on a real Redis', (server) => {
 
     it('the slots of a process killed with SIGKILL should come back after their lease, and not before', async () => {
       const k = key()
-      const LEASE = 1_500
+      const LEASE = 3_000
       const victim = start(k, 2, 0, LEASE)
       children = [victim]
       await victim.waitFor('ready', (l) => l === 'ready')
@@ -470,7 +475,7 @@ describeWithRedis('RedisBulkhead on a real Redis', (server) => {
         ok(after < killedAt + 3 * LEASE, 'the slots never came back')
         await new Promise((resolve) => setTimeout(resolve, 20))
       }
-      ok(refusals >= 10, `${refusals} refusals before the lease ran out`)
+      ok(refusals >= 5, `${refusals} refusals before the lease ran out`)
     }, 30_000)
   })
 })
