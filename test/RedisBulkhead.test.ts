@@ -99,7 +99,7 @@ describe('RedisBulkhead.make (no server needed)', () => {
     const release = await bulkhead.enter()
     ok(release !== undefined)
     strictEqual(await bulkhead.enter(), undefined) // the local bulkhead: 2 / 2 processes, one slot
-    ok(Date.now() - began < 1_000, `took ${Date.now() - began} ms`)
+    ok(Date.now() - began < 3_000, `took ${Date.now() - began} ms`)
     strictEqual(bulkhead.inFlight, 1)
     release()
     release()
@@ -241,7 +241,7 @@ describeWithRedis('RedisBulkhead on a real Redis', (server) => {
     // the releases reach Redis in the background
     for (;;) if ((await a.fleetInFlight()) === 0) break
     strictEqual(await redis.exists(k), 0)
-  })
+  }, 20_000)
 
   it('should hand a slot given back to the oldest waiter of the process, and poll on the clock for one given back elsewhere', async () => {
     const k = key()
@@ -333,7 +333,7 @@ describeWithRedis('RedisBulkhead on a real Redis', (server) => {
     await waitFor(() => c.inFlight === 0)
     for (;;) if ((await c.fleetInFlight()) === 0) break
     expect(events.map((e) => e._tag)).toEqual(['BulkheadQueued', 'BulkheadAborted', 'BulkheadQueued', 'BulkheadAborted'])
-  })
+  }, 20_000)
 
   it('should refuse a waiter after maxWait on the clock', async () => {
     const k = key()
@@ -351,18 +351,18 @@ describeWithRedis('RedisBulkhead on a real Redis', (server) => {
     strictEqual(await waiting, undefined)
     expect(events.map((e) => e._tag)).toEqual(['BulkheadQueued', 'BulkheadRefused'])
     held()
-  })
+  }, 20_000)
 
   it('should keep the slot of a call longer than its lease (heartbeat), and give it back when the call ends', async () => {
     const k = key()
-    const a = make({ key: k, lease: 600, timeout: 150 })
-    const b = make({ key: k, lease: 600, timeout: 150 })
+    const a = make({ key: k, lease: 1_500, timeout: 300 })
+    const b = make({ key: k, lease: 1_500, timeout: 300 })
     const held = await a.enter()
     ok(held !== undefined)
     const began = Date.now()
     let tries = 0
     // three leases and more
-    while (Date.now() - began < 2_000) {
+    while (Date.now() - began < 4_600) {
       strictEqual(await b.enter(), undefined)
       tries++
       await new Promise((resolve) => setTimeout(resolve, 25))
@@ -373,7 +373,7 @@ describeWithRedis('RedisBulkhead on a real Redis', (server) => {
     const mine = await b.enter()
     ok(mine !== undefined)
     mine()
-  })
+  }, 20_000)
 
   it('should let protect, protectSignalled and asGuard use it as they are', async () => {
     const k = key()
@@ -404,7 +404,7 @@ describeWithRedis('RedisBulkhead on a real Redis', (server) => {
     const controller = new AbortController()
     controller.abort('no')
     deepStrictEqual(await signalled({ signal: controller.signal })(), E.left('aborted: no'))
-  })
+  }, 20_000)
 
   describe('processes sharing one bulkhead', () => {
     let children: Array<Child> = []
@@ -420,7 +420,7 @@ describeWithRedis('RedisBulkhead on a real Redis', (server) => {
     it('four processes hammering one key should never have more than maxConcurrent calls in flight in all', async () => {
       const k = key()
       const MAX = 5
-      children = Array.from({ length: 4 }, () => start(k, MAX, 4, 2_000))
+      children = Array.from({ length: 4 }, () => start(k, MAX, 4, 8_000))
       await Promise.all(children.map((c) => c.waitFor('ready', (l) => l === 'ready')))
       const at = Date.now() + 200
       for (const c of children) c.process.stdin?.write(`go ${at} 2000 4\n`)
@@ -514,7 +514,8 @@ const TE_ok: Promise<E.Either<never, string>> = Promise.resolve(E.right('ok'))
       held()
       late()
       const took = Date.now() - began
-      ok(took < 2_000, `took ${took} ms on a stopped Redis`)
+      // seven calls bounded by 100 ms each, and room for a busy machine: never the client's own wait, which has none
+      ok(took < 4_000, `took ${took} ms on a stopped Redis`)
       deepStrictEqual(
         [...new Set(events.flatMap((e) => (e._tag === 'ServiceUnavailable' ? [e.fallback] : [])))].sort(),
         ['allow', 'local', 'refuse']
