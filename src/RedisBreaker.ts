@@ -14,8 +14,7 @@
  * @since 1.0.0
  */
 import type { Store, StoredState, StoreAnswer, Transition, Window } from './Breaker'
-import { checkClient, checkKey, script, serverClock } from './internal/redis'
-import { now } from './internal/sleepers'
+import { checkClient, checkKey, deadlinedScript } from './internal/redis'
 import * as validate from './internal/validate'
 import type { RedisClient } from './RedisBudget'
 
@@ -50,19 +49,15 @@ export interface StoreOptions {
  * field `p:<permit>` per probe in flight, holding when its lease runs out. While closed, the outcomes counted: `w`
  * the window (`c:0:0` consecutive, `n:<size>:0` count, `s:<duration>:<buckets>` sampling), `f` the failures
  * (consecutive: in a row), `c`, `r` and `i` the calls, the ring of the last ones ('1' a failure) and its next slot
- * (count), and one field `b:<bucket>` per bucket, `outcomes:failures` (sampling). ARGV[1] is the call's deadline
- * (ms on the server's clock, -1 none): at or past it, the script changes nothing and answers { 'L', now }. ARGV[2]
- * is the operation: `g` read, `o` open (version, wait), `e` enter (probes, lease), `d` probed (version, permit, ok,
- * probes, wait), `i` isolate, `r` reset, `u` outcome (version, ok, kind, size or duration, buckets). Answers {
- * state, version, halfOpenIn (-1 never), probes in flight, successes, permit, outcomes, failures, now }.
+ * (count), and one field `b:<bucket>` per bucket, `outcomes:failures` (sampling). ARGV[1] is the operation: `g`
+ * read, `o` open (version, wait), `e` enter (probes, lease), `d` probed (version, permit, ok, probes, wait), `i`
+ * isolate, `r` reset, `u` outcome (version, ok, kind, size or duration, buckets). Answers { state, version,
+ * halfOpenIn (-1 never), probes in flight, successes, permit, outcomes, failures }. Run with a deadline
+ * (`deadlinedScript`): a change its breaker stopped waiting for changes nothing.
  */
 const SCRIPT = `
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
--- a call its breaker stopped waiting for (queued while Redis was down or paused) changes nothing
-local deadline = tonumber(ARGV[1])
-if deadline >= 0 and now >= deadline then return { 'L', now } end
-local A = { unpack(ARGV, 2) }
+-- the store's times are whole ms of the server's clock
+local now = math.floor(now)
 local key = KEYS[1]
 local st = { t = 'C', v = 0, h = -1, s = 0, n = 0, w = '', f = 0, c = 0, i = 0 }
 local permits = {}
@@ -118,27 +113,27 @@ local function tally()
   end
   return outcomes, failures
 end
-local op = A[1]
+local op = ARGV[1]
 local permit = ''
 if op == 'o' then
-  if st.v == tonumber(A[2]) and st.t ~= 'O' then become('O', A[3]) end
+  if st.v == tonumber(ARGV[2]) and st.t ~= 'O' then become('O', ARGV[3]) end
 elseif op == 'e' then
   if st.t == 'O' and st.h >= 0 and now >= st.h then become('H', -1) end
-  if st.t == 'H' and count + st.s < tonumber(A[2]) then
+  if st.t == 'H' and count + st.s < tonumber(ARGV[2]) then
     st.n = st.n + 1
     permit = tostring(st.n)
-    redis.call('HSET', key, 'n', st.n, 'p:' .. permit, now + tonumber(A[3]))
+    redis.call('HSET', key, 'n', st.n, 'p:' .. permit, now + tonumber(ARGV[3]))
     count = count + 1
   end
 elseif op == 'd' then
-  if st.t == 'H' and st.v == tonumber(A[2]) and permits[A[3]] then
-    redis.call('HDEL', key, 'p:' .. A[3])
+  if st.t == 'H' and st.v == tonumber(ARGV[2]) and permits[ARGV[3]] then
+    redis.call('HDEL', key, 'p:' .. ARGV[3])
     count = count - 1
-    if A[4] == '0' then
-      become('O', A[6])
+    if ARGV[4] == '0' then
+      become('O', ARGV[6])
     else
       st.s = st.s + 1
-      if st.s >= tonumber(A[5]) then become('C', -1) else redis.call('HSET', key, 's', st.s) end
+      if st.s >= tonumber(ARGV[5]) then become('C', -1) else redis.call('HSET', key, 's', st.s) end
     end
   end
 elseif op == 'i' then
@@ -146,8 +141,8 @@ elseif op == 'i' then
   if st.t ~= 'O' or st.h >= 0 then become('O', -1) end
 elseif op == 'r' then
   become('C', -1)
-elseif op == 'u' and st.t == 'C' and st.v == tonumber(A[2]) then
-  local w = A[4] .. ':' .. A[5] .. ':' .. A[6]
+elseif op == 'u' and st.t == 'C' and st.v == tonumber(ARGV[2]) then
+  local w = ARGV[4] .. ':' .. ARGV[5] .. ':' .. ARGV[6]
   if st.w ~= w then
     -- another window than the one counted so far: its count starts afresh
     for f in pairs(buckets) do redis.call('HDEL', key, f) end
@@ -155,7 +150,7 @@ elseif op == 'u' and st.t == 'C' and st.v == tonumber(A[2]) then
     redis.call('HSET', key, 'w', w, 'f', 0, 'c', 0, 'i', 0)
   end
   local failed = 1
-  if A[3] == '1' then failed = 0 end
+  if ARGV[3] == '1' then failed = 0 end
   local kind, size, n = window()
   if kind == 'c' then
     st.f = (st.f + 1) * failed
@@ -178,18 +173,14 @@ local halfOpenIn = -1
 if st.t == 'O' and st.h >= 0 then halfOpenIn = math.max(0, st.h - now) end
 local outcomes, failures = 0, 0
 if st.t == 'C' then outcomes, failures = tally() end
-return { st.t, st.v, halfOpenIn, count, st.s, permit, outcomes, failures, now }
+return { st.t, st.v, halfOpenIn, count, st.s, permit, outcomes, failures }
 `
 
 const TAGS = { C: 'Closed', O: 'Open', H: 'HalfOpen' } as const
 
-/** What a call that reached Redis at or past its deadline rejects with: it changed nothing. */
-const late = (ms: number): Error =>
-  new Error(`RedisBreaker: a store call reached Redis after the ${ms} ms its breaker waits: refused, nothing changed`)
-
 /** Reads the script's answer; anything else is a `TypeError` (the breaker takes it as the store failing). */
 const decode = (answer: unknown): StoreAnswer => {
-  if (!Array.isArray(answer) || answer.length !== 9 || !(answer[0] in TAGS)) {
+  if (!Array.isArray(answer) || answer.length !== 8 || !(answer[0] in TAGS)) {
     throw new TypeError(`RedisBreaker: the script answered ${JSON.stringify(answer)}`)
   }
   const [t, version, halfOpenIn, probes, successes, permit, outcomes, failures] = answer as [
@@ -255,8 +246,8 @@ const argsOf = (t: Transition): Array<string | number> => {
  *   copy is older than `staleness` (none while it is fresh, or open before its wait is over), and the outcome: a
  *   failure one (one more if it opens the circuit), a success one, except none under `consecutive` while no failure
  *   is counted and under `count` while the window is full and holds no failure. Every answer refreshes the copy.
- *   Half-open, a probe costs its `enter` and its outcome. `admitsIn` one, when stale. One more, a read, before
- *   a store's first change, to learn the server's clock.
+ *   Half-open, a probe costs its `enter` and its outcome. `admitsIn` one, when stale. One more, asking the
+ *   server's time, before a store's first change.
  * - Sampling windows are counted in buckets of the server's time (`buckets`, default 10, see `Breaker.Window`).
  * - The hash at `key` has no expiry and holds a few fields: with `count`, a ring of `size` bytes; with `sampling`,
  *   one field per bucket. Every process should give the same policy and `halfOpenProbes`: an outcome counted
@@ -286,29 +277,9 @@ export const store = (options: StoreOptions): Store => {
   validate.object(where, 'options', options)
   const redis = checkClient(where, options.redis)
   const key = checkKey(where, options.key)
-  const run = script(redis, SCRIPT)
-  const server = serverClock()
-  /** Runs the script, and learns the server's time from its answer (the last element, as a late one's). */
-  const call = async (deadline: number, args: ReadonlyArray<string | number>): Promise<unknown> => {
-    const sent = now()
-    const answer = await run(key, deadline, ...args)
-    const time = Array.isArray(answer) ? answer[answer.length - 1] : undefined
-    if (typeof time === 'number') server.learn(sent, now(), time)
-    return answer
-  }
+  const run = deadlinedScript(where, redis, key, SCRIPT)
   return {
-    read: async () => decode(await call(-1, ['g'])).state,
-    apply: async (transition, timeout) => {
-      const args = argsOf(transition)
-      if (timeout === undefined) return decode(await call(-1, args))
-      const at = now()
-      // The server's clock is learnt from a first read; if that came too late, the change is not sent at all.
-      if (server.deadline(at, timeout) === undefined) decode(await call(-1, ['g']))
-      const deadline = server.deadline(at, timeout)
-      if (deadline === undefined || now() - at >= timeout) throw late(timeout)
-      const answer = await call(deadline, args)
-      if (Array.isArray(answer) && answer[0] === 'L') throw late(timeout)
-      return decode(answer)
-    }
+    read: async () => decode(await run(undefined, 'g')).state,
+    apply: async (transition, timeout) => decode(await run(timeout, ...argsOf(transition)))
   }
 }

@@ -14,7 +14,7 @@ import * as Budget from './Budget'
 import type { BudgetAttempt, RetryBudget } from './Budget'
 import * as LiveClock from './Clock'
 import type { Observer } from './Event'
-import { checkClient, checkKey, script } from './internal/redis'
+import { checkClient, checkKey, deadlinedScript } from './internal/redis'
 import { health, serviceOptions, within } from './internal/service'
 import * as validate from './internal/validate'
 import type * as model from './internal/model'
@@ -191,9 +191,14 @@ export const retryThrottle = (options: RetryThrottleOptions): RedisRetryThrottle
   const clock = LiveClock.live
   const local = Budget.retryThrottle({ maxTokens: max / MILLI, tokenRatio: ratio / MILLI })
   const service = health('budget', SERVICE, fallback, clock.now, options.onEvent)
-  const evaluate = script(redis, SCRIPT)
-  const run = (operation: 'f' | 's' | 'r' | 'a'): Promise<number> =>
-    Promise.resolve(within(clock, timeout, SERVICE, () => evaluate(key, operation, max, ratio))).then(Number)
+  const evaluate = deadlinedScript(where, redis, key, SCRIPT)
+  /** A change (a failure's token, a success's refund) lands only while its caller waits; a read at any time. */
+  const run = (operation: 'f' | 's' | 'r' | 'a'): Promise<number> => {
+    const deadline = operation === 'f' || operation === 's' ? timeout : undefined
+    return Promise.resolve(within(clock, timeout, SERVICE, () => evaluate(deadline, operation, max, ratio))).then(
+      Number
+    )
+  }
   /** The shared answer, or the fallback's when Redis fails or takes longer than `timeout`. */
   const ask = async (operation: 'f' | 'a', otherwise: () => boolean): Promise<boolean> => {
     try {

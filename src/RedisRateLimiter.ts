@@ -17,7 +17,7 @@ import * as LiveClock from './Clock'
 import type { Observer } from './Event'
 import * as RateLimiter from './RateLimiter'
 import type { RedisClient } from './RedisBudget'
-import { checkClient, checkKey, script } from './internal/redis'
+import { checkClient, checkKey, deadlinedScript } from './internal/redis'
 import { health, serviceOptions, within } from './internal/service'
 import * as validate from './internal/validate'
 
@@ -106,8 +106,6 @@ export interface WindowOptions {
  * n }. The key expires once the bucket is full again, when it is the same as no key.
  */
 const GCRA = `
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
 local interval = tonumber(ARGV[2]) / tonumber(ARGV[3])
 local tolerance = interval * tonumber(ARGV[4])
 local state = redis.call('HMGET', KEYS[1], 't', 'n')
@@ -203,8 +201,6 @@ export const gcra = (options: GcraOptions): RateLimiter.RateLimiter => {
  * the key never matches). A reserve answers { wait, w, n }, as strings. The key expires when its window ends.
  */
 const FIXED_WINDOW = `
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
 local limit = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
 local state = redis.call('HMGET', KEYS[1], 'w', 'c', 'n')
@@ -248,8 +244,6 @@ return { string.format('%.17g', math.max(0, w * window - now)), string.format('%
  * last token leaves the window.
  */
 const SLIDING_WINDOW = `
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + tonumber(time[2]) / 1000
 local limit = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
 local key = KEYS[1]
@@ -385,11 +379,11 @@ const shared = (
   const clock = LiveClock.live
   const alone = local(processes, clock)
   const service = health('rateLimit', SERVICE, fallback, clock.now, options.onEvent)
-  const evaluate = script(redis, source)
+  const evaluate = deadlinedScript(where, redis, key, source)
   /** The script's answer, read by `read`; a rejection when Redis fails, answers nonsense or takes over `timeout`. */
   const run = async <A>(read: (answer: unknown) => A, op: string, ...rest: Array<string>): Promise<A> => {
     try {
-      const answer = read(await within(clock, timeout, SERVICE, () => evaluate(key, op, ...params, ...rest)))
+      const answer = read(await within(clock, timeout, SERVICE, () => evaluate(timeout, op, ...params, ...rest)))
       service.answered()
       return answer
     } catch (e) {
