@@ -106,7 +106,7 @@ export interface RedisRetryThrottle extends RetryBudget {
  * The bucket, in thousandths of a token (a missing key is a full bucket). ARGV: the operation (`f` a failure,
  * `s` a success, `r` a read of the count, `a` whether a retry would be allowed), the maximum and the ratio, in
  * thousandths. A failure answers 1 when a retry may follow. gRPC's `RetryThrottler` (grpc-java) does the same
- * arithmetic in one compare-and-set.
+ * arithmetic in one compare-and-set. Run by `deadlinedScript`: a failure or a success with a deadline.
  */
 const SCRIPT = `
 local max = tonumber(ARGV[2])
@@ -160,6 +160,12 @@ const SERVICE = 'retry budget'
  *   told of every outcome all along, so it holds what this process saw lately; `'allow'` allows every retry
  *   (the schedule alone decides); `'refuse'` refuses every retry. `onSuccess` never rejects: a success stays a
  *   success. Only `tokens()`, which no run awaits, rejects.
+ * - A spend or a refund the budget stopped waiting for never lands later (sent by the client's offline queue once
+ *   Redis is back, or read late by a paused server): each carries a deadline on the server's clock, `timeout` after
+ *   the call (learnt from the `TIME` every answer carries; read at its earliest, so a change may be refused up to a
+ *   round trip early, never late), and the script changes nothing at or past it. So the fleet's bucket holds only
+ *   what was answered from it. The first change costs one round trip more, to learn the server's clock; reads
+ *   (`allows`, `tokens`) carry no deadline.
  * - Bad options are a `TypeError` or `RangeError` naming them.
  *
  * @example

@@ -162,6 +162,14 @@ const SERVICE = 'rate limiter'
  *   the fleet's whole rate). `'allow'` lets every call through at once; `'refuse'` refuses every `take` (a guard's
  *   retries end with reason `'rateLimit'`), and paces reservations on the local bucket, since a throttled call
  *   cannot be refused. A reservation's `cancel()` goes where its reservation was made, and never rejects.
+ * - A take, reservation or cancel the limiter stopped waiting for never lands later (sent by the client's offline
+ *   queue once Redis is back, or read late by a paused server): each carries a deadline on the server's clock,
+ *   `timeout` after the call (learnt from the `TIME` every answer carries; read at its earliest, so a call may be
+ *   refused up to a round trip early, never late), and the script changes nothing at or past it. So no token is
+ *   taken for a call the fallback answered, and a cancel that comes late loses its token, as one that cannot reach
+ *   Redis does: given back late, it could be another reservation's (the count that tells a cancel whether its
+ *   reservation was the last starts afresh when the key expires or the server restarts empty), and let one call
+ *   more through than the limit. The first call costs one round trip more, to learn the server's clock.
  * - `onEvent` is told `RateLimitWaited` and `RateLimitRefused` as `RateLimiter.gcra` tells them, whichever
  *   answered.
  * - Bad options are a `TypeError` or `RangeError` naming them.
@@ -292,7 +300,8 @@ return { string.format('%.17g', due - now), entry, out }
  * - One small hash a key (three numbers), which expires when its window ends; one script a call, on the server's
  *   `TIME`, with one key (so it works on a Redis Cluster).
  * - `timeout`, `fallback` (a `RateLimiter.fixedWindow` of this process with a limit of
- *   `max(1, floor(limit / processes))` by default), `processes` and `onEvent` as {@link gcra}'s.
+ *   `max(1, floor(limit / processes))` by default), `processes`, `onEvent` and each call's deadline (a call that
+ *   comes late changes nothing) as {@link gcra}'s.
  * - Bad options are a `TypeError` or `RangeError` naming them.
  *
  * @example
@@ -327,7 +336,8 @@ export const fixedWindow = (options: WindowOptions): RateLimiter.RateLimiter =>
  *   the window; one script a call, on the server's `TIME`, with one key (so it works on a Redis Cluster). A
  *   reservation's `cancel()` sends back the entry it made and the one it pushed out.
  * - `timeout`, `fallback` (a `RateLimiter.slidingWindow` of this process with a limit of
- *   `max(1, floor(limit / processes))` by default), `processes` and `onEvent` as {@link gcra}'s.
+ *   `max(1, floor(limit / processes))` by default), `processes`, `onEvent` and each call's deadline (a call that
+ *   comes late changes nothing) as {@link gcra}'s.
  * - Bad options are a `TypeError` or `RangeError` naming them.
  *
  * @example
@@ -362,7 +372,8 @@ type SharedOptions = Pick<GcraOptions, 'redis' | 'key' | 'timeout' | 'fallback' 
  * A limiter kept in Redis by `source`, one script on one key (ARGV: the operation, `t` take, `r` reserve or `c`
  * cancel, then `params`; for a cancel, then what its reservation answered after its wait), with every call bounded
  * by `timeout` and answered by the fallback while Redis cannot answer: `local(processes, clock)`, this process's
- * share of the limit, or everything (`'allow'`), or no `take` (`'refuse'`).
+ * share of the limit, or everything (`'allow'`), or no `take` (`'refuse'`). Every call is a change, run by
+ * `deadlinedScript` with `timeout` as its deadline (the script's `now` is the server's time, in ms).
  */
 const shared = (
   where: string,

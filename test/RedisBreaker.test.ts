@@ -6,8 +6,8 @@ import * as RedisBreaker from '../src/RedisBreaker'
 import * as Schedule from '../src/Schedule'
 import * as TestClock from '../src/TestClock'
 import * as fleet from './support/breaker-fleet'
-import * as S from './support/durable'
 import { killChildren, startChild, type Child } from './support/fleet'
+import { outages, withOutage } from './support/outage'
 import { describeWithRedis } from './support/redis'
 import { deepStrictEqual, strictEqual } from './util'
 
@@ -172,14 +172,9 @@ describeWithRedis('RedisBreaker.store on a real Redis', (server) => {
   // Issue 27, Redis faults 1: an `open` the breaker stopped waiting for stayed queued in its client (or in the socket
   // of a paused server) and ran once Redis was back, on an unchanged version: a process that opened alone, on its
   // own count, during the outage opened the whole fleet afterwards, for halfOpenAfter.
-  for (const outage of ['paused (SIGSTOP)', 'restarted empty'] as const) {
+  for (const outage of outages) {
     it(`should let no opening made alone while Redis was ${outage} open the fleet once it is back`, async () => {
-      const port = await S.freePort()
-      const args = ['--save', '', '--appendonly', 'no']
-      let server = await S.startOwnRedis(port, args)
-      const clients = Array.from({ length: 4 }, () => new Redis({ host: '127.0.0.1', port }))
-      const [raw, ...breakerClients] = clients
-      try {
+      await withOutage(outage, 4, async ({ clients: [raw, ...breakerClients], begin, end }) => {
         // a has learnt the server's clock before the outage, c makes its first call during it, b is the fleet
         const [a, b, c] = breakerClients.map((redis) =>
           Breaker.consecutive({
@@ -190,20 +185,13 @@ describeWithRedis('RedisBreaker.store on a real Redis', (server) => {
           })
         )
         for (const breaker of [a, b]) await (await breaker.enter())?.onSuccess()
-        if (outage === 'paused (SIGSTOP)') server.pause()
-        else await server.kill()
+        await begin()
         for (const breaker of [a, c]) {
           // the store does not answer in time: the call goes, on the local state, and its failure opens it alone
           await (await breaker.enter())?.onFailure()
           strictEqual(breaker.state._tag, 'Open')
         }
-        if (outage === 'paused (SIGSTOP)') server.resume()
-        else server = await S.startOwnRedis(port, args)
-        // whatever the clients queued meanwhile has reached the server (and a script it had forgotten, sent again)
-        for (const redis of breakerClients) {
-          await redis.ping()
-          await redis.ping()
-        }
+        await end()
         // nothing the breakers gave up on has changed the store: no opening, no count (it held nothing before)
         deepStrictEqual(await raw.hgetall('shared'), {})
         // the fleet is closed, and the processes that opened alone take its state at their next call
@@ -211,10 +199,7 @@ describeWithRedis('RedisBreaker.store on a real Redis', (server) => {
           assert.ok((await breaker.enter()) !== undefined)
           strictEqual(breaker.state._tag, 'Closed')
         }
-      } finally {
-        for (const redis of clients) redis.disconnect()
-        await server.kill()
-      }
+      })
     }, 30_000)
   }
 

@@ -6,8 +6,8 @@ import * as Budget from '../src/Budget'
 import * as RedisBudget from '../src/RedisBudget'
 import { retrying } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
-import * as S from './support/durable'
 import { killChildren, startChild, type Child } from './support/fleet'
+import { outages, withOutage } from './support/outage'
 import { describeWithRedis, startRedis, type RedisServer } from './support/redis'
 import type { Event } from '../src/Event'
 import type { StopReason } from '../src/Retry'
@@ -241,14 +241,9 @@ describeWithRedis('RedisBudget.retryThrottle when Redis is paused or killed', ()
   // Issue 27, Redis faults 1 (as RedisBreaker's): a spend or a refund the budget stopped waiting for stayed queued in
   // its client (or in the socket of a paused server) and ran once Redis was back, after its fallback had answered:
   // the fleet's tokens were spent (or given back) late, by calls nobody awaited any longer.
-  for (const outage of ['paused (SIGSTOP)', 'restarted empty'] as const) {
+  for (const outage of outages) {
     it(`should spend and give back nothing late that it gave up on while Redis was ${outage}`, async () => {
-      const port = await S.freePort()
-      const args = ['--save', '', '--appendonly', 'no']
-      let own = await S.startOwnRedis(port, args)
-      const clients = Array.from({ length: 3 }, () => new Redis({ host: '127.0.0.1', port, disconnectTimeout: 100 }))
-      const [raw, ...budgetClients] = clients
-      try {
+      await withOutage(outage, 3, async ({ clients: [raw, ...budgetClients], begin, end }) => {
         // a has used the bucket before the outage, c makes its first calls during it
         const [a, c] = budgetClients.map((client) =>
           RedisBudget.retryThrottle({ redis: client, key: 'shared', maxTokens: 10, tokenRatio: 0.5, timeout: 100 })
@@ -257,26 +252,16 @@ describeWithRedis('RedisBudget.retryThrottle when Redis is paused or killed', ()
         // a read, and its answer in (even if later than a's bound: the ping comes after it on the connection)
         await a.allows(0)
         await budgetClients[0].ping()
-        if (outage === 'paused (SIGSTOP)') own.pause()
-        else await own.kill()
+        await begin()
         for (const budget of [a, c]) {
           // answered by the local bucket within the bound: 10 tokens, one failure leaves 9
           deepStrictEqual(await budget.onFailure(failed), true)
           await budget.onSuccess(succeeded)
         }
-        if (outage === 'paused (SIGSTOP)') own.resume()
-        else own = await S.startOwnRedis(port, args)
-        // whatever the clients queued meanwhile has reached the server (and a script it had forgotten, sent again)
-        for (const client of budgetClients) {
-          await client.ping()
-          await client.ping()
-        }
+        await end()
         // nothing the budgets gave up on has changed the bucket: 6 tokens left, or none stored on the new server
         deepStrictEqual(await raw.get('shared'), outage === 'paused (SIGSTOP)' ? '6000' : null)
-      } finally {
-        for (const client of clients) client.disconnect()
-        await own.kill()
-      }
+      })
     }, 30_000)
   }
 

@@ -10,8 +10,8 @@ import { retrying, type StopReason } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
 import * as TestClock from '../src/TestClock'
 import type { Signalled } from '../src/Timeout'
-import * as S from './support/durable'
 import { killChildren, startChild, type Child } from './support/fleet'
+import { outages, withOutage } from './support/outage'
 import { callArbitrary, inOrder, mostInAny, mostInAWindow, type Call } from './support/limiters'
 import { describeWithRedis, startRedis } from './support/redis'
 import { deepStrictEqual, ok, strictEqual, throwsRangeError, throwsTypeError } from './util'
@@ -582,7 +582,8 @@ describeWithRedis('RedisRateLimiter.fixedWindow and slidingWindow on a real Redi
 // stayed queued in its client (or in the socket of a paused server) and ran once Redis was back, after its fallback
 // had answered: the fleet's tokens were taken late by calls nobody awaited any longer, and a late cancel could give
 // back a token of another reservation (a key that expired, or a server restarted empty, counts afresh).
-describe.each([
+/** Limiters of 11 days' windows: no boundary and no expiry during a test, so that a key changes only by its calls. */
+const lastingLimiters = [
   [
     'gcra',
     (o: Pick<RedisRateLimiter.GcraOptions, 'redis' | 'key' | 'timeout'>) =>
@@ -598,51 +599,40 @@ describe.each([
     (o: Pick<RedisRateLimiter.WindowOptions, 'redis' | 'key' | 'timeout'>) =>
       RedisRateLimiter.slidingWindow({ ...o, limit: 4, window: 1e9 })
   ]
-] as const)('RedisRateLimiter.%s when Redis is paused or restarted', (name, make) => {
-  // windows of 11 days: no boundary and no expiry during the test, so that the key changes only by its calls
-  const state = (redis: Redis): Promise<unknown> =>
-    name === 'slidingWindow' ? redis.lrange('shared', 0, -1) : redis.hgetall('shared')
+] as const
 
-  for (const outage of ['paused (SIGSTOP)', 'restarted empty'] as const) {
-    it(`should take and give back nothing late that it gave up on while Redis was ${outage}`, async () => {
-      const port = await S.freePort()
-      const args = ['--save', '', '--appendonly', 'no']
-      let own = await S.startOwnRedis(port, args)
-      const clients = Array.from({ length: 3 }, () => new Redis({ host: '127.0.0.1', port, disconnectTimeout: 100 }))
-      const [raw, ...limiterClients] = clients
-      try {
-        // a has used the limit before the outage, c makes its first calls during it
-        const [a, c] = limiterClients.map((redis) => make({ redis, key: 'shared', timeout: 100 }))
-        const patient = make({ redis: limiterClients[0], key: 'shared', timeout: 2_000 })
-        strictEqual(await patient.take(), true)
-        // a's own call, and its answer in (even if later than a's bound: the ping comes after it on the connection)
-        await a.take()
-        await limiterClients[0].ping()
-        // the last change before the outage, cancelled during it: on time, its cancel would give its token back
-        const reserved = await patient.reserve()
-        strictEqual(reserved.wait, 0)
-        const before = await state(raw)
-        if (outage === 'paused (SIGSTOP)') own.pause()
-        else await own.kill()
-        await reserved.cancel()
-        for (const limiter of [a, c]) {
-          // answered by the local limit within the bound
-          strictEqual(await limiter.take(), true)
-          strictEqual((await limiter.reserve()).wait, 0)
-        }
-        if (outage === 'paused (SIGSTOP)') own.resume()
-        else own = await S.startOwnRedis(port, args)
-        // whatever the clients queued meanwhile has reached the server (and a script it had forgotten, sent again)
-        for (const redis of limiterClients) {
-          await redis.ping()
-          await redis.ping()
-        }
-        // nothing the limiters gave up on has changed the limit: as it was, or nothing on the new server
-        deepStrictEqual(await state(raw), outage === 'paused (SIGSTOP)' ? before : name === 'slidingWindow' ? [] : {})
-      } finally {
-        for (const redis of clients) redis.disconnect()
-        await own.kill()
-      }
-    }, 30_000)
-  }
+// each test on a redis-server of its own, paused or restarted
+describeWithRedis('RedisRateLimiter when Redis is paused or restarted', () => {
+  describe.each(lastingLimiters)('%s', (name, make) => {
+    const state = (redis: Redis): Promise<unknown> =>
+      name === 'slidingWindow' ? redis.lrange('shared', 0, -1) : redis.hgetall('shared')
+
+    for (const outage of outages) {
+      it(`should take and give back nothing late that it gave up on while Redis was ${outage}`, async () => {
+        await withOutage(outage, 3, async ({ clients: [raw, ...limiterClients], begin, end }) => {
+          // a has used the limit before the outage, c makes its first calls during it
+          const [a, c] = limiterClients.map((redis) => make({ redis, key: 'shared', timeout: 100 }))
+          const patient = make({ redis: limiterClients[0], key: 'shared', timeout: 2_000 })
+          strictEqual(await patient.take(), true)
+          // a's own call, and its answer in (even if later than a's bound: the ping comes after it on the connection)
+          await a.take()
+          await limiterClients[0].ping()
+          // the last change before the outage, cancelled during it: on time, its cancel would give its token back
+          const reserved = await patient.reserve()
+          strictEqual(reserved.wait, 0)
+          const before = await state(raw)
+          await begin()
+          await reserved.cancel()
+          for (const limiter of [a, c]) {
+            // answered by the local limit within the bound
+            strictEqual(await limiter.take(), true)
+            strictEqual((await limiter.reserve()).wait, 0)
+          }
+          await end()
+          // nothing the limiters gave up on has changed the limit: as it was, or nothing on the new server
+          deepStrictEqual(await state(raw), outage === 'paused (SIGSTOP)' ? before : name === 'slidingWindow' ? [] : {})
+        })
+      }, 30_000)
+    }
+  })
 })
