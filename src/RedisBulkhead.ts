@@ -197,6 +197,7 @@ class Fleet implements RedisBulkhead {
       try {
         granted = (await this.run('e', this.config.maxConcurrent, this.config.lease, member)).granted
       } catch {
+        this.forget(member)
         return this.fallback(signal)
       }
       if (granted) {
@@ -264,6 +265,7 @@ class Fleet implements RedisBulkhead {
         try {
           got = (await this.run('e', maxConcurrent, lease, member)).granted
         } catch {
+          this.forget(member)
           // Redis fails: every waiter is answered by the fallback
           for (const waiter of this.take(this.line.size)) waiter.resolve(this.fallback(waiter.signal))
           return
@@ -278,6 +280,14 @@ class Fleet implements RedisBulkhead {
     } finally {
       this.polling = false
     }
+  }
+
+  /**
+   * Removes the slot of an enter that did not answer in time: sent after it on the same connection, so that an enter
+   * a slow server runs late takes no slot that nobody holds (not even until its lease runs out).
+   */
+  private forget(member: string): void {
+    this.run('r', member).catch(() => undefined)
   }
 
   /** The `n` oldest waiters, taken out of the line, their waits ended. */
@@ -305,7 +315,7 @@ class Fleet implements RedisBulkhead {
       this.held.delete(member)
       if (this.held.size === 0) this.beatSleep.abort()
       // a release Redis does not see leaves the slot taken until its lease runs out, never longer
-      this.run('r', member).catch(() => undefined)
+      this.forget(member)
     }
   }
 
@@ -397,7 +407,9 @@ const HEARTBEAT_CLOCK = LiveClock.make({ unref: true })
  *   again. `'local'` (the default) is a `Bulkhead.make` of this process with `max(1, floor(maxConcurrent /
  *   processes))` slots and the same `maxQueue` (which tells its own events, with its own counts); `'allow'` lets
  *   every call in at once; `'refuse'` refuses every call. The calls waiting in line when Redis fails are answered by
- *   the fallback too. The slots taken by the fallback are not counted in Redis.
+ *   the fallback too. The slots taken by the fallback are not counted in Redis. An enter that did not answer in time
+ *   is followed, on the same connection, by the removal of its slot: a server that runs it late keeps no slot that
+ *   nobody holds.
  * - `onEvent` is told `BulkheadQueued`, `BulkheadRefused` and `BulkheadAborted` as `Bulkhead.make` tells them, with
  *   this process's counts, timed on `clock`.
  * - Bad options are a `TypeError` or `RangeError` naming them; `lease` must be more than 3 times `timeout`, so that

@@ -521,6 +521,10 @@ const TE_ok: Promise<E.Either<never, string>> = Promise.resolve(E.right('ok'))
         ['allow', 'local', 'refuse']
       )
       await expect(local.fleetInFlight()).rejects.toThrow()
+      process.kill(stopped.pid, 'SIGCONT')
+      // the connection stayed open: the enters that timed out run now, each followed by the removal of its slot
+      await redis.ping()
+      deepStrictEqual(await Promise.all(['local', 'allow', 'refuse', 'w'].map((k) => redis.zcard(k))), [0, 0, 0, 0])
     } finally {
       process.kill(stopped.pid, 'SIGCONT')
       redis.disconnect()
