@@ -8,6 +8,7 @@ import * as Clock from '../src/Clock'
 import { cliPreview } from './cli-preview'
 import { configDriven } from './config'
 import { overHttp } from './http'
+import { pipelineFromConfig } from './pipeline'
 import { ms } from './log'
 import { preview } from './preview'
 import { givingUp, notRetryable, successAfterRetries } from './scenarios'
@@ -21,6 +22,7 @@ const main = async (): Promise<void> => {
   await overHttp()
   cliPreview()
   configDriven()
+  await pipelineFromConfig()
   console.log(`\nDone in ${ms(Clock.live.now() - start)}.`)
 }
 
