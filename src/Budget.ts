@@ -10,6 +10,7 @@
 import type * as Guard from './Guard'
 import * as aws from './internal/aws'
 import { isPromise } from './internal/promise'
+import { showValue } from './internal/show'
 import * as validate from './internal/validate'
 
 // -------------------------------------------------------------------------------------
@@ -120,6 +121,12 @@ export interface RetryThrottle extends LocalBudget {
 /**
  * Options of {@link retryThrottle}, named as in gRPC's service config (`retryThrottling`).
  *
+ * **Details**
+ *
+ * - `from`: a budget of {@link retryThrottle} that this one replaces (its numbers changed, as `Policies.reload`
+ *   does): the new bucket starts with the tokens `from` has now, at most its own `maxTokens` (capped, not scaled:
+ *   a budget an outage spent stays spent), instead of full. Any other value is a `TypeError` naming it.
+ *
  * @example
  * import type { RetryThrottleOptions } from 'fp-ts-retry/Budget'
  *
@@ -132,6 +139,7 @@ export interface RetryThrottle extends LocalBudget {
 export interface RetryThrottleOptions {
   readonly maxTokens: number
   readonly tokenRatio: number
+  readonly from?: RetryBudget | undefined
 }
 
 /**
@@ -212,7 +220,14 @@ export const retryThrottle = (options: RetryThrottleOptions): RetryThrottle => {
   const max = validate.thousandths(where, 'maxTokens', options.maxTokens)
   const ratio = validate.thousandths(where, 'tokenRatio', options.tokenRatio)
   let tokens = max
-  return {
+  if (options.from !== undefined) {
+    const tokensOf = throttles.get(options.from)
+    if (tokensOf === undefined) {
+      throw new TypeError(`${where}: from must be a budget made by Budget.retryThrottle, received ${showValue(options.from)}`)
+    }
+    tokens = Math.min(max, tokensOf())
+  }
+  const budget: RetryThrottle = {
     onSuccess: () => {
       tokens = Math.min(max, tokens + ratio)
     },
@@ -225,7 +240,12 @@ export const retryThrottle = (options: RetryThrottleOptions): RetryThrottle => {
       return tokens / MILLI
     }
   }
+  throttles.set(budget, () => tokens)
+  return budget
 }
+
+/** The tokens (in thousandths) each budget of {@link retryThrottle} has now, for a budget that replaces it. */
+const throttles = new WeakMap<RetryBudget, () => number>()
 
 /** A latency in a {@link PercentileWindow}: which of its heaps holds it, and where. */
 interface Sample {

@@ -41,6 +41,7 @@ import type { Guard } from './Guard'
 import { noop, onAbort } from './internal/abort'
 import { observe } from './internal/observe'
 import { isPromise } from './internal/promise'
+import { showValue } from './internal/show'
 import * as validate from './internal/validate'
 
 // -------------------------------------------------------------------------------------
@@ -104,6 +105,15 @@ export interface Bulkhead {
  * `onEvent` is told `BulkheadQueued`, `BulkheadRefused` and `BulkheadAborted` (a queued call's signal aborted),
  * timed on `clock` (default `Clock.live`; the bulkhead reads it for nothing else).
  *
+ * **Details**
+ *
+ * - `from`: a bulkhead of {@link make} that this one replaces (its bounds changed, as `Policies.reload` does), so
+ *   that `maxConcurrent` holds for the old calls and the new together: the calls in flight in `from` count as
+ *   taken here until they end, their slots then given back here (to this one's oldest waiter first); `from`'s
+ *   waiters join this line in their order (a free slot first, then the queue; those past `maxQueue` are refused,
+ *   as a new call would be); and every later call to `from` (`enter`, the counts) is made here. Any other value
+ *   is a `TypeError` naming it.
+ *
  * @example
  * import type { BulkheadOptions } from 'fp-ts-retry/Bulkhead'
  *
@@ -118,6 +128,7 @@ export interface BulkheadOptions {
   readonly maxQueue: number
   readonly onEvent?: Observer | undefined
   readonly clock?: Clock | undefined
+  readonly from?: Bulkhead | undefined
 }
 
 /**
@@ -144,6 +155,8 @@ export interface BulkheadRejected {
 
 /** A call waiting for a slot: a node of the line, so that one whose signal aborts leaves from anywhere in O(1). */
 interface Waiter {
+  /** The bulkhead whose line it is in: the one that took over, once it has moved. */
+  owner: Pool
   readonly resolve: (release: Release | undefined) => void
   unsubscribe: () => void
   prev: Waiter | undefined
@@ -157,6 +170,8 @@ class Pool implements Bulkhead {
   /** The line of waiters, oldest first. */
   private head: Waiter | undefined = undefined
   private tail: Waiter | undefined = undefined
+  /** The bulkhead that took this one over: it holds the slots, the line, and every call from then on. */
+  private successor: Pool | undefined = undefined
 
   constructor(
     private readonly concurrency: number,
@@ -166,19 +181,47 @@ class Pool implements Bulkhead {
   ) {}
 
   get maxConcurrent(): number {
-    return this.concurrency
+    return this.successor?.maxConcurrent ?? this.concurrency
   }
 
   get maxQueue(): number {
-    return this.queueSize
+    return this.successor?.maxQueue ?? this.queueSize
   }
 
   get inFlight(): number {
-    return this.taken
+    return this.successor?.inFlight ?? this.taken
   }
 
   get queued(): number {
-    return this.waiting
+    return this.successor?.queued ?? this.waiting
+  }
+
+  /**
+   * Takes `from` over: its slots count as taken here until they are given back (to this one), its waiters join
+   * this line in order (those past this one's bounds are refused, as a new call would be), and every call to it
+   * from now on is made here.
+   */
+  takeOver(from: Pool): void {
+    this.taken = from.taken
+    from.taken = 0
+    from.successor = this
+    let waiter = from.head
+    ;[from.head, from.tail, from.waiting] = [undefined, undefined, 0]
+    while (waiter !== undefined) {
+      const next = waiter.next
+      waiter.owner = this
+      if (this.taken < this.concurrency) {
+        this.taken++
+        waiter.unsubscribe()
+        waiter.resolve(this.release())
+      } else if (this.waiting < this.queueSize) this.join(waiter)
+      else {
+        waiter.unsubscribe()
+        waiter.resolve(undefined)
+        this.tell('BulkheadRefused')
+      }
+      waiter = next
+    }
   }
 
   /** Tells `onEvent`, which watches: an error it throws is reported (internal/observe), never thrown from here. */
@@ -195,24 +238,41 @@ class Pool implements Bulkhead {
     this.waiting--
   }
 
+  private join(waiter: Waiter): void {
+    waiter.prev = this.tail
+    waiter.next = undefined
+    if (this.tail === undefined) this.head = waiter
+    else this.tail.next = waiter
+    this.tail = waiter
+    this.waiting++
+  }
+
   private release(): Release {
     let released = false
     return () => {
       if (released) return
       released = true
-      const waiter = this.head
-      if (waiter === undefined) {
-        this.taken--
-        return
-      }
-      // The slot goes to the oldest waiter as it is: nobody arriving meanwhile can take it first.
-      this.leave(waiter)
-      waiter.unsubscribe()
-      waiter.resolve(this.release())
+      this.giveBack()
     }
   }
 
+  /** A slot given back: to the bulkhead that took this one over, if any, else to the oldest waiter. */
+  private giveBack(): void {
+    if (this.successor !== undefined) return this.successor.giveBack()
+    const waiter = this.head
+    // over the bound (a bulkhead taken over with more calls in flight than it allows): the slot is not handed on
+    if (waiter === undefined || this.taken > this.concurrency) {
+      this.taken--
+      return
+    }
+    // The slot goes to the oldest waiter as it is: nobody arriving meanwhile can take it first.
+    this.leave(waiter)
+    waiter.unsubscribe()
+    waiter.resolve(this.release())
+  }
+
   readonly enter = (signal?: AbortSignal): Release | undefined | Promise<Release | undefined> => {
+    if (this.successor !== undefined) return this.successor.enter(signal)
     if (signal?.aborted) return Promise.resolve(undefined)
     if (this.taken < this.concurrency) {
       this.taken++
@@ -224,16 +284,13 @@ class Pool implements Bulkhead {
     }
     this.tell('BulkheadQueued', this.waiting + 1)
     return new Promise((resolve) => {
-      const waiter: Waiter = { resolve, unsubscribe: noop, prev: this.tail, next: undefined }
-      if (this.tail === undefined) this.head = waiter
-      else this.tail.next = waiter
-      this.tail = waiter
-      this.waiting++
+      const waiter: Waiter = { owner: this, resolve, unsubscribe: noop, prev: undefined, next: undefined }
+      this.join(waiter)
       if (signal !== undefined)
         waiter.unsubscribe = onAbort(signal, () => {
-          this.leave(waiter)
+          waiter.owner.leave(waiter)
           resolve(undefined)
-          this.tell('BulkheadAborted')
+          waiter.owner.tell('BulkheadAborted')
         })
     })
   }
@@ -309,7 +366,13 @@ export const make = (options: BulkheadOptions): Bulkhead => {
   const maxQueue = validate.count(where, 'maxQueue', options.maxQueue)
   if (options.onEvent !== undefined) validate.callable(where, 'options.onEvent', options.onEvent)
   validate.services(where, 'options', { clock: options.clock })
-  return new Pool(maxConcurrent, maxQueue, options.onEvent, options.clock ?? LiveClock.live)
+  const from = options.from
+  if (from !== undefined && !(from instanceof Pool)) {
+    throw new TypeError(`${where}: from must be a bulkhead made by Bulkhead.make, received ${showValue(from)}`)
+  }
+  const pool = new Pool(maxConcurrent, maxQueue, options.onEvent, options.clock ?? LiveClock.live)
+  if (from !== undefined) pool.takeOver(from)
+  return pool
 }
 
 /**

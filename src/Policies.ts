@@ -1,14 +1,15 @@
 /**
  * A registry of resilience pipelines built from a `PolicyConfig` document: by name, and by key through `Keyed`,
- * read by the code that runs them, and reloaded while it runs without losing a breaker's or a limiter's state.
+ * read by the code that runs them, and reloaded while it runs without losing the state of a breaker, a limiter, a bulkhead or a budget.
  *
  * **What survives a reload**
  *
  * | layer | unchanged | changed |
  * | --- | --- | --- |
  * | breaker | the same object | a new one that takes over the old one's state and count (`Breaker` `from`) |
- * | rate limit | the same object | `gcra`: a new bucket with the old one's tokens (`RateLimiter.gcra` `from`); a window's: a new, empty count; in Redis, the same key (and its state) |
- * | bulkhead, budget | the same object | a new one, empty: the runs in flight hold the old one's slots |
+ * | rate limit | the same object | a new limiter of the same kind that takes over the old one's tokens or count (`RateLimiter` `from`); in Redis, the same key (and its state) |
+ * | bulkhead | the same object | a new one that counts the old one's calls in flight until they end and takes its waiters (`Bulkhead.make` `from`) |
+ * | budget | the same object | a new one with the old one's tokens, at most its new `maxTokens` (`Budget.retryThrottle` `from`); in Redis, the same key |
  * | retry, hedging, timeout, fallback | plain values | the runs in progress keep the ones they started with |
  *
  * A run reads its pipeline once, when it starts: it keeps the policies it started with to its end.
@@ -255,7 +256,7 @@ const breakerOf = (config: BreakerConfig, options: Breaker.BreakerOptions): Brea
         buckets: config.buckets
       })
 
-/** A window limiter, local or in Redis (a window's count is not carried to a new one: it starts empty). */
+/** A window limiter, local or in Redis (a local one takes over `from`'s count). */
 const windowed = (
   kind: 'fixedWindow' | 'slidingWindow',
   options: RateLimiter.WindowOptions | RedisRateLimiter.WindowOptions
@@ -306,26 +307,31 @@ const build = (
 
   const rateLimiter = layer('rateLimit', config.rateLimit, previous?.rateLimiter, (r) => {
     const inRedis = () => ({ ...shared, redis: redis(), key: redisKey(`rate.${r.kind}`) })
+    // a local limiter of the same kind hands over its state (one in Redis keeps it under its key)
+    const from =
+      previous?.config.store === undefined && previous?.config.rateLimit?.kind === r.kind
+        ? previous.rateLimiter
+        : undefined
     if (r.kind !== 'gcra') {
       const bounds = { limit: r.limit, window: r.window }
-      return windowed(r.kind, store === undefined ? { ...bounds, clock, onEvent } : { ...inRedis(), ...bounds })
+      return windowed(r.kind, store === undefined ? { ...bounds, clock, onEvent, from } : { ...inRedis(), ...bounds })
     }
     const rate = { rate: r.rate, per: r.per, burst: r.burst }
     if (store !== undefined) return RedisRateLimiter.gcra({ ...inRedis(), ...rate })
-    // a local bucket of gcra's hands over its tokens (not one in Redis, nor a window's count)
-    const local = previous?.config.store === undefined && previous?.config.rateLimit?.kind === 'gcra'
-    return RateLimiter.gcra({ ...rate, clock, onEvent, from: local ? previous?.rateLimiter : undefined })
+    return RateLimiter.gcra({ ...rate, clock, onEvent, from })
   })
 
   const budget = layer('budget', config.budget, previous?.budget, (g): Budget.RetryBudget => {
     const tokens = { maxTokens: g.maxTokens, tokenRatio: g.tokenRatio }
+    // a local budget hands over its tokens (one in Redis keeps them under its key)
+    const from = previous?.config.store === undefined ? previous?.budget : undefined
     return store === undefined
-      ? Budget.retryThrottle(tokens)
+      ? Budget.retryThrottle({ ...tokens, from })
       : RedisBudget.retryThrottle({ ...shared, redis: redis(), key: redisKey('budget'), ...tokens })
   })
 
   const bulkhead = layer('bulkhead', config.bulkhead, previous?.bulkhead, (h) =>
-    Bulkhead.make({ maxConcurrent: h.maxConcurrent, maxQueue: h.maxQueue, clock, onEvent })
+    Bulkhead.make({ maxConcurrent: h.maxConcurrent, maxQueue: h.maxQueue, clock, onEvent, from: previous?.bulkhead })
   )
 
   return {

@@ -155,6 +155,15 @@ export interface GcraOptions {
  * - `clock` (default `Clock.live`): the limiter's time. Give the throttle the same clock.
  * - `onEvent`: told `RateLimitWaited` when a reservation must wait (its `wait`, ms) and `RateLimitRefused` when
  *   `take` finds no token, as {@link gcra} tells them.
+ * - `from`: a limiter of the same kind that this one replaces (its bounds changed, as `Policies.reload` does), so
+ *   that a reload lets no new burst through. The new limiter counts as taken the grants `from` made that fall in
+ *   its own window, and the reservations `from` made that still wait, which stay ahead of its own:
+ *   {@link fixedWindow} counts the grants of `from`'s current window and the reserved ones, put in its own windows
+ *   in order from the current one, `limit` to a window (with another `window` size, the count is re-aligned on the
+ *   new windows: a count of the old current window is counted in the new current one, whatever their edges);
+ *   {@link slidingWindow} keeps the times of `from`'s grants still inside its new `window` (and those reserved),
+ *   at most the `limit` newest. A reservation of `from` cancelled later gives nothing back to the new one. Give
+ *   both the same clock. Any other value (a limiter of another kind, or not made here) is a `TypeError` naming it.
  *
  * @example
  * import type { WindowOptions } from 'fp-ts-retry/RateLimiter'
@@ -169,6 +178,7 @@ export interface WindowOptions {
   readonly window: number
   readonly clock?: Clock | undefined
   readonly onEvent?: Observer | undefined
+  readonly from?: RateLimiter | undefined
 }
 
 /**
@@ -321,11 +331,22 @@ const carried = new WeakMap<RateLimiter, () => number>()
  * @since 1.0.0
  */
 export const fixedWindow = (options: WindowOptions): RateLimiter => {
-  const { limit, window, clock } = windowOptions('RateLimiter.fixedWindow', options)
+  const where = 'RateLimiter.fixedWindow'
+  const { limit, window, clock } = windowOptions(where, options)
   // the last window a token went to, the tokens in it, and the changes made (a cancel undoes only the last)
   let last = -Infinity
   let count = 0
   let changes = 0
+  const taken = carriedFrom(fixedTaken, where, options.from)
+  if (taken !== undefined) {
+    // the old current window's grants and the reservations after them, `limit` to a window from the current one
+    const n = taken(clock.now())
+    if (n > 0) {
+      const full = Math.floor((n - 1) / limit)
+      last = Math.floor(clock.now() / window) + full
+      count = n - full * limit
+    }
+  }
   /** The window of the next token at `t`: `last` moved on when it is past or full. */
   const next = (t: number): number => {
     const current = Math.floor(t / window)
@@ -337,7 +358,7 @@ export const fixedWindow = (options: WindowOptions): RateLimiter => {
     last = into
     changes++
   }
-  return observed(options.onEvent, clock.now, {
+  const limiter = observed(options.onEvent, clock.now, {
     take: () => {
       const t = clock.now()
       const into = next(t)
@@ -362,6 +383,28 @@ export const fixedWindow = (options: WindowOptions): RateLimiter => {
       }
     }
   })
+  fixedTaken.set(limiter, (t) => {
+    // the windows from the current one to `last` are full but the last (a reservation goes on only to a full one's next)
+    const current = Math.floor(t / window)
+    return last < current ? 0 : (last - current) * limit + count
+  })
+  return limiter
+}
+
+/** The tokens each limiter of {@link fixedWindow} has granted in the window of `t` and reserved after it. */
+const fixedTaken = new WeakMap<RateLimiter, (t: number) => number>()
+
+/** The times of the grants each limiter of {@link slidingWindow} has logged, oldest first (the reserved ones too). */
+const slidingTimes = new WeakMap<RateLimiter, () => ReadonlyArray<number>>()
+
+/** What `from` hands over, read through `kind`: a `TypeError` naming it when it is not a limiter of that kind. */
+function carriedFrom<A>(kind: WeakMap<RateLimiter, A>, where: string, from: RateLimiter | undefined): A | undefined {
+  if (from === undefined) return undefined
+  const carried = kind.get(from)
+  if (carried === undefined) {
+    throw new TypeError(`${where}: from must be a limiter made by ${where}, received ${showValue(from)}`)
+  }
+  return carried
 }
 
 /**
@@ -401,11 +444,18 @@ export const fixedWindow = (options: WindowOptions): RateLimiter => {
  * @since 1.0.0
  */
 export const slidingWindow = (options: WindowOptions): RateLimiter => {
-  const { limit, window, clock } = windowOptions('RateLimiter.slidingWindow', options)
+  const where = 'RateLimiter.slidingWindow'
+  const { limit, window, clock } = windowOptions(where, options)
   // the times of the last `limit` tokens, a ring whose oldest is at `oldest`; and the changes made
   const times: Array<number> = []
   let oldest = 0
   let changes = 0
+  const logged = carriedFrom(slidingTimes, where, options.from)
+  if (logged !== undefined) {
+    // the grants still inside the new window (a time out of it never holds a token back again), the newest
+    const now = clock.now()
+    times.push(...logged().filter((at) => at > now - window).slice(-limit))
+  }
   /**
    * When the next token may go, at `t` or later: once the `limit`-th last has left the window. Never before the
    * last token either: each was due at its call or when the one `limit` before it left, which is no later.
@@ -423,7 +473,7 @@ export const slidingWindow = (options: WindowOptions): RateLimiter => {
     oldest = (oldest + 1) % limit
     return out
   }
-  return observed(options.onEvent, clock.now, {
+  const limiter = observed(options.onEvent, clock.now, {
     take: () => {
       const t = clock.now()
       if (due(t) > t) return false
@@ -449,6 +499,8 @@ export const slidingWindow = (options: WindowOptions): RateLimiter => {
       }
     }
   })
+  slidingTimes.set(limiter, () => [...times.slice(oldest), ...times.slice(0, oldest)])
+  return limiter
 }
 
 /**

@@ -306,6 +306,67 @@ describe('Policies', () => {
     })
   })
 
+  describe('reload keeps the bounds of a bulkhead, a budget and a window limiter', () => {
+    it("a bulkhead's maxConcurrent holds across a reload with calls in flight", async () => {
+      const clock = TestClock.make()
+      const doc = (maxConcurrent: number, maxQueue: number) => ({ policies: { p: { bulkhead: { maxConcurrent, maxQueue } } } })
+      const policies = Policies.make(doc(3, 0), { clock })
+      const ends: Array<() => void> = []
+      const held: TaskEither<string, string> = () => new Promise((resolve) => ends.push(() => resolve(E.right('ok'))))
+      const settled = () => new Promise((resolve) => setImmediate(resolve))
+      const runs = [1, 2, 3].map(() => policies.run('p')(held)())
+      await settled()
+      strictEqual(ends.length, 3)
+      ok(E.isRight(policies.reload(doc(2, 1))))
+      runs.push(policies.run('p')(held)()) // waits: 3 in flight from before the reload, 2 the most
+      const refused = await policies.run('p')(held)() // the queue of 1 is full
+      deepStrictEqual(refused, E.left({ _tag: 'PolicyRefused', layer: 'bulkhead', name: 'p', key: undefined } as const))
+      ends[0]()
+      await settled()
+      strictEqual(ends.length, 3) // 2 old calls still run: the waiting one stays waiting
+      deepStrictEqual([policies.get('p').bulkhead?.inFlight, policies.get('p').bulkhead?.queued], [2, 1])
+      ends[1]()
+      await settled()
+      strictEqual(ends.length, 4) // the old call's slot came back to the new bulkhead's waiter
+      ends[2]()
+      ends[3]()
+      deepStrictEqual(await Promise.all(runs), [1, 2, 3, 4].map(() => E.right('ok')))
+      deepStrictEqual(policies.get('p').bulkhead?.inFlight, 0)
+    })
+
+    it("a reload mid-outage does not refill a spent budget", () => {
+      const clock = TestClock.make()
+      const doc = (tokenRatio: number) => ({
+        policies: { p: { retry: { constant: '100ms', maxRetries: 2 }, budget: { kind: 'retryThrottle', maxTokens: 10, tokenRatio } } }
+      })
+      const policies = Policies.make(doc(0.1), { clock })
+      const failure = { latency: 1, now: 0, retries: 1, error: '503', retrying: true }
+      const spent = policies.get('p').budget as { onFailure: (a: typeof failure) => boolean; tokens: number }
+      for (let i = 0; i < 8; i++) spent.onFailure(failure)
+      ok(E.isRight(policies.reload(doc(0.2))))
+      const next = policies.get('p').budget as typeof spent
+      ok(next !== spent)
+      strictEqual(next.tokens, 2) // still spent, not a full 10
+      strictEqual(next.onFailure(failure), false)
+    })
+
+    it('a reload mid-burst lets no new burst of a window limiter through', async () => {
+      const clock = TestClock.make()
+      for (const kind of ['fixedWindow', 'slidingWindow']) {
+        const doc = (limit: number) => ({ policies: { p: { rateLimit: { kind, limit, window: '1s' } } } })
+        const policies = Policies.make(doc(5), { clock })
+        const take = () => (policies.get('p').rateLimiter as { take: () => boolean }).take()
+        const takes = (n: number) => Array.from({ length: n }, take).filter(Boolean).length
+        strictEqual(takes(5), 5)
+        ok(E.isRight(policies.reload(doc(6))))
+        strictEqual(takes(6), 1, kind) // 6 in the window at most, the 5 before the reload counted
+        await clock.advance(1_000)
+        strictEqual(takes(10), 6, kind)
+        await clock.advance(1_000)
+      }
+    })
+  })
+
   describe('watchFile', () => {
     const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'policies-'))
     afterAll(() => fs.rmSync(folder, { recursive: true, force: true }))
