@@ -223,7 +223,9 @@ export const retryThrottle = (options: RetryThrottleOptions): RetryThrottle => {
   if (options.from !== undefined) {
     const tokensOf = throttles.get(options.from)
     if (tokensOf === undefined) {
-      throw new TypeError(`${where}: from must be a budget made by Budget.retryThrottle, received ${showValue(options.from)}`)
+      throw new TypeError(
+        `${where}: from must be a budget made by Budget.retryThrottle, received ${showValue(options.from)}`
+      )
     }
     tokens = Math.min(max, tokensOf())
   }

@@ -12,7 +12,11 @@ describe('Budget.retryThrottle options.from', () => {
     const bigger = Budget.retryThrottle({ maxTokens: 20, tokenRatio: 0.5, from: old })
     strictEqual(bigger.tokens, 4) // not a full 20
     strictEqual(bigger.onFailure(failure), false)
-    const smaller = Budget.retryThrottle({ maxTokens: 2, tokenRatio: 0.1, from: Budget.retryThrottle({ maxTokens: 10, tokenRatio: 0.1 }) })
+    const smaller = Budget.retryThrottle({
+      maxTokens: 2,
+      tokenRatio: 0.1,
+      from: Budget.retryThrottle({ maxTokens: 10, tokenRatio: 0.1 })
+    })
     strictEqual(smaller.tokens, 2)
   })
 

@@ -52,7 +52,10 @@ describe('Bulkhead.make options.from', () => {
   })
 
   it('with the same options, a replaced bulkhead behaves as the old one would have (property)', async () => {
-    const op = fc.oneof(fc.constant({ enter: true, which: 0 }), fc.record({ enter: fc.constant(false), which: fc.nat(10) }))
+    const op = fc.oneof(
+      fc.constant({ enter: true, which: 0 }),
+      fc.record({ enter: fc.constant(false), which: fc.nat(10) })
+    )
     await fc.assert(
       fc.asyncProperty(fc.array(op, { maxLength: 30 }), fc.array(op, { maxLength: 30 }), async (before, after) => {
         const options = { maxConcurrent: 2, maxQueue: 2 }

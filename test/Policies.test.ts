@@ -5,6 +5,7 @@ import Redis from 'ioredis'
 import * as os from 'os'
 import * as path from 'path'
 import type * as Breaker from '../src/Breaker'
+import type * as Budget from '../src/Budget'
 import type * as Event from '../src/Event'
 import * as Policies from '../src/Policies'
 import * as TestClock from '../src/TestClock'
@@ -341,10 +342,10 @@ describe('Policies', () => {
       })
       const policies = Policies.make(doc(0.1), { clock })
       const failure = { latency: 1, now: 0, retries: 1, error: '503', retrying: true }
-      const spent = policies.get('p').budget as { onFailure: (a: typeof failure) => boolean; tokens: number }
+      const spent = policies.get('p').budget as Budget.RetryThrottle
       for (let i = 0; i < 8; i++) spent.onFailure(failure)
       ok(E.isRight(policies.reload(doc(0.2))))
-      const next = policies.get('p').budget as typeof spent
+      const next = policies.get('p').budget as Budget.RetryThrottle
       ok(next !== spent)
       strictEqual(next.tokens, 2) // still spent, not a full 10
       strictEqual(next.onFailure(failure), false)
@@ -359,9 +360,9 @@ describe('Policies', () => {
         const takes = (n: number) => Array.from({ length: n }, take).filter(Boolean).length
         strictEqual(takes(5), 5)
         ok(E.isRight(policies.reload(doc(6))))
-        strictEqual(takes(6), 1, kind) // 6 in the window at most, the 5 before the reload counted
+        ok(takes(6) === 1, kind) // 6 in the window at most, the 5 before the reload counted
         await clock.advance(1_000)
-        strictEqual(takes(10), 6, kind)
+        ok(takes(10) === 6, kind)
         await clock.advance(1_000)
       }
     })

@@ -39,7 +39,11 @@ describe('RateLimiter.fixedWindow options.from', () => {
 
   it('with the same options, a replaced limiter grants what the old one would have (property)', async () => {
     const steps = fc.array(
-      fc.record({ wait: fc.constantFrom(0, 100, 250, 1_000), n: fc.integer({ min: 0, max: 4 }), reserve: fc.boolean() }),
+      fc.record({
+        wait: fc.constantFrom(0, 100, 250, 1_000),
+        n: fc.integer({ min: 0, max: 4 }),
+        reserve: fc.boolean()
+      }),
       { maxLength: 20 }
     )
     for (const kind of ['fixedWindow', 'slidingWindow'] as const) {
