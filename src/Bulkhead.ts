@@ -111,8 +111,9 @@ export interface Bulkhead {
  *   that `maxConcurrent` holds for the old calls and the new together: the calls in flight in `from` count as
  *   taken here until they end, their slots then given back here (to this one's oldest waiter first); `from`'s
  *   waiters join this line in their order (a free slot first, then the queue; those past `maxQueue` are refused,
- *   as a new call would be); and every later call to `from` (`enter`, the counts) is made here. Any other value
- *   is a `TypeError` naming it.
+ *   as a new call would be); and every later call to `from` (`enter`, the counts) is made here. It takes over at
+ *   its first use (`enter` or a count read), so that a bulkhead built and never used, as by a reload refused after
+ *   it was built, leaves `from` as it was. Any other value is a `TypeError` naming it.
  *
  * @example
  * import type { BulkheadOptions } from 'fp-ts-retry/Bulkhead'
@@ -172,6 +173,8 @@ class Pool implements Bulkhead {
   private tail: Waiter | undefined = undefined
   /** The bulkhead that took this one over: it holds the slots, the line, and every call from then on. */
   private successor: Pool | undefined = undefined
+  /** The bulkhead this one is to take over at its first use: one built and never used changes nothing. */
+  pending: Pool | undefined = undefined
 
   constructor(
     private readonly concurrency: number,
@@ -189,11 +192,22 @@ class Pool implements Bulkhead {
   }
 
   get inFlight(): number {
-    return this.successor?.inFlight ?? this.taken
+    return this.successor?.inFlight ?? this.settled().taken
   }
 
   get queued(): number {
-    return this.successor?.queued ?? this.waiting
+    return this.successor?.queued ?? this.settled().waiting
+  }
+
+  /** This bulkhead, once it has taken over the one it replaces (at its first use). */
+  private settled(): this {
+    let from = this.pending
+    if (from === undefined) return this
+    this.pending = undefined
+    from.settled()
+    while (from.successor !== undefined) from = from.successor
+    this.takeOver(from)
+    return this
   }
 
   /**
@@ -201,7 +215,7 @@ class Pool implements Bulkhead {
    * this line in order (those past this one's bounds are refused, as a new call would be), and every call to it
    * from now on is made here.
    */
-  takeOver(from: Pool): void {
+  private takeOver(from: Pool): void {
     this.taken = from.taken
     from.taken = 0
     from.successor = this
@@ -273,6 +287,7 @@ class Pool implements Bulkhead {
 
   readonly enter = (signal?: AbortSignal): Release | undefined | Promise<Release | undefined> => {
     if (this.successor !== undefined) return this.successor.enter(signal)
+    this.settled()
     if (signal?.aborted) return Promise.resolve(undefined)
     if (this.taken < this.concurrency) {
       this.taken++
@@ -371,7 +386,7 @@ export const make = (options: BulkheadOptions): Bulkhead => {
     throw new TypeError(`${where}: from must be a bulkhead made by Bulkhead.make, received ${showValue(from)}`)
   }
   const pool = new Pool(maxConcurrent, maxQueue, options.onEvent, options.clock ?? LiveClock.live)
-  if (from !== undefined) pool.takeOver(from)
+  pool.pending = from
   return pool
 }
 

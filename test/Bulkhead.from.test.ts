@@ -17,9 +17,11 @@ describe('Bulkhead.make options.from', () => {
     )
     const next = Bulkhead.make({ maxConcurrent: 3, maxQueue: 1, from: old })
     await settled()
+    deepStrictEqual(order, []) // taken over at its first use only
     // one free slot: w1 enters; w2 waits in the new queue; w3 is past it, refused
-    deepStrictEqual(order, ['w1', 'w3 refused'])
     deepStrictEqual([next.inFlight, next.queued], [3, 1])
+    await settled()
+    deepStrictEqual(order, ['w1', 'w3 refused'])
     strictEqual(next.enter(), undefined) // full: 2 old calls and w1, the queue holds w2
     held[0]()
     await settled()
@@ -35,6 +37,16 @@ describe('Bulkhead.make options.from', () => {
     later()
     ;((await waiting[1]) as Bulkhead.Release)()
     strictEqual(next.inFlight, 0)
+  })
+
+  it('a bulkhead built and never used leaves the one it would replace as it was', () => {
+    const old = Bulkhead.make({ maxConcurrent: 1, maxQueue: 0 })
+    const hold = old.enter() as Bulkhead.Release
+    Bulkhead.make({ maxConcurrent: 5, maxQueue: 0, from: old })
+    deepStrictEqual([old.maxConcurrent, old.inFlight], [1, 1])
+    strictEqual(old.enter(), undefined)
+    hold()
+    strictEqual(old.inFlight, 0)
   })
 
   it('a moved waiter whose signal aborts leaves the new line', async () => {

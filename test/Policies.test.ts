@@ -6,6 +6,7 @@ import * as os from 'os'
 import * as path from 'path'
 import type * as Breaker from '../src/Breaker'
 import type * as Budget from '../src/Budget'
+import type * as Bulkhead from '../src/Bulkhead'
 import type * as Event from '../src/Event'
 import * as Policies from '../src/Policies'
 import * as TestClock from '../src/TestClock'
@@ -310,7 +311,9 @@ describe('Policies', () => {
   describe('reload keeps the bounds of a bulkhead, a budget and a window limiter', () => {
     it("a bulkhead's maxConcurrent holds across a reload with calls in flight", async () => {
       const clock = TestClock.make()
-      const doc = (maxConcurrent: number, maxQueue: number) => ({ policies: { p: { bulkhead: { maxConcurrent, maxQueue } } } })
+      const doc = (maxConcurrent: number, maxQueue: number) => ({
+        policies: { p: { bulkhead: { maxConcurrent, maxQueue } } }
+      })
       const policies = Policies.make(doc(3, 0), { clock })
       const ends: Array<() => void> = []
       const held: TaskEither<string, string> = () => new Promise((resolve) => ends.push(() => resolve(E.right('ok'))))
@@ -331,14 +334,43 @@ describe('Policies', () => {
       strictEqual(ends.length, 4) // the old call's slot came back to the new bulkhead's waiter
       ends[2]()
       ends[3]()
-      deepStrictEqual(await Promise.all(runs), [1, 2, 3, 4].map(() => E.right('ok')))
+      deepStrictEqual(
+        await Promise.all(runs),
+        [1, 2, 3, 4].map(() => E.right('ok'))
+      )
       deepStrictEqual(policies.get('p').bulkhead?.inFlight, 0)
     })
 
-    it("a reload mid-outage does not refill a spent budget", () => {
+    it('a reload refused after its bulkhead was built leaves the old bulkhead as it was', () => {
+      const clock = TestClock.make()
+      const bulkheadOf = (maxConcurrent: number) => ({ bulkhead: { maxConcurrent, maxQueue: 0 } })
+      const policies = Policies.make({ policies: { p: bulkheadOf(1) } }, { clock })
+      const old = policies.get('p').bulkhead as Bulkhead.Bulkhead
+      const hold = old.enter() as Bulkhead.Release
+      // p is built with its new bulkhead, then q, which names a store and no redis client was given, is refused
+      const refused = policies.reload({
+        policies: {
+          p: bulkheadOf(5),
+          q: { rateLimit: { kind: 'gcra', rate: 1, per: '1s', burst: 1 }, store: { kind: 'redis', prefix: 'x:' } }
+        }
+      })
+      ok(E.isLeft(refused))
+      strictEqual(policies.get('p').bulkhead, old)
+      deepStrictEqual([old.maxConcurrent, old.inFlight], [1, 1])
+      strictEqual(old.enter(), undefined) // its own bound, not the refused document's 5
+      hold()
+      strictEqual(old.inFlight, 0)
+    })
+
+    it('a reload mid-outage does not refill a spent budget', () => {
       const clock = TestClock.make()
       const doc = (tokenRatio: number) => ({
-        policies: { p: { retry: { constant: '100ms', maxRetries: 2 }, budget: { kind: 'retryThrottle', maxTokens: 10, tokenRatio } } }
+        policies: {
+          p: {
+            retry: { constant: '100ms', maxRetries: 2 },
+            budget: { kind: 'retryThrottle', maxTokens: 10, tokenRatio }
+          }
+        }
       })
       const policies = Policies.make(doc(0.1), { clock })
       const failure = { latency: 1, now: 0, retries: 1, error: '503', retrying: true }
