@@ -18,7 +18,7 @@ import type { BulkheadEvent, Observer } from './Event'
 import type { RedisClient } from './RedisBudget'
 import { onAbort } from './internal/abort'
 import { observe } from './internal/observe'
-import { checkClient, checkKey, script } from './internal/redis'
+import { checkClient, checkKey, deadlinedScript } from './internal/redis'
 import { decode, SLOTS } from './internal/slots'
 import { health, serviceOptions, within } from './internal/service'
 import * as validate from './internal/validate'
@@ -142,7 +142,7 @@ class Fleet implements RedisBulkhead {
 
   constructor(
     private readonly config: Config,
-    private readonly run: (...args: Array<string | number>) => Promise<{ granted: boolean; held: number }>,
+    private readonly run: (op: string, ...args: Array<string | number>) => Promise<{ granted: boolean; held: number }>,
     private readonly local: Bulkhead.Bulkhead
   ) {}
 
@@ -197,7 +197,6 @@ class Fleet implements RedisBulkhead {
       try {
         granted = (await this.run('e', this.config.maxConcurrent, this.config.lease, member)).granted
       } catch {
-        this.forget(member)
         return this.fallback(signal)
       }
       if (granted) {
@@ -265,7 +264,6 @@ class Fleet implements RedisBulkhead {
         try {
           got = (await this.run('e', maxConcurrent, lease, member)).granted
         } catch {
-          this.forget(member)
           // Redis fails: every waiter is answered by the fallback
           for (const waiter of this.take(this.line.size)) waiter.resolve(this.fallback(waiter.signal))
           return
@@ -280,14 +278,6 @@ class Fleet implements RedisBulkhead {
     } finally {
       this.polling = false
     }
-  }
-
-  /**
-   * Removes the slot of an enter that did not answer in time: sent after it on the same connection, so that an enter
-   * a slow server runs late takes no slot that nobody holds (not even until its lease runs out).
-   */
-  private forget(member: string): void {
-    this.run('r', member).catch(() => undefined)
   }
 
   /** The `n` oldest waiters, taken out of the line, their waits ended. */
@@ -315,7 +305,7 @@ class Fleet implements RedisBulkhead {
       this.held.delete(member)
       if (this.held.size === 0) this.beatSleep.abort()
       // a release Redis does not see leaves the slot taken until its lease runs out, never longer
-      this.forget(member)
+      this.run('r', member).catch(() => undefined)
     }
   }
 
@@ -407,9 +397,16 @@ const HEARTBEAT_CLOCK = LiveClock.make({ unref: true })
  *   again. `'local'` (the default) is a `Bulkhead.make` of this process with `max(1, floor(maxConcurrent /
  *   processes))` slots and the same `maxQueue` (which tells its own events, with its own counts); `'allow'` lets
  *   every call in at once; `'refuse'` refuses every call. The calls waiting in line when Redis fails are answered by
- *   the fallback too. The slots taken by the fallback are not counted in Redis. An enter that did not answer in time
- *   is followed, on the same connection, by the removal of its slot: a server that runs it late keeps no slot that
- *   nobody holds.
+ *   the fallback too. The slots taken by the fallback are not counted in Redis.
+ * - A call its caller stopped waiting for (queued in the client while Redis was down, or in a paused server's
+ *   socket) may reach Redis late. An enter and a heartbeat carry a deadline on the server's clock, `timeout` after
+ *   the call (learnt from the `TIME` every answer carries; a bulkhead's first call costs one round trip more, to
+ *   learn it), and change nothing at or past it: a late enter takes no slot that nobody holds, and a late heartbeat
+ *   does not lengthen the lease of a slot its process has given back or of a process that has died since (it would,
+ *   from the time it runs); a heartbeat refused so is one missed beat, which a lease of three outlives. An enter that
+ *   Redis ran in time but whose answer came after its caller stopped waiting gives its slot back when the answer
+ *   comes. A release and `fleetInFlight()` carry none: a release landing late removes only a slot nobody holds (a
+ *   member is never used again once given back), and a count changes nothing.
  * - `onEvent` is told `BulkheadQueued`, `BulkheadRefused` and `BulkheadAborted` as `Bulkhead.make` tells them, with
  *   this process's counts, timed on `clock`.
  * - Bad options are a `TypeError` or `RangeError` naming them; `lease` must be more than 3 times `timeout`, so that
@@ -454,15 +451,21 @@ export const make = (options: BulkheadOptions): RedisBulkhead => {
   const clock = options.clock ?? LiveClock.live
   const onEvent = options.onEvent
   const service = health('bulkhead', SERVICE, fallback, clock.now, onEvent)
-  const evaluate = script(redis, SLOTS)
-  /** The script's answer; a rejection when Redis fails, answers nonsense or takes over `timeout`. */
-  const run = async (...args: Array<string | number>): Promise<{ granted: boolean; held: number }> => {
+  const evaluate = deadlinedScript(where, redis, key, SLOTS)
+  /**
+   * The script's answer; a rejection when Redis fails, answers nonsense or takes over `timeout`. An enter and a
+   * heartbeat change nothing once their caller stopped waiting (their deadline); an enter that Redis ran in time but
+   * whose answer came after that gives its slot back; a release or a count may run whenever it reaches Redis.
+   */
+  const run = async (op: string, ...args: Array<string | number>): Promise<{ granted: boolean; held: number }> => {
+    const answer = evaluate(op === 'e' || op === 'h' ? timeout : undefined, op, ...args).then(decode)
     try {
-      const answer = decode(await within(LiveClock.live, timeout, SERVICE, () => evaluate(key, ...args)))
+      const answered = await within(LiveClock.live, timeout, SERVICE, () => answer)
       service.answered()
-      return answer
+      return answered
     } catch (e) {
       service.failed(e)
+      if (op === 'e') void answer.then(({ granted }) => (granted ? run('r', args[2]) : undefined)).catch(() => undefined)
       throw e
     }
   }

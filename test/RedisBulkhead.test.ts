@@ -10,9 +10,10 @@ import { retrying, type StopReason } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
 import * as TestClock from '../src/TestClock'
 import type { Signalled } from '../src/Timeout'
-import { script } from '../src/internal/redis'
+import { deadlinedScript } from '../src/internal/redis'
 import { decode, SLOTS } from '../src/internal/slots'
 import { killChildren, startChild, type Child } from './support/fleet'
+import { outages, withOutage } from './support/outage'
 import { availability, describeWithRedis, startRedis } from './support/redis'
 import { waitFor } from './support/wait'
 import { deepStrictEqual, ok, strictEqual, throwsRangeError, throwsTypeError } from './util'
@@ -176,10 +177,11 @@ describeWithRedis('RedisBulkhead on a real Redis', (server) => {
   })
 
   it('should answer as the reference model does, for the same enters, heartbeats, releases and time', async () => {
-    const run = script(redis, SLOTS)
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 1, max: 4 }), fc.array(opArbitrary, { maxLength: 30 }), async (max, ops) => {
         const k = key()
+        const script = deadlinedScript('test', redis, k, SLOTS)
+        const run = (_: string, ...args: Array<string | number>): Promise<unknown> => script(undefined, ...args)
         const model = new Model(max)
         let issued = 0
         // how long the key should last, as of the last write that set its expiry
@@ -522,7 +524,7 @@ const TE_ok: Promise<E.Either<never, string>> = Promise.resolve(E.right('ok'))
       )
       await expect(local.fleetInFlight()).rejects.toThrow()
       process.kill(stopped.pid, 'SIGCONT')
-      // the connection stayed open: the enters that timed out run now, each followed by the removal of its slot
+      // the connection stayed open: the enters that timed out run now, past their deadline, and take no slot
       await redis.ping()
       deepStrictEqual(await Promise.all(['local', 'allow', 'refuse', 'w'].map((k) => redis.zcard(k))), [0, 0, 0, 0])
     } finally {
@@ -531,4 +533,30 @@ const TE_ok: Promise<E.Either<never, string>> = Promise.resolve(E.right('ok'))
       await stopped.stop()
     }
   }, 20_000)
+})
+
+describe('RedisBulkhead: an enter that timed out never takes a slot late', () => {
+  for (const outage of outages) {
+    it(`${outage}: Redis back, no slot is left behind, at once (not after a lease)`, async () => {
+      await withOutage(outage, 3, async ({ clients: [raw, ...bulkheadClients], begin, end }) => {
+        // a has entered before the outage (it knows the server's clock), c makes its first call during it
+        const [a, c] = bulkheadClients.map((redis) =>
+          RedisBulkhead.make({ redis, key: 'slots', maxConcurrent: 4, lease: 60_000, timeout: 100, fallback: 'allow' })
+        )
+        const before = await a.enter()
+        ok(before !== undefined)
+        before()
+        await bulkheadClients[0].ping()
+        await begin()
+        // answered by the fallback within the bound: both let in
+        const [fromA, fromC] = [await a.enter(), await c.enter()]
+        ok(fromA !== undefined && fromC !== undefined)
+        await end()
+        // nothing the bulkheads gave up on holds a slot (a lease of a minute: not one run out)
+        deepStrictEqual(await raw.zcard('slots'), 0)
+        fromA()
+        fromC()
+      })
+    }, 30_000)
+  }
 })

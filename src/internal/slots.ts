@@ -1,5 +1,6 @@
 /**
- * A fleet bulkhead's slots in Redis (`RedisBulkhead`): the script, and what its answer means. Apart, so that the
+ * A fleet bulkhead's slots in Redis (`RedisBulkhead`): the script (a body for `deadlinedScript`, which gives it the
+ * server's time as `now` and its arguments as `ARGV`), and what its answer means. Apart, so that the
  * tests check the script against a reference model, operation by operation.
  *
  * @internal
@@ -15,8 +16,6 @@ import * as validate from './validate'
  * The key expires when its last lease runs out, when it is the same as no key.
  */
 export const SLOTS = `
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 local key = KEYS[1]
 redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
 local held = redis.call('ZCARD', key)
