@@ -96,11 +96,12 @@ export interface Keyed<P> {
  * import type { RateLimiter } from 'fp-ts-retry/RateLimiter'
  * import * as RL from 'fp-ts-retry/RateLimiter'
  *
+ * const told: Array<string> = []
  * const options: KeyedOptions<RateLimiter> = {
  *   make: (_tenant, onEvent) => RL.gcra({ rate: 10, per: 1_000, burst: 10, onEvent }),
  *   maxKeys: 10_000,
  *   idleAfter: 60_000,
- *   onEvent: (event) => console.log(event.key, event._tag)
+ *   onEvent: (event) => void told.push(`${event.key} ${event._tag}`) // e.g. 'tenant-7 RateLimitRefused'
  * }
  *
  * @category model
