@@ -59,7 +59,7 @@ import type { Schedule, ScheduleEvent } from './Schedule'
 /**
  * Why a run ended: its last attempt succeeded, or failed in a way not to run again (`retrying` stops on a
  * success, `repeating` on a failure, hedging on a fatal failure); the schedule stopped (`'schedule'`, its time
- * limit included); a guard refused the retry (its reason: `'budget'`, `'breaker'`, `'rateLimit'`, `'bulkhead'`);
+ * limit included); a guard refused the retry (its reason: `'budget'`, `'breaker'`, `'rateLimit'`, `'bulkhead'`, `'shed'`);
  * the signal aborted; or a defect ended it (`'defect'`: the action rejected or threw, a hook or a guard threw).
  *
  * @example

@@ -660,7 +660,8 @@ const StopReasonCodec = t.keyof({
   budget: null,
   breaker: null,
   rateLimit: null,
-  bulkhead: null
+  bulkhead: null,
+  shed: null
 } satisfies Record<StopReason, null>)
 
 const Strings = t.readonlyArray(t.string)

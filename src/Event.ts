@@ -446,6 +446,57 @@ export interface BulkheadEvent {
 }
 
 /**
+ * An adaptive concurrency limit moved (`source: 'adaptiveLimit'`): from `from` to `to` calls in flight at most, as
+ * its algorithm decided from the latencies and drops it saw. `noLoadLatency` is its estimate of the latency without
+ * queueing (ms; `NaN` before the first sample); `run` is 0.
+ *
+ * @example
+ * import type { LimitChanged } from 'fp-ts-retry/Event'
+ *
+ * const event: LimitChanged = { _tag: 'LimitChanged', source: 'adaptiveLimit', run: 0, at: 5, from: 20, to: 18, inFlight: 20, noLoadLatency: 12 }
+ *
+ * @category model
+ * @since 1.0.0
+ */
+export interface LimitChanged {
+  readonly _tag: 'LimitChanged'
+  readonly source: Source
+  readonly run: number
+  readonly at: number
+  readonly key?: string | undefined
+  readonly from: number
+  readonly to: number
+  readonly inFlight: number
+  readonly noLoadLatency: number
+}
+
+/**
+ * A load shedder refused a call (`source: 'adaptiveLimit'` or `'throttle'`; `run` is 0). `cause`: `'full'`, the
+ * limit was reached and no place was left in the queue; `'deadline'`, it waited in the queue past its deadline;
+ * `'displaced'`, a call of a higher priority took its place in the queue; `'throttled'`, a client-side throttle
+ * dropped it (with the probability its accepts and requests give). `priority` is the call's.
+ *
+ * @example
+ * import type { LoadShed } from 'fp-ts-retry/Event'
+ *
+ * const event: LoadShed = { _tag: 'LoadShed', source: 'adaptiveLimit', run: 0, at: 5, cause: 'full', priority: 'normal', inFlight: 20, limit: 20 }
+ *
+ * @category model
+ * @since 1.0.0
+ */
+export interface LoadShed {
+  readonly _tag: 'LoadShed'
+  readonly source: Source
+  readonly run: number
+  readonly at: number
+  readonly key?: string | undefined
+  readonly cause: 'full' | 'deadline' | 'displaced' | 'throttled'
+  readonly priority: string
+  readonly inFlight: number
+  readonly limit: number
+}
+
+/**
  * A rate limiter made a call wait `wait` ms for its token (`RateLimitWaited`, told when the token is reserved), or
  * found no token for a call that cannot wait (`RateLimitRefused`: a retry its guard refused). `source:
  * 'rateLimit'`; `run` is 0.
@@ -627,6 +678,8 @@ export type Event =
   | DurableEvent
   | ServiceEvent
   | BulkheadEvent
+  | LimitChanged
+  | LoadShed
   | RateLimitEvent
   | TimedOut
   | FallbackUsed

@@ -240,7 +240,8 @@ const FAILED_REASONS: ReadonlySet<string> = new Set(
     budget: true,
     breaker: true,
     rateLimit: true,
-    bulkhead: true
+    bulkhead: true,
+    shed: true
   } satisfies Record<Exclude<StopReason, 'succeeded' | 'defect'>, true>)
 )
 
@@ -272,7 +273,7 @@ export const always = <E>(_stopped: Stopped<E>): _stopped is Stopped<E> => true
 
 /**
  * A `when` that chooses the failures of a run that stopped for one of `reasons`: `'breaker'`, `'budget'`,
- * `'rateLimit'`, `'bulkhead'` (a guard refused the retry), `'schedule'` (the schedule is spent, its time limit
+ * `'rateLimit'`, `'bulkhead'`, `'shed'` (a guard refused the retry), `'schedule'` (the schedule is spent, its time limit
  * included), `'failed'` (a failure not to run again: `repeating`'s), `'aborted'`.
  *
  * **Details**

@@ -44,7 +44,7 @@ import { isPromise } from './internal/promise'
 /**
  * The stop reasons a guard may give: a run a guard ended stops with the reason of the guard that refused. A retry
  * budget refuses with `'budget'`, a circuit breaker with `'breaker'`, a rate limiter with `'rateLimit'`, a bulkhead
- * with `'bulkhead'`.
+ * with `'bulkhead'`, a load shedder (`AdaptiveLimit`, `AdaptiveThrottle`) with `'shed'`.
  *
  * @example
  * import type { GuardReason } from 'fp-ts-retry/Guard'

@@ -167,7 +167,7 @@ export interface FallbackConfig {
  */
 export type FallbackReason = (typeof FALLBACK_REASONS)[number]
 
-const FALLBACK_REASONS = ['failed', 'schedule', 'aborted', 'budget', 'breaker', 'rateLimit', 'bulkhead'] as const
+const FALLBACK_REASONS = ['failed', 'schedule', 'aborted', 'budget', 'breaker', 'rateLimit', 'bulkhead', 'shed'] as const
 
 /**
  * What a pipeline is kept by: a `template` that names fields of the call (`"{authority}"`,

@@ -490,7 +490,7 @@ describe('Fallback', () => {
       [
         "'succeeded'",
         () => Fallback.stoppedBy('breaker', 'succeeded' as never),
-        /Fallback\.stoppedBy: reasons\[1\] must be one of failed, schedule, aborted, budget, breaker, rateLimit, bulkhead, received "succeeded"/
+        /Fallback\.stoppedBy: reasons\[1\] must be one of failed, schedule, aborted, budget, breaker, rateLimit, bulkhead, shed, received "succeeded"/
       ],
       ["'timeout'", () => Fallback.stoppedBy('timeout' as never), /reasons\[0\] must be one of .*, received "timeout"/],
       ['a number', () => Fallback.stoppedBy(3 as never), /reasons\[0\] must be one of .*, received 3/]

@@ -301,7 +301,7 @@ describe('PolicyConfig', () => {
       [
         'an unknown fallback reason',
         one({ fallback: { on: ['breakr'] } }),
-        'at policies.p.fallback.on[0]: expected one of "failed", "schedule", "aborted", "budget", "breaker", "rateLimit", "bulkhead", got "breakr" (did you mean "breaker"?)'
+        'at policies.p.fallback.on[0]: expected one of "failed", "schedule", "aborted", "budget", "breaker", "rateLimit", "bulkhead", "shed", got "breakr" (did you mean "breaker"?)'
       ],
       [
         'a bad name',

@@ -284,7 +284,16 @@ describe('types', () => {
     expectTypeOf<RetryState.RetryState>().toEqualTypeOf<model.RetryState>()
     expectTypeOf<RetryStatus>().toEqualTypeOf<model.RetryStatus>()
     expectTypeOf<model.StopReason>().toEqualTypeOf<
-      'succeeded' | 'failed' | 'schedule' | 'aborted' | 'defect' | 'budget' | 'breaker' | 'rateLimit' | 'bulkhead'
+      | 'succeeded'
+      | 'failed'
+      | 'schedule'
+      | 'aborted'
+      | 'defect'
+      | 'budget'
+      | 'breaker'
+      | 'rateLimit'
+      | 'bulkhead'
+      | 'shed'
     >()
     expectTypeOf<StopReason>().toEqualTypeOf<model.StopReason>()
   })

@@ -99,8 +99,11 @@ export interface RetryState {
   readonly random: ReadonlyArray<number> | null
 }
 
-/** The stop reasons a guard gives when it refuses a retry: the budget's, the breaker's, a rate limiter's, a bulkhead's. */
-export type GuardReason = 'budget' | 'breaker' | 'rateLimit' | 'bulkhead'
+/**
+ * The stop reasons a guard gives when it refuses a retry: the budget's, the breaker's, a rate limiter's, a
+ * bulkhead's, and a load shedder's (an adaptive limit or a client-side throttle).
+ */
+export type GuardReason = 'budget' | 'breaker' | 'rateLimit' | 'bulkhead' | 'shed'
 
 /**
  * Why a run stopped: its action succeeded, failed in a way not to retry, its schedule stopped, a guard (the
@@ -153,6 +156,8 @@ export type Source =
   | 'budget'
   | 'rateLimit'
   | 'bulkhead'
+  | 'adaptiveLimit'
+  | 'throttle'
   | 'timeout'
   | 'fallback'
   | 'chaos'
