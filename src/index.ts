@@ -20,6 +20,7 @@ import * as Guard from './Guard'
 import * as Hedging from './Hedging'
 import * as Http from './Http'
 import * as Keyed from './Keyed'
+import * as Overload from './Overload'
 import * as Policies from './Policies'
 import * as PolicyConfig from './PolicyConfig'
 import * as Random from './Random'
@@ -157,6 +158,14 @@ export {
    * @since 1.0.0
    */
   Keyed,
+  /**
+   * The overload simulation: a fleet of clients against a server whose latency rises with load, behind no limit, a
+   * fixed bulkhead or an adaptive limit: throughput, tail latency and drops, interval by interval.
+   *
+   * @category interpreters
+   * @since 1.0.0
+   */
+  Overload,
   /**
    * A whole resilience pipeline as configuration: one io-ts codec for a JSON document of pipelines (timeout, rate
    * limit, breaker, retry, budget, hedging, bulkhead, fallback, key, store), with paths and hints in its errors.
