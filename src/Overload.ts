@@ -164,19 +164,20 @@ export interface Interval {
 }
 
 /**
- * What one run measured: the requests `offered`, `succeeded` (answered in time), `shed` by a limit, `timedOut`;
- * `throughput` (succeeded per second of the run), the latency percentiles of the requests that succeeded (ms), and
- * the run interval by interval. A request still in flight at the end counts in `offered` alone.
+ * What a run, or one of its phases, measured: the requests `offered`, `succeeded` (answered in time), `shed` by a
+ * limit, `timedOut`; `throughput` (succeeded per second), and the latency percentiles of the requests that succeeded
+ * (ms; `0` when none did). A request still in flight at the end counts in `offered` alone; a request counts in the
+ * phase it arrived in.
  *
  * @example
- * import type { Outcome } from 'fp-ts-retry/Overload'
+ * import type { Totals } from 'fp-ts-retry/Overload'
  *
- * const outcome: Outcome = { offered: 10, succeeded: 9, shed: 1, timedOut: 0, throughput: 9, p50: 10, p99: 30, series: [] }
+ * const totals: Totals = { offered: 10, succeeded: 9, shed: 1, timedOut: 0, throughput: 9, p50: 10, p99: 30 }
  *
  * @category model
  * @since 1.0.0
  */
-export interface Outcome {
+export interface Totals {
   readonly offered: number
   readonly succeeded: number
   readonly shed: number
@@ -184,6 +185,23 @@ export interface Outcome {
   readonly throughput: number
   readonly p50: number
   readonly p99: number
+}
+
+/**
+ * What one run measured: its {@link Totals}, the totals of each of its `phases`, and the run `series`, interval by
+ * interval.
+ *
+ * @example
+ * import type { Outcome } from 'fp-ts-retry/Overload'
+ *
+ * const totals = { offered: 10, succeeded: 9, shed: 1, timedOut: 0, throughput: 9, p50: 10, p99: 30 }
+ * const outcome: Outcome = { ...totals, phases: [totals], series: [] }
+ *
+ * @category model
+ * @since 1.0.0
+ */
+export interface Outcome extends Totals {
+  readonly phases: ReadonlyArray<Totals>
   readonly series: ReadonlyArray<Interval>
 }
 
@@ -274,8 +292,25 @@ const TIMEOUT = 2 // a client stops waiting for one
 
 interface Request {
   readonly sent: number
+  readonly phase: Tally
   readonly slot: Slot
   done: boolean
+}
+
+/** The counts of a run or a phase, as the run goes. */
+class Tally {
+  offered = 0
+  shed = 0
+  timedOut = 0
+  readonly latencies: Array<number> = []
+
+  totals(duration: number): Totals {
+    const sorted = this.latencies.sort(byNumber)
+    const succeeded = sorted.length
+    const { offered, shed, timedOut } = this
+    const throughput = (succeeded * 1_000) / duration
+    return { offered, succeeded, shed, timedOut, throughput, p50: quantile(sorted, 0.5), p99: quantile(sorted, 0.99) }
+  }
 }
 
 interface Pending {
@@ -408,11 +443,8 @@ export const simulate = (options: SimulateOptions): Outcome => {
   const queue: Array<Request> = []
   let queueHead = 0
   let busy = 0
-  let offered = 0
-  let succeeded = 0
-  let shed = 0
-  let timedOut = 0
-  const latencies: Array<number> = []
+  const run = new Tally()
+  const tallies = phases.map(() => new Tally())
   const series: Array<Interval> = []
   let bucket = { start: 0, latencies: [] as Array<number>, shed: 0, timedOut: 0 }
   const closeBucket = (until: number): void => {
@@ -445,16 +477,19 @@ export const simulate = (options: SimulateOptions): Outcome => {
     while (now >= ends[phase]) phase++
     const request = event.request
     if (event.kind === ARRIVE) {
-      offered++
+      const tally = tallies[phase]
+      run.offered++
+      tally.offered++
       const client = Math.min(clients - 1, Math.floor(validate.drawn(where, arrivals.next()) * clients))
       heap.push(now + exponential(arrivals, 1_000 / phases[phase].rate), ARRIVE, undefined)
       const slot = limits[client].enter()
       if (slot === undefined) {
-        shed++
+        run.shed++
+        tally.shed++
         bucket.shed++
         continue
       }
-      const sent: Request = { sent: now, slot, done: false }
+      const sent: Request = { sent: now, phase: tally, slot, done: false }
       heap.push(now + timeout, TIMEOUT, sent)
       if (busy < workers) serve(sent)
       else queue.push(sent)
@@ -463,9 +498,10 @@ export const simulate = (options: SimulateOptions): Outcome => {
       const served = request as Request
       if (!served.done) {
         served.done = true
-        succeeded++
-        latencies.push(now - served.sent)
-        bucket.latencies.push(now - served.sent)
+        const latency = now - served.sent
+        run.latencies.push(latency)
+        served.phase.latencies.push(latency)
+        bucket.latencies.push(latency)
         served.slot.succeeded()
       }
       if (queueHead < queue.length) {
@@ -480,22 +516,13 @@ export const simulate = (options: SimulateOptions): Outcome => {
       const waited = request as Request
       if (waited.done) continue
       waited.done = true
-      timedOut++
+      run.timedOut++
+      waited.phase.timedOut++
       bucket.timedOut++
       waited.slot.dropped()
     }
   }
   now = end
   closeBucket(end)
-  const sorted = latencies.sort(byNumber)
-  return {
-    offered,
-    succeeded,
-    shed,
-    timedOut,
-    throughput: (succeeded * 1_000) / end,
-    p50: quantile(sorted, 0.5),
-    p99: quantile(sorted, 0.99),
-    series
-  }
+  return { ...run.totals(end), phases: tallies.map((t, i) => t.totals(phases[i].duration)), series }
 }

@@ -77,6 +77,12 @@ describe('Overload', () => {
           ok(limit.peak() <= slots, `a client held ${limit.peak()} slots of ${slots}`)
           ok(outcome.p50 <= outcome.p99, 'p50 <= p99')
           ok(outcome.series.every((i) => i.limit === slots * clients))
+          // the phases split the run's requests between them
+          for (const field of ['offered', 'succeeded', 'shed', 'timedOut'] as const)
+            strictEqual(
+              outcome.phases.reduce((sum, p) => sum + p[field], 0),
+              outcome[field]
+            )
         }
       ),
       { numRuns: 60 }

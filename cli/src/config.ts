@@ -38,7 +38,8 @@ export const readConfig = (argument: string, cwd = process.cwd()): NamedSchedule
     try {
       text = fs.readFileSync(file, 'utf8')
     } catch (error) {
-      const reason = error instanceof Error && 'code' in error && error.code === 'ENOENT' ? 'no such file' : String(error)
+      const reason =
+        error instanceof Error && 'code' in error && error.code === 'ENOENT' ? 'no such file' : String(error)
       throw new UsageError(`cannot read the config file ${source.slice(1)}: ${reason}`)
     }
   }
@@ -48,8 +49,9 @@ export const readConfig = (argument: string, cwd = process.cwd()): NamedSchedule
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error)
     throw new UsageError(
-      `${origin} is not valid JSON (${reason}): ${JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}...` : text)}\n` +
-        `A config looks like ${DEFAULT_CONFIG}; in a shell, put it in single quotes.`
+      `${origin} is not valid JSON (${reason}): ${JSON.stringify(
+        text.length > 80 ? `${text.slice(0, 77)}...` : text
+      )}\n` + `A config looks like ${DEFAULT_CONFIG}; in a shell, put it in single quotes.`
     )
   }
   const parsed = ScheduleConfig.parse(json)

@@ -5,7 +5,11 @@
 export type Align = 'left' | 'right'
 
 /** Renders rows of cells under a header, two spaces between columns. */
-export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>, align: ReadonlyArray<Align>): string => {
+export const table = (
+  header: ReadonlyArray<string>,
+  rows: ReadonlyArray<ReadonlyArray<string>>,
+  align: ReadonlyArray<Align>
+): string => {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)))
   const line = (cells: ReadonlyArray<string>): string =>
     cells
@@ -36,6 +40,7 @@ export const duration = (x: number): string => {
 
 /** A mean and its standard error, both in the precision of the mean. */
 export const plusMinus = (mean: number, standardError: number, digits: number): string => {
-  const f = (x: number): string => x.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
+  const f = (x: number): string =>
+    x.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
   return `${f(mean)} ± ${f(standardError)}`
 }

@@ -9,6 +9,6 @@ main(process.argv.slice(2))
     process.exitCode = code
   })
   .catch((error: unknown) => {
-    process.stderr.write(`fp-ts-retry: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+    process.stderr.write(`fp-ts-retry: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`)
     process.exitCode = 1
   })

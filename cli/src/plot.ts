@@ -4,6 +4,7 @@
  */
 import * as fs from 'fs'
 import type * as Contention from 'fp-ts-retry/Contention'
+import type * as Overload from 'fp-ts-retry/Overload'
 import type { RetryRow } from './sample'
 
 /** A Vega-Lite specification: plain JSON. */
@@ -48,7 +49,18 @@ export const delayBandSpec = (name: string, runs: number, rows: ReadonlyArray<Re
           scale: { domain: ['median', 'p95'], range: ['#1f4e79', '#e45756'] },
           legend: { orient: 'top-left' }
         },
-        strokeDash: { field: 'statistic', type: 'nominal', scale: { domain: ['median', 'p95'], range: [[1, 0], [6, 3]] }, title: null }
+        strokeDash: {
+          field: 'statistic',
+          type: 'nominal',
+          scale: {
+            domain: ['median', 'p95'],
+            range: [
+              [1, 0],
+              [6, 3]
+            ]
+          },
+          title: null
+        }
       }
     }
   ]
@@ -75,7 +87,48 @@ export const contentionSpec = (rows: ReadonlyArray<Contention.Comparison>, runs:
     },
     config,
     data: { values },
-    hconcat: [panel('calls', 'calls: writes received (work)'), panel('time', 'time until the last client is done (ms)')],
+    hconcat: [
+      panel('calls', 'calls: writes received (work)'),
+      panel('time', 'time until the last client is done (ms)')
+    ],
+    resolve: { scale: { color: 'shared' } }
+  }
+}
+
+/** The overload runs over time, one line per limit: throughput, p99 latency and the fleet's limit, stacked. */
+export const overloadSpec = (
+  runs: ReadonlyArray<{ readonly name: string; readonly outcome: Overload.Outcome }>,
+  subtitle: string
+): Spec => {
+  const values = runs.flatMap((r) =>
+    r.outcome.series.map((i) => ({
+      limit: r.name,
+      t: i.start / 1_000,
+      throughput: i.throughput,
+      p99: i.p99 > 0 ? i.p99 : null,
+      fleet: i.limit
+    }))
+  )
+  const panel = (field: 'throughput' | 'p99' | 'fleet', title: string, log: boolean): Spec => ({
+    width: 620,
+    height: 150,
+    mark: { type: 'line', strokeWidth: 2, interpolate: 'step-after' },
+    encoding: {
+      x: { field: 't', type: 'quantitative', title: 'time (s)' },
+      y: { field, type: 'quantitative', title, ...(log ? { scale: { type: 'log' } } : {}) },
+      color: { field: 'limit', type: 'nominal', title: 'limit', sort: null }
+    }
+  })
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
+    title: { text: 'Overload: a fleet against a server that slows down', subtitle },
+    config,
+    data: { values },
+    vconcat: [
+      panel('throughput', 'answered in time (/s)', false),
+      panel('p99', 'p99 latency (ms, log)', true),
+      panel('fleet', "the fleet's limit (in flight)", false)
+    ],
     resolve: { scale: { color: 'shared' } }
   }
 }
@@ -85,7 +138,9 @@ interface VegaLite {
 }
 interface Vega {
   readonly parse: (spec: never) => unknown
-  readonly View: new (runtime: never, options: { readonly renderer: 'none' }) => { readonly toSVG: () => Promise<string> }
+  readonly View: new (runtime: never, options: { readonly renderer: 'none' }) => {
+    readonly toSVG: () => Promise<string>
+  }
 }
 
 const load = async <M>(name: string): Promise<M> => {

@@ -1,15 +1,18 @@
 /**
- * The commands of `fp-ts-retry`, on commander: `simulate`, `compare`, `run`, `check` and `schema`, each with `--help`.
+ * The commands of `fp-ts-retry`, on commander: `simulate`, `compare`, `overload`, `run`, `check` and `schema`, each
+ * with `--help`.
  */
 import { Argument, Command, CommanderError, InvalidArgumentError, Option } from 'commander'
 import * as fs from 'fs'
 import * as path from 'path'
 import * as Contention from 'fp-ts-retry/Contention'
+import * as Overload from 'fp-ts-retry/Overload'
 import * as Random from 'fp-ts-retry/Random'
 import { Duration } from 'fp-ts-retry/ScheduleConfig'
 import { codeCondition, DEFAULT_CONFIG, readConfig, showCodeCondition, UsageError } from './config'
 import { compareReport } from './contention'
-import { contentionSpec, delayBandSpec, writeSvg } from './plot'
+import { overloadReport } from './overload'
+import { contentionSpec, delayBandSpec, overloadSpec, writeSvg } from './plot'
 import { attemptDurationOf, describePolicy, policySchedule, readPolicy } from './policy'
 import { lineFile, runCommand } from './run'
 import { jsonSchema } from 'fp-ts-retry/PolicyConfig'
@@ -313,6 +316,99 @@ Examples:
         io.stdout(`${compareReport(rows, options)}\n`)
         if (options.svg !== undefined) {
           await writeSvg(options.svg, contentionSpec(rows, options.runs))
+          io.stdout(`Wrote ${options.svg}.\n`)
+        }
+      }
+    )
+
+  root
+    .command('overload')
+    .summary('compare no limit, fixed bulkheads and adaptive limits against a server that slows down')
+    .description(
+      'Run the overload simulation: a fleet of clients, each behind its own concurrency limit, sends requests to a server ' +
+        'whose latency rises with its load; midway the server slows down, then recovers. For no limit, each --bulkhead ' +
+        'and each --adaptive algorithm: the throughput, the p99 latency, the requests shed and timed out, phase by phase.'
+    )
+    .addOption(
+      new Option('--bulkhead <list>', 'fixed bulkheads to compare: slots per client, comma-separated')
+        .default([16], '16')
+        .argParser(clientList)
+    )
+    .addOption(new Option('--clients <n>', 'the clients').default(4).argParser(wholeNumber('--clients', 1, 10_000)))
+    .addOption(
+      new Option('--workers <n>', "the server's workers").default(8).argParser(wholeNumber('--workers', 1, 10_000))
+    )
+    .addOption(
+      new Option('--rate <n>', 'requests per second the fleet sends')
+        .default(600)
+        .argParser(wholeNumber('--rate', 1, 1_000_000))
+    )
+    .addOption(
+      new Option('--service <duration>', 'the mean service time before and after the slowdown')
+        .default(10)
+        .argParser(milliseconds)
+    )
+    .addOption(
+      new Option('--slow-service <duration>', 'the mean service time during the slowdown')
+        .default(25)
+        .argParser(milliseconds)
+    )
+    .addOption(
+      new Option('--phase <duration>', 'how long each of the three phases lasts')
+        .default(20_000, '20s')
+        .argParser(milliseconds)
+    )
+    .addOption(
+      new Option('--timeout <duration>', 'how long a client waits for an answer')
+        .default(1_000, '1s')
+        .argParser(milliseconds)
+    )
+    .addOption(new Option('--seed <n>', 'the seed of the arrivals and service times').default(0).argParser(seedNumber))
+    .option('--svg <file>', 'also write a plot of throughput, p99 latency and the limit over time to this SVG file')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  fp-ts-retry overload
+  fp-ts-retry overload --bulkhead 4,16,64 --svg overload.svg
+  fp-ts-retry overload --rate 900 --slow-service 40ms --clients 10`
+    )
+    .action(
+      async (options: {
+        bulkhead: ReadonlyArray<number>
+        clients: number
+        workers: number
+        rate: number
+        service: number
+        slowService: number
+        phase: number
+        timeout: number
+        seed: number
+        svg?: string
+      }) => {
+        const phase = (serviceTime: number): Overload.Phase => ({
+          duration: options.phase,
+          rate: options.rate,
+          serviceTime
+        })
+        const phases = [phase(options.service), phase(options.slowService), phase(options.service)]
+        const candidates = [Overload.unlimited, ...options.bulkhead.map(Overload.bulkhead)]
+        const runs = candidates.map((candidate) => ({
+          name: candidate.name,
+          outcome: Overload.simulate({
+            candidate,
+            phases,
+            clients: options.clients,
+            workers: options.workers,
+            timeout: options.timeout,
+            seed: options.seed
+          })
+        }))
+        const reportOptions = { ...options, phases }
+        io.stdout(`${overloadReport(runs, reportOptions)}\n`)
+        if (options.svg !== undefined) {
+          const subtitle = `${options.clients} clients, ${options.workers} workers, ${options.rate} requests/s; the service time goes from ${options.service} to ${options.slowService} ms and back (seed ${options.seed})`
+          await writeSvg(options.svg, overloadSpec(runs, subtitle))
           io.stdout(`Wrote ${options.svg}.\n`)
         }
       }
