@@ -35,7 +35,10 @@ const UNITS: ReadonlyArray<readonly [number, string]> = [
 /** A duration in ms as a person writes it, exactly: the largest unit that divides it (`2 s`, `10 min`, `250 ms`). */
 export const duration = (x: number): string => {
   const unit = UNITS.find(([size]) => x >= size && x % size === 0)
-  return unit === undefined ? `${ms(x)} ms` : `${(x / unit[0]).toLocaleString('en-US')} ${unit[1]}`
+  // exactly: 5 ms, not ms()'s 5.0
+  return unit === undefined
+    ? `${x.toLocaleString('en-US', { maximumFractionDigits: 3 })} ms`
+    : `${(x / unit[0]).toLocaleString('en-US')} ${unit[1]}`
 }
 
 /** A mean and its standard error, both in the precision of the mean. */

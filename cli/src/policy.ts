@@ -9,6 +9,7 @@ import type { Schedule } from 'fp-ts-retry/Schedule'
 import * as ScheduleConfig from 'fp-ts-retry/ScheduleConfig'
 import { UsageError } from './config'
 import { duration } from './format'
+import { inWords } from './words'
 
 /** A larger file is refused unread, as `Policies.watchFile` refuses it. */
 const MAX_BYTES = 1024 * 1024
@@ -46,7 +47,9 @@ export const readPolicy = (file: string): PolicyConfig => {
 
 const plural = (n: number, one: string, many = `${one}s`): string => `${n} ${n === 1 ? one : many}`
 
-const scheduleOf = (config: ScheduleConfig.ScheduleConfig): string => ScheduleConfig.toSchedule(config).description
+/** A schedule in words (the combinator form, `intersect(recurs(5))(...)`, reads inside out). */
+const scheduleOf = (config: ScheduleConfig.ScheduleConfig): string =>
+  inWords(ScheduleConfig.ScheduleConfigCodec.encode(config))
 
 /** The layers of one pipeline, in the order they run (docs/resilience-order.md), from the inside out. */
 const layers = (p: PipelineConfig): ReadonlyArray<readonly [string, string]> => {
