@@ -723,7 +723,7 @@ class Limiter implements AdaptiveLimit {
   private takeOver(from: Limiter): void {
     const { min, max } = this.bounds
     this.state = { estimate: clamp(from.state.estimate, min, max), noLoadLatency: from.state.noLoadLatency }
-    this.taken = from.taken
+    this.taken = this.peak = from.taken
     from.taken = 0
     from.successor = this
     this.moved(from.current, Math.floor(this.state.estimate))
