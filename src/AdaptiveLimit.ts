@@ -901,13 +901,13 @@ const withPermit = async <E1, E2, E3, A>(
 ): Promise<Either<E1 | E2 | E3, A>> => {
   let entered: Permit | Refusal | undefined | Promise<Permit | Refusal | undefined> =
     limit instanceof Limiter ? limit.take(p.level, signal) : limit.enter({ priority: p.priority, signal })
-  if (isPromise(entered)) entered = await entered
-  if (entered === undefined || typeof entered === 'string') {
-    if (signal?.aborted === true) return { _tag: 'Left', left: onAborted(signal.reason) }
-    const cause = entered ?? 'full'
-    return {
-      _tag: 'Left',
-      left: onShed({ _tag: 'Shed', cause: cause === 'aborted' ? 'full' : cause, priority: p.priority, limit: limit.limit })
+  // the success path first: a place at once
+  if (!(entered instanceof Slot)) {
+    if (isPromise(entered)) entered = await entered
+    if (entered === undefined || typeof entered === 'string') {
+      if (signal?.aborted === true) return { _tag: 'Left', left: onAborted(signal.reason) }
+      const cause = entered === undefined || entered === 'aborted' ? 'full' : entered
+      return { _tag: 'Left', left: onShed({ _tag: 'Shed', cause, priority: p.priority, limit: limit.limit }) }
     }
   }
   const permit = entered
