@@ -585,14 +585,14 @@ class Limiter implements AdaptiveLimit {
     private readonly minSamples: number,
     private readonly queueSize: number,
     private readonly queueTimeout: number | undefined,
-    readonly priorities: ReadonlyArray<string>,
+    private readonly declared: ReadonlyArray<string>,
     private readonly onEvent: Observer | undefined,
     private readonly clock: Clock
   ) {
     this.state = { estimate: initial, noLoadLatency: Number.NaN }
     this.current = initial
-    this.lines = priorities.map(() => ({ head: undefined, tail: undefined }))
-    this.levels = new Map(priorities.map((p, i) => [p, i]))
+    this.lines = declared.map(() => ({ head: undefined, tail: undefined }))
+    this.levels = new Map(declared.map((p, i) => [p, i]))
     this.windowStart = clock.now()
   }
 
@@ -616,6 +616,15 @@ class Limiter implements AdaptiveLimit {
     return this.successor?.maxQueue ?? this.queueSize
   }
 
+  get priorities(): ReadonlyArray<string> {
+    return this.successor?.priorities ?? this.declared
+  }
+
+  /** The name of a level of this limit's (not of the one that took it over). */
+  nameOf(level: number): string {
+    return this.declared[level]
+  }
+
   /** The level of a priority (0 the highest), or a `RangeError` naming one not declared. */
   levelOf(priority: string | undefined, lowest = false): number {
     if (priority === undefined) return this.lines.length - 1
@@ -624,7 +633,7 @@ class Limiter implements AdaptiveLimit {
     // a priority of the limit this one replaced, which it does not declare: the lowest
     if (lowest) return this.lines.length - 1
     throw new RangeError(
-      `AdaptiveLimit: priority must be one of ${this.priorities
+      `AdaptiveLimit: priority must be one of ${this.declared
         .map((p) => JSON.stringify(p))
         .join(', ')}, received ${showValue(priority)}`
     )
@@ -647,12 +656,12 @@ class Limiter implements AdaptiveLimit {
   /** Asks for a place at `level`: a slot, why not, or a promise of either (queued). */
   take(level: number, signal: AbortSignal | undefined): Slot | Refusal | Promise<Slot | Refusal> {
     const successor = this.successor
-    if (successor !== undefined) return successor.take(successor.levelOf(this.priorities[level], true), signal)
+    if (successor !== undefined) return successor.take(successor.levelOf(this.declared[level], true), signal)
     this.settled()
     if (signal?.aborted === true) return 'aborted'
     if (this.taken < this.current && this.waiting === 0) return this.grant()
     if (this.waiting >= this.queueSize && !this.displace(level)) {
-      this.shed('full', this.priorities[level])
+      this.shed('full', this.declared[level])
       return 'full'
     }
     return new Promise((resolve) => {
@@ -660,7 +669,7 @@ class Limiter implements AdaptiveLimit {
       const waiter: Waiter = {
         owner: this,
         level,
-        priority: this.priorities[level],
+        priority: this.declared[level],
         resolve,
         unsubscribe: noop,
         deadline,
@@ -879,11 +888,11 @@ interface Protection {
 const protection = (where: string, limit: AdaptiveLimit, options: ProtectOptions): Protection => {
   validate.object(where, 'options', options)
   const dropped = options.dropped === undefined ? none : validate.callable(where, 'options.dropped', options.dropped)
-  const { priorities } = limit
   if (limit instanceof Limiter) {
     const level = limit.levelOf(options.priority)
-    return { priority: priorities[level], level, dropped }
+    return { priority: limit.nameOf(level), level, dropped }
   }
+  const { priorities } = limit
   const priority = options.priority ?? priorities[priorities.length - 1]
   if (!priorities.includes(priority))
     throw new RangeError(`${where}: options.priority must be one of the limit's priorities, received ${showValue(priority)}`)
@@ -1034,6 +1043,8 @@ const prioritiesOf = (where: string, priorities: ReadonlyArray<string>): Readonl
  *   `onShed` maps the refusal to an error of your own.
  * - It is told nothing and reads no time: the permits are taken by {@link protect} around the action. Its `allows`
  *   refuses a hedge while full, likewise.
+ * - It knows no call's priority: while the limit is reached and the queue full, it refuses a retry even of a
+ *   priority that could have displaced a waiter.
  *
  * @example
  * import * as AdaptiveLimit from 'fp-ts-retry/AdaptiveLimit'

@@ -544,6 +544,21 @@ describe('AdaptiveLimit', () => {
       deepStrictEqual([next.inFlight, next.queued], [4, 0])
     })
 
+    it('should take waiters and protected calls of a priority it does not declare at its lowest', async () => {
+      const { limit: old } = quick({ initial: 1, maxQueue: 2, priorities: ['critical', 'normal'] })
+      const call = pipe(TE.right('ok'), AdaptiveLimit.protect(old, (shed) => shed, { priority: 'critical' }))
+      const hold = permit(old.enter())
+      const waiting = old.enter({ priority: 'critical' })
+      const next = AdaptiveLimit.make({ algorithm: aimd, min: 1, max: 10, initial: 1, maxQueue: 1, priorities: ['high', 'low'], from: old })
+      deepStrictEqual([next.queued, old.priorities], [1, ['high', 'low']])
+      deepStrictEqual(await call(), E.left({ _tag: 'Shed', cause: 'full', priority: 'critical', limit: 1 } as const)) // at low, nobody to displace
+      const high = next.enter({ priority: 'high' }) // displaces the old critical waiter, now low
+      strictEqual(await waiting, undefined)
+      hold.ignore()
+      ;(await high)?.ignore()
+      strictEqual(next.inFlight, 0)
+    })
+
     it('should change nothing when never used', () => {
       const { limit: old } = quick({ initial: 3 })
       const hold = permit(old.enter())
