@@ -7,11 +7,12 @@
  *   npm run bench -- --only stepping,fake-clock
  *   npm run bench -- --no-write          print only
  *
- * Scenarios: success, zero-delay, stepping, many, fake-clock, pending. See bench/README.md for what each measures and
+ * Scenarios: success, zero-delay, stepping, many, fake-clock, pending, adaptive. See bench/README.md for what each measures and
  * how it stays fair.
  */
 import * as path from 'path'
 import { fakeClock } from './peers/fakeClock'
+import { adaptiveLimit } from './peers/limits'
 import {
   machine,
   table,
@@ -68,6 +69,11 @@ const scenarios: ReadonlyArray<Scenario> = [
     key: 'pending',
     target: "heap per pending run ≤ 1.2× the hand loop's, without and with a signal per run",
     run: (peers, quick, log) => pendingRuns(peers, { rounds: quick ? 1 : 2, log })
+  },
+  {
+    key: 'adaptive',
+    target: '`AdaptiveLimit.protect` ≤ 1.2× `Bulkhead.protect`; ≤ 2 KB per key, no growth with samples',
+    run: (_peers, quick, log) => adaptiveLimit(options(quick, { rounds: 20, minCpuTimeMs: 20 }, log))
   }
 ]
 

@@ -12,9 +12,11 @@
  */
 import type { Attributes, Context, Counter, Histogram, HrTime, Meter, Span, Tracer } from '@opentelemetry/api'
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
+import type { AdaptiveLimit } from './AdaptiveLimit'
 import type { Breaker } from './Breaker'
 import type { RetryBudget } from './Budget'
 import type * as Event from './Event'
+import type { Keyed } from './Keyed'
 import { showValue } from './internal/show'
 import * as validate from './internal/validate'
 
@@ -35,6 +37,10 @@ import * as validate from './internal/validate'
  *   that is not given here is reported from its first `BreakerStateChanged`, under the `name` its events carry.
  * - `budgets`: budgets to report the tokens of, by name (`fp_ts_retry.budget.tokens`): those with a numeric
  *   `tokens` (`Budget.retryThrottle`, `Budget.retryQuota`); the others are skipped.
+ * - `adaptiveLimits`: adaptive limits to report the limit and the calls in flight of, by name
+ *   (`fp_ts_retry.adaptive_limit.limit` and `fp_ts_retry.adaptive_limit.in_flight`), each read at each collection:
+ *   an `AdaptiveLimit`, or a `Keyed` registry of them, whose keys are reported each with its `fp_ts_retry.key`, as
+ *   long as the registry keeps them (read with `peek`, so that being reported keeps no key alive).
  * - `errorType` (default {@link errorType}): the `error.type` of a failed attempt's error. Keep its answers few (a
  *   class, a code): they are a metric's attribute.
  * - `knownMethods` (default {@link KnownMethods}): the HTTP methods an `Http` attempt's span names and reports as
@@ -62,6 +68,7 @@ export interface ObserverOptions {
   readonly meter?: Meter | undefined
   readonly breakers?: Readonly<Record<string, Breaker>> | undefined
   readonly budgets?: Readonly<Record<string, RetryBudget>> | undefined
+  readonly adaptiveLimits?: Readonly<Record<string, AdaptiveLimit | Keyed<AdaptiveLimit>>> | undefined
   readonly errorType?: ((error: unknown) => string) | undefined
   readonly knownMethods?: ReadonlyArray<string> | undefined
 }
@@ -151,6 +158,7 @@ const A = {
   breaker: 'fp_ts_retry.breaker.name',
   state: 'fp_ts_retry.breaker.state',
   budget: 'fp_ts_retry.budget.name',
+  adaptiveLimit: 'fp_ts_retry.adaptive_limit.name',
   service: 'fp_ts_retry.service',
   chaos: 'fp_ts_retry.chaos.kind',
   key: 'fp_ts_retry.key',
@@ -296,6 +304,46 @@ const observeGauges = (
     })
 }
 
+/** An adaptive limit given to the observer, or a registry of them by key. */
+type GivenLimit =
+  | { readonly _tag: 'One'; readonly limit: AdaptiveLimit }
+  | { readonly _tag: 'Keyed'; readonly keyed: Keyed<AdaptiveLimit> }
+
+const givenLimit = (where: string, name: string, given: AdaptiveLimit | Keyed<AdaptiveLimit>): GivenLimit => {
+  const o = validate.object(where, name, given) as unknown as Record<string, unknown>
+  if (typeof o.enter === 'function') return { _tag: 'One', limit: given as AdaptiveLimit }
+  validate.implementing(where, name, 'an AdaptiveLimit or a Keyed registry of them', ['keys', 'peek'], o)
+  return { _tag: 'Keyed', keyed: given as Keyed<AdaptiveLimit> }
+}
+
+/** The gauges of the adaptive limits: the limit and the calls in flight of each, and of each key a registry keeps. */
+const observeLimits = (meter: Meter, limits: ReadonlyArray<readonly [string, GivenLimit]>): void => {
+  const each = (report: (limit: AdaptiveLimit, attributes: Attributes) => void): void => {
+    for (const [name, given] of limits) {
+      if (given._tag === 'One') {
+        report(given.limit, { [A.adaptiveLimit]: name })
+        continue
+      }
+      for (const key of given.keyed.keys()) {
+        const limit = given.keyed.peek(key)
+        if (limit !== undefined) report(limit, { [A.adaptiveLimit]: name, [A.key]: key })
+      }
+    }
+  }
+  meter
+    .createObservableGauge('fp_ts_retry.adaptive_limit.limit', {
+      unit: '{call}',
+      description: "The calls an adaptive limit lets in flight now, by the name given in the observer's options."
+    })
+    .addCallback((result) => each((limit, attributes) => result.observe(limit.limit, attributes)))
+  meter
+    .createObservableGauge('fp_ts_retry.adaptive_limit.in_flight', {
+      unit: '{call}',
+      description: "The calls in flight through an adaptive limit, by the name given in the observer's options."
+    })
+    .addCallback((result) => each((limit, attributes) => result.observe(limit.inFlight, attributes)))
+}
+
 /** `attributes`, with the event's policy key (`Keyed`) when it has one. */
 const keyed = (event: Event.Event, attributes: Attributes): Attributes => {
   if (event.key !== undefined) attributes[A.key] = event.key
@@ -372,7 +420,7 @@ const isCancellation = (event: Event.AttemptEnded): boolean =>
  *   for a `'defect'`); no error message is recorded (it may hold what a trace must not).
  * - A breaker's change of state is an event of the span active when it changes, if any, and the
  *   `fp_ts_retry.breaker.state` gauge reports every breaker of `options.breakers` from the start.
- * - The events that belong to no run (a bulkhead's, a rate limiter's, `Timeout`'s, a service's, a fallback's and
+ * - The events that belong to no run (a bulkhead's, an adaptive limit's, a rate limiter's, `Timeout`'s, a service's, a fallback's and
  *   chaos's) and a durable run's `RunSubmitted` and `RunDelivered` are events of the span active when they are
  *   told, if any.
  * - Every event counts in `fp_ts_retry.events` by its `_tag`; the metrics' names, units and attributes: the table
@@ -382,7 +430,7 @@ const isCancellation = (event: Event.AttemptEnded): boolean =>
  *   run, and of its metrics (the events counter, the attempts' durations, the retries' delays, and the
  *   `fp_ts_retry.breaker.state` gauge of a keyed breaker: this observer keeps a keyed breaker from its first
  *   change until a collection has reported it closed, so that it holds the keys open or half-open, not every key
- *   ever seen).
+ *   ever seen; and the adaptive limits' gauges, for the keys their registry keeps).
  *
  * @example
  * import { retrying } from 'fp-ts-retry'
@@ -434,6 +482,9 @@ export const observer = (options: ObserverOptions): Event.Observer => {
         validate.implementing(where, `options.breakers.${name}`, 'a Breaker', ['enter', 'admitsIn'], breaker)
       ] as const
   )
+  const limits = Object.entries(
+    options.adaptiveLimits === undefined ? {} : validate.object(where, 'options.adaptiveLimits', options.adaptiveLimits)
+  ).map(([name, given]) => [name, givenLimit(where, `options.adaptiveLimits.${name}`, given)] as const)
   const { knownMethods = KnownMethods } = options
   if (!Array.isArray(knownMethods))
     throw new TypeError(
@@ -444,6 +495,7 @@ export const observer = (options: ObserverOptions): Event.Observer => {
   const seen = new Map<string, Seen>()
   const instruments = meter === undefined ? undefined : makeInstruments(meter)
   if (meter !== undefined) observeGauges(meter, given, seen, budgets)
+  if (meter !== undefined && limits.length > 0) observeLimits(meter, limits)
   /** A breaker's change of state, kept for the gauge (a keyed breaker until it is reported closed). */
   const see = ({ name, key, to }: Event.BreakerStateChanged): void =>
     void seen.set(JSON.stringify([name ?? null, key ?? null]), { name, key, state: to })
@@ -549,6 +601,8 @@ export const observer = (options: ObserverOptions): Event.Observer => {
       case 'BulkheadQueued':
       case 'BulkheadRefused':
       case 'BulkheadAborted':
+      case 'LimitChanged':
+      case 'LoadShed':
       case 'RateLimitWaited':
       case 'RateLimitRefused':
       case 'TimedOut':

@@ -9,6 +9,7 @@
  * | breaker | the same object | a new one that takes over the old one's state and count (`Breaker` `from`) |
  * | rate limit | the same object | a new limiter of the same kind that takes over the old one's tokens or count (`RateLimiter` `from`); in Redis, the same key (and its state) |
  * | bulkhead | the same object | a new one that counts the old one's calls in flight until they end and takes its waiters (`Bulkhead.make` `from`) |
+ * | adaptive limit | the same object | a new one that keeps the learned limit (within its new bounds), counts the old one's calls in flight until they end and takes its waiters (`AdaptiveLimit.make` `from`) |
  * | budget | the same object | a new one with the old one's tokens, at most its new `maxTokens` (`Budget.retryThrottle` `from`); in Redis, the same key |
  * | retry, hedging, timeout, fallback | plain values | the runs in progress keep the ones they started with |
  *
@@ -19,6 +20,7 @@
 import * as E from 'fp-ts/Either'
 import type { TaskEither } from 'fp-ts/TaskEither'
 import * as fs from 'fs'
+import * as AdaptiveLimit from './AdaptiveLimit'
 import * as Breaker from './Breaker'
 import * as Budget from './Budget'
 import * as Bulkhead from './Bulkhead'
@@ -30,7 +32,14 @@ import * as Hedging from './Hedging'
 import { observe } from './internal/observe'
 import * as validate from './internal/validate'
 import * as Keyed from './Keyed'
-import type { BreakerConfig, FallbackReason, KeyField, PipelineConfig, PolicyConfig } from './PolicyConfig'
+import type {
+  AdaptiveLimitConfig,
+  BreakerConfig,
+  FallbackReason,
+  KeyField,
+  PipelineConfig,
+  PolicyConfig
+} from './PolicyConfig'
 import { formatPipeline, parse } from './PolicyConfig'
 import type { Random } from './Random'
 import * as RateLimiter from './RateLimiter'
@@ -75,6 +84,7 @@ export interface Pipeline {
   readonly budget: Budget.RetryBudget | undefined
   readonly hedging: { readonly delays: Schedule<unknown>; readonly maxConcurrent: number | undefined } | undefined
   readonly bulkhead: Bulkhead.Bulkhead | undefined
+  readonly adaptiveLimit: AdaptiveLimit.AdaptiveLimit | undefined
   readonly fallbackOn: ReadonlyArray<FallbackReason> | undefined
 }
 
@@ -93,7 +103,7 @@ export type KeyFields = { readonly [K in KeyField]?: string }
 
 /**
  * What a pipeline's own layers answer instead of running the action: the breaker is open, the bulkhead is full,
- * or the attempt timed out, with the pipeline's `name` and `key`.
+ * the adaptive limit shed the run, or the attempt timed out, with the pipeline's `name` and `key`.
  *
  * @example
  * import type { PolicyRefused } from 'fp-ts-retry/Policies'
@@ -105,7 +115,7 @@ export type KeyFields = { readonly [K in KeyField]?: string }
  */
 export interface PolicyRefused {
   readonly _tag: 'PolicyRefused'
-  readonly layer: 'timeout' | 'breaker' | 'bulkhead'
+  readonly layer: 'timeout' | 'breaker' | 'bulkhead' | 'adaptiveLimit'
   readonly name: string
   readonly key: string | undefined
 }
@@ -181,8 +191,9 @@ export interface RunOptions<E, A> {
  *   (made on first use, kept by `Keyed`). An unknown name, or a field the template needs and `fields` lacks, is a
  *   `TypeError`.
  * - `run(name, fields)`: the pipeline applied to an action, in the order of docs/resilience-order.md: the timeout
- *   on each attempt, the rate limit, the breaker, the retry schedule with its budget (or hedging), the bulkhead, the
- *   fallback. A run reads the pipeline when it starts and keeps it to its end.
+ *   on each attempt, the rate limit, the breaker, the retry schedule with its budget (or hedging), the bulkhead (or
+ *   the adaptive limit), the fallback. The adaptive limit takes a run's latency as its sample; a run that ends in
+ *   the pipeline's own timeout is a drop, any other failure is ignored. A run reads the pipeline when it starts and keeps it to its end.
  * - `reload(document)`: decodes the document and swaps the pipelines at once (see the module's table for what
  *   survives); a document that does not decode, or whose policies cannot be built, is refused: `Left` with its
  *   error, `ConfigRejected` told, and the running pipelines untouched.
@@ -237,6 +248,11 @@ interface Entry {
 const same = (a: PipelineConfig, b: PipelineConfig, section: keyof PipelineConfig): boolean =>
   formatPipeline({ [section]: a[section], store: a.store }) ===
   formatPipeline({ [section]: b[section], store: b.store })
+
+const algorithmOf = (config: AdaptiveLimitConfig): AdaptiveLimit.Algorithm =>
+  config.kind === 'aimd'
+    ? AdaptiveLimit.aimd(config)
+    : AdaptiveLimit.gradient({ ...config, queueSize: config.queueSize ?? 'sqrt' })
 
 const breakerOf = (config: BreakerConfig, options: Breaker.BreakerOptions): Breaker.Breaker =>
   config.kind === 'consecutive'
@@ -334,6 +350,21 @@ const build = (
     Bulkhead.make({ maxConcurrent: h.maxConcurrent, maxQueue: h.maxQueue, clock, onEvent, from: previous?.bulkhead })
   )
 
+  const adaptiveLimit = layer('adaptiveLimit', config.adaptiveLimit, previous?.adaptiveLimit, (a) =>
+    AdaptiveLimit.make({
+      algorithm: algorithmOf(a),
+      min: a.min,
+      max: a.max,
+      initial: a.initial,
+      window: { duration: a.window ?? 1_000, minSamples: a.minSamples ?? 10 },
+      maxQueue: a.maxQueue,
+      queueTimeout: a.queueTimeout,
+      clock,
+      onEvent,
+      from: previous?.adaptiveLimit
+    })
+  )
+
   return {
     name,
     key,
@@ -348,6 +379,7 @@ const build = (
         ? undefined
         : { delays: toSchedule(config.hedging.delays), maxConcurrent: config.hedging.maxConcurrent },
     bulkhead,
+    adaptiveLimit,
     fallbackOn: config.fallback?.on
   }
 }
@@ -380,6 +412,17 @@ const refused = (layer: PolicyRefused['layer'], p: Pipeline): PolicyRefused => (
 const isRefused = (error: unknown): error is PolicyRefused =>
   typeof error === 'object' && error !== null && (error as { readonly _tag?: unknown })._tag === 'PolicyRefused'
 
+/** A run that ended in the pipeline's own timeout: an overload, to the adaptive limit. */
+const timedOut = (error: unknown): boolean => isRefused(error) && error.layer === 'timeout'
+
+/** The stop reason a layer's refusal is a fallback's `on` for: the adaptive limit's is `'shed'`. */
+const REASON_OF: Record<PolicyRefused['layer'], string> = {
+  timeout: 'timeout',
+  breaker: 'breaker',
+  bulkhead: 'bulkhead',
+  adaptiveLimit: 'shed'
+}
+
 /** A pipeline applied to an action, from the inside out (docs/resilience-order.md). */
 const apply = <E, A>(
   p: Pipeline,
@@ -406,15 +449,18 @@ const apply = <E, A>(
         tell({ ...guarded, maxConcurrent: p.hedging.maxConcurrent })
       )(() => once)
     }
+    if (p.adaptiveLimit !== undefined)
+      run = AdaptiveLimit.protect(p.adaptiveLimit, () => refused('adaptiveLimit', p), { dropped: timedOut })(run)
     return p.bulkhead === undefined ? run : Bulkhead.protect(p.bulkhead, () => refused('bulkhead', p))(run)
   }
   const { fallback } = options
   if (p.fallbackOn === undefined || fallback === undefined) return runOf((o) => o)
   const on: ReadonlyArray<string> = p.fallbackOn
   const byReason = Fallback.stoppedBy(...p.fallbackOn)
-  // a bulkhead refuses outside the run, which then tells no reason: its refusal is known by its error
+  // a bulkhead or an adaptive limit refuses outside the run, which then tells no reason: its refusal is known by its error
   const when = (stopped: Fallback.Stopped<E | PolicyRefused>): boolean =>
-    byReason(stopped) || (isRefused(stopped.error) && stopped.error.name === p.name && on.includes(stopped.error.layer))
+    byReason(stopped) ||
+    (isRefused(stopped.error) && stopped.error.name === p.name && on.includes(REASON_OF[stopped.error.layer]))
   return Fallback.fallback(when, fallback, { clock, onEvent })(Fallback.telling(runOf))
 }
 

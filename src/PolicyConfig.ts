@@ -1,7 +1,7 @@
 /**
  * A whole resilience pipeline as configuration: one io-ts codec for a JSON document that names pipelines (the
- * attempt timeout, the rate limit, the breaker, the retry schedule and its budget, hedging, the bulkhead, the
- * fallback, the key they are kept by and the Redis store they are shared through), for `Policies` to build and
+ * attempt timeout, the rate limit, the breaker, the retry schedule and its budget, hedging, the bulkhead or the
+ * adaptive limit, the fallback, the key they are kept by and the Redis store they are shared through), for `Policies` to build and
  * reload.
  *
  * The schedules are `ScheduleConfig`'s grammar (`"retry": { "exponential": "100ms", "maxRetries": 3 }`), decoded
@@ -123,6 +123,44 @@ export interface BulkheadConfig {
 }
 
 /**
+ * An adaptive concurrency limit instead of a bulkhead (`AdaptiveLimit.make`): its algorithm by `kind`, `'aimd'`
+ * (`backoffRatio`, `increase`, `latencyThreshold`) or `'gradient'` (`tolerance`, `smoothing`, `longWindow`,
+ * `queueSize`, default `'sqrt'` of the limit), its bounds `min <= initial <= max`, its windows (`window` ms,
+ * default 1 s, and `minSamples`, default 10), and its queue (`maxQueue`, default 0, and `queueTimeout` ms).
+ *
+ * @example
+ * import type { AdaptiveLimitConfig } from 'fp-ts-retry/PolicyConfig'
+ *
+ * const limit: AdaptiveLimitConfig = { kind: 'gradient', min: 5, max: 200, initial: 20, maxQueue: 50, queueTimeout: 500 }
+ *
+ * @category model
+ * @since 1.0.0
+ */
+export type AdaptiveLimitConfig = (
+  | {
+      readonly kind: 'aimd'
+      readonly backoffRatio: number
+      readonly increase?: number
+      readonly latencyThreshold?: number
+    }
+  | {
+      readonly kind: 'gradient'
+      readonly tolerance?: number
+      readonly smoothing?: number
+      readonly longWindow?: number
+      readonly queueSize?: number
+    }
+) & {
+  readonly min: number
+  readonly max: number
+  readonly initial: number
+  readonly window?: number
+  readonly minSamples?: number
+  readonly maxQueue?: number
+  readonly queueTimeout?: number
+}
+
+/**
  * Hedging instead of retrying: the `delays` between hedges (a `ScheduleConfig`), at most `maxConcurrent` attempts
  * in flight (`Hedging.hedging`).
  *
@@ -238,7 +276,7 @@ export interface StoreConfig {
 /**
  * One pipeline, as decoded: durations in ms, every section optional. The layers wrap one another in the order of
  * docs/resilience-order.md, from the inside out: `timeout` (each attempt), `rateLimit`, `breaker`, `retry` (with its
- * `budget`) or `hedging`, `bulkhead`, `fallback`; `key` and `store` say where they are kept.
+ * `budget`) or `hedging`, `bulkhead` or `adaptiveLimit`, `fallback`; `key` and `store` say where they are kept.
  *
  * @example
  * import type { PipelineConfig } from 'fp-ts-retry/PolicyConfig'
@@ -256,6 +294,7 @@ export interface PipelineConfig {
   readonly budget?: BudgetConfig
   readonly hedging?: HedgingConfig
   readonly bulkhead?: BulkheadConfig
+  readonly adaptiveLimit?: AdaptiveLimitConfig
   readonly fallback?: FallbackConfig
   readonly key?: KeyConfig
   readonly store?: StoreConfig
@@ -413,6 +452,16 @@ const count = number('a whole number >= 0', isCount, { type: 'integer', minimum:
 const ratio = number('a number in (0, 1]', isRatio, { type: 'number', exclusiveMinimum: 0, maximum: 1 })
 const positive = number('a finite number > 0', isPositive, { type: 'number', exclusiveMinimum: 0 })
 const tokens = number('a number in [0.001, 1e12]', isTokens, { type: 'number', minimum: 0.001, maximum: 1e12 })
+const backoffRatio = number(
+  'a number in [0.5, 1)',
+  (u): u is number => typeof u === 'number' && u >= 0.5 && u < 1,
+  { type: 'number', minimum: 0.5, exclusiveMaximum: 1 }
+)
+const tolerance = number('a finite number >= 1', (u): u is number => isDuration(u) && u >= 1, {
+  type: 'number',
+  minimum: 1
+})
+const nonNegative = number('a finite number >= 0', isDuration, { type: 'number', minimum: 0 })
 const windowSize = number(
   `a whole number in [1, ${MAX_WINDOW_SIZE}]`,
   (u): u is number => isPositiveCount(u) && u <= MAX_WINDOW_SIZE,
@@ -758,6 +807,38 @@ const SECTIONS = {
     ),
     'the runs in progress, around the retry'
   ),
+  adaptiveLimit: opt(
+    kinds<AdaptiveLimitConfig>(
+      {
+        aimd: {
+          backoffRatio: req(backoffRatio, 'what a drop or a slow window multiplies the limit by'),
+          increase: opt(positiveCount, 'what a busy window adds to the limit (default 1)'),
+          latencyThreshold: opt(duration, 'the mean latency above which a window is slow')
+        },
+        gradient: {
+          tolerance: opt(tolerance, 'the latency taken for no queueing, times the no-load latency (default 1.5)'),
+          smoothing: opt(ratio, 'how much of a new limit is taken each window (default 0.2)'),
+          longWindow: opt(positiveCount, 'the windows the no-load latency averages (default 600)'),
+          queueSize: opt(nonNegative, "the calls allowed to queue (default the limit's square root)")
+        }
+      },
+      'an adaptive concurrency limit (AdaptiveLimit.make with aimd or gradient)',
+      {
+        min: req(positiveCount, 'the lowest limit'),
+        max: req(positiveCount, 'the highest limit'),
+        initial: req(positiveCount, 'the limit to start from'),
+        window: opt(duration, 'the shortest window of samples (default 1s)'),
+        minSamples: opt(positiveCount, 'the samples a window needs (default 10)'),
+        maxQueue: opt(count, 'the runs waiting (default 0)'),
+        queueTimeout: opt(duration, 'the longest a run waits')
+      },
+      (a) =>
+        a.min <= a.initial && a.initial <= a.max
+          ? undefined
+          : `min <= initial <= max (received min ${a.min}, initial ${a.initial}, max ${a.max})`
+    ),
+    'the runs in progress by a learned limit, around the retry (instead of a bulkhead)'
+  ),
   fallback: opt(
     section<FallbackConfig>(
       { on: req(list(choice(FALLBACK_REASONS)), 'the stop reasons the fallback answers') },
@@ -795,6 +876,8 @@ const pipeline = section<PipelineConfig>(SECTIONS, 'a pipeline', (p) =>
     ? 'either "retry" or "hedging", not both: a pipeline retries or hedges'
     : p.budget !== undefined && p.retry === undefined && p.hedging === undefined
     ? 'a "retry" or "hedging" for the budget to limit'
+    : p.bulkhead !== undefined && p.adaptiveLimit !== undefined
+    ? 'either "bulkhead" or "adaptiveLimit", not both: one bound on the runs in progress'
     : undefined
 )
 

@@ -3,6 +3,7 @@
  *
  * @since 0.1.0
  */
+import * as AdaptiveLimit from './AdaptiveLimit'
 import * as Breaker from './Breaker'
 import * as Budget from './Budget'
 import * as Bulkhead from './Bulkhead'
@@ -34,6 +35,14 @@ import * as TestClock from './TestClock'
 import * as Timeout from './Timeout'
 
 export {
+  /**
+   * Adaptive concurrency limits: a limit on the calls in flight learned from their latencies and drops (AIMD,
+   * Gradient2), with a queue by priority that sheds the lowest first; a combinator and a guard.
+   *
+   * @category model
+   * @since 1.0.0
+   */
+  AdaptiveLimit,
   /**
    * Circuit breakers shared by the calls to one dependency, their half-open waits a `Schedule`: `consecutive`,
    * `sampling`, `protect`.

@@ -139,6 +139,18 @@ describe('Keyed', () => {
       deepStrictEqual(keyed.made, ['a', 'b', 'c', 'd', 'b'])
     })
 
+    it('should answer a kept policy to peek without making one or counting it as a use', () => {
+      const keyed = objects()
+      const a = keyed.get('a')
+      keyed.get('b')
+      strictEqual(keyed.peek('a'), a)
+      strictEqual(keyed.peek('z'), undefined)
+      keyed.get('c')
+      keyed.get('d') // evicts a, the least recently used: the peek did not count
+      deepStrictEqual([keyed.keys(), keyed.made], [['b', 'c', 'd'], ['a', 'b', 'c', 'd']])
+      strictEqual(keyed.peek('a'), undefined)
+    })
+
     it('should forget a deleted key and make it again on its next get', () => {
       const keyed = objects()
       const a = keyed.get('a')

@@ -13,6 +13,7 @@ import * as fs from 'fs'
 import * as t from 'io-ts'
 import * as os from 'os'
 import * as path from 'path'
+import * as AdaptiveLimit from '../src/AdaptiveLimit'
 import * as Breaker from '../src/Breaker'
 import * as Bulkhead from '../src/Bulkhead'
 import * as Chaos from '../src/Chaos'
@@ -186,6 +187,46 @@ describe('OpenTelemetry', () => {
       throwsTypeError(() => OpenTelemetry.observer({ breakers: { db: {} as never } }), /options\.breakers\.db.*Breaker/)
       throwsTypeError(() => OpenTelemetry.observer({ knownMethods: 'GET' as never }), /options\.knownMethods.*"GET"/)
       throwsTypeError(() => OpenTelemetry.observer({ knownMethods: [1] as never }), /options\.knownMethods\[0\].*1/)
+    })
+  })
+
+  describe('the gauges of keyed adaptive limits', () => {
+    it('should observe the keys the registry keeps, and keep none alive by reading them', async () => {
+      // the gauge's callback, called by hand: what it observes at each collection (an SDK keeps its last points)
+      let collect: (() => ReadonlyArray<string>) | undefined
+      const noop = { add: () => undefined, record: () => undefined }
+      const meter = {
+        createCounter: () => noop,
+        createHistogram: () => noop,
+        createObservableGauge: (name: string) => ({
+          addCallback: (callback: (result: { observe: (value: number, attributes: object) => void }) => void) => {
+            if (name !== 'fp_ts_retry.adaptive_limit.in_flight') return
+            collect = () => {
+              const seen: Array<string> = []
+              callback({ observe: (value, attributes) => void seen.push(`${line({ ...attributes })}: ${value}`) })
+              return seen
+            }
+          }
+        })
+      } as unknown as OpenTelemetry.ObserverOptions['meter']
+      const clock = TestClock.make()
+      const hosts = Keyed.make({
+        make: () => AdaptiveLimit.make({ algorithm: AdaptiveLimit.gradient(), min: 1, max: 100, initial: 5, clock }),
+        maxKeys: 10,
+        idleAfter: 1_000,
+        clock
+      })
+      OpenTelemetry.observer({ meter, adaptiveLimits: { hosts } })
+      ok(collect !== undefined)
+      const held = [hosts.get('a').enter(), hosts.get('a').enter(), hosts.get('b').enter()]
+      deepStrictEqual(collect(), ['adaptive_limit.name=hosts key=a: 2', 'adaptive_limit.name=hosts key=b: 1'])
+      await clock.advance(600)
+      hosts.get('b')
+      await clock.advance(600)
+      collect() // read at a collection: a is not used by it
+      hosts.get('c') // a is idle for 1.2 s: dropped
+      deepStrictEqual(collect(), ['adaptive_limit.name=hosts key=b: 1', 'adaptive_limit.name=hosts key=c: 0'])
+      for (const p of held) if (p !== undefined && !(p instanceof Promise)) p.ignore()
     })
   })
 
@@ -1118,6 +1159,29 @@ describe('OpenTelemetry', () => {
         'budget.name=api': 9,
         'budget.name=other': 4
       })
+    })
+
+    it("should report the adaptive limits' limit and calls in flight, a keyed registry's by key", async () => {
+      const s = sdkLine.make()
+      const clock = TestClock.make()
+      const make = (initial: number) =>
+        AdaptiveLimit.make({ algorithm: AdaptiveLimit.gradient(), min: 1, max: 100, initial, clock })
+      const api = make(20)
+      const hosts = Keyed.make({ make: () => make(5), maxKeys: 2, idleAfter: 1_000, clock })
+      observe(s, { adaptiveLimits: { api, hosts } })
+      const held = [api.enter(), hosts.get('a').enter(), hosts.get('a').enter(), hosts.get('b').enter()]
+      deepStrictEqual((await pointsOf(s))['fp_ts_retry.adaptive_limit.limit ({call})'], {
+        'adaptive_limit.name=api': 20,
+        'adaptive_limit.name=hosts key=a': 5,
+        'adaptive_limit.name=hosts key=b': 5
+      })
+      deepStrictEqual((await pointsOf(s))['fp_ts_retry.adaptive_limit.in_flight ({call})'], {
+        'adaptive_limit.name=api': 1,
+        'adaptive_limit.name=hosts key=a': 2,
+        'adaptive_limit.name=hosts key=b': 1
+      })
+      for (const p of held) if (p !== undefined && !(p instanceof Promise)) p.ignore()
+      throwsTypeError(() => observe(s, { adaptiveLimits: { x: {} as never } }), /options\.adaptiveLimits\.x.*AdaptiveLimit or a Keyed registry/)
     })
 
     it('should make no attempt span for a run whose span is not recorded (sampled out, or the no-op API)', async () => {

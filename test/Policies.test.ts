@@ -150,6 +150,60 @@ describe('Policies', () => {
       deepStrictEqual(await first, E.right('live'))
     })
 
+    it("an adaptive limit sheds past its limit, outside the retry, and a fallback on 'shed' answers", async () => {
+      const clock = TestClock.make()
+      const { events, onEvent } = collect()
+      const policies = Policies.make(
+        {
+          policies: {
+            p: {
+              retry: { constant: 10, maxRetries: 1 },
+              adaptiveLimit: { kind: 'gradient', min: 1, initial: 1, max: 10 },
+              fallback: { on: ['shed'] }
+            }
+          }
+        },
+        { clock, onEvent }
+      )
+      const limit = policies.get('p').adaptiveLimit
+      ok(limit !== undefined)
+      const slow: TaskEither<string, string> = () => clock.sleep(50).then(() => E.right('live'))
+      const first = policies.run('p')(slow)()
+      deepStrictEqual(await policies.run('p')(slow, { fallback: () => () => Promise.resolve(E.right('cached')) })(), E.right('cached'))
+      deepStrictEqual(
+        await policies.run('p')(slow)(),
+        E.left({ _tag: 'PolicyRefused', layer: 'adaptiveLimit', name: 'p', key: undefined } as const)
+      )
+      strictEqual(limit.inFlight, 1)
+      await clock.runAll()
+      deepStrictEqual(await first, E.right('live'))
+      deepStrictEqual(
+        events.filter((e) => e._tag === 'LoadShed').map((e) => e.source),
+        ['adaptiveLimit', 'adaptiveLimit']
+      )
+    })
+
+    it('an adaptive limit takes a run that ends in the pipeline timeout as a drop', async () => {
+      const clock = TestClock.make()
+      const policies = Policies.make(
+        {
+          policies: {
+            p: {
+              timeout: 100,
+              adaptiveLimit: { kind: 'aimd', backoffRatio: 0.5, min: 1, initial: 8, max: 8, window: 1, minSamples: 1 }
+            }
+          }
+        },
+        { clock }
+      )
+      const hang: TaskEither<string, string> = () => clock.sleep(1_000).then(() => E.right('late'))
+      const run = policies.run('p')(hang)()
+      await clock.advance(100)
+      deepStrictEqual(await run, E.left({ _tag: 'PolicyRefused', layer: 'timeout', name: 'p', key: undefined } as const))
+      strictEqual(policies.get('p').adaptiveLimit?.limit, 4)
+      await clock.runAll()
+    })
+
     it('hedges when the document says hedging', async () => {
       const clock = TestClock.make()
       const policies = Policies.make(
@@ -339,6 +393,35 @@ describe('Policies', () => {
         [1, 2, 3, 4].map(() => E.right('ok'))
       )
       deepStrictEqual(policies.get('p').bulkhead?.inFlight, 0)
+    })
+
+    it('an adaptive limit keeps its learned limit and its calls in flight across a reload that changes it', async () => {
+      const clock = TestClock.make()
+      const doc = (max: number) => ({
+        policies: { p: { adaptiveLimit: { kind: 'aimd', backoffRatio: 0.5, min: 1, initial: 4, max, window: 1, minSamples: 1 } } }
+      })
+      const policies = Policies.make(doc(8), { clock })
+      const ends: Array<() => void> = []
+      const held: TaskEither<string, string> = () => new Promise((resolve) => ends.push(() => resolve(E.right('ok'))))
+      const settled = () => new Promise((resolve) => setImmediate(resolve))
+      const runs = [1, 2, 3, 4].map(() => policies.run('p')(held)())
+      await settled()
+      await clock.advance(1)
+      ends[0]() // a window that used the limit: 4 → 5
+      await settled()
+      const old = policies.get('p').adaptiveLimit
+      deepStrictEqual([old?.limit, old?.inFlight], [5, 3])
+      ok(E.isRight(policies.reload(doc(20))))
+      const next = policies.get('p').adaptiveLimit
+      ok(next !== undefined && next !== old)
+      deepStrictEqual([next.limit, next.inFlight], [5, 3]) // what it learned, not the new initial; the old calls count
+      await clock.advance(1)
+      ends[1]() // the old call's sample moves the new limit: 5 → 6
+      await settled()
+      deepStrictEqual([next.limit, next.inFlight], [6, 2])
+      ends.slice(2).forEach((end) => end())
+      deepStrictEqual(await Promise.all(runs), [1, 2, 3, 4].map(() => E.right('ok')))
+      strictEqual(next.inFlight, 0)
     })
 
     it('a reload refused after its bulkhead was built leaves the old bulkhead as it was', () => {

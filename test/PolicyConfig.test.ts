@@ -96,9 +96,41 @@ const pipelineArb: fc.Arbitrary<PipelineConfig> = fc
         maxConcurrent: fc.integer({ min: 1, max: 100 }),
         maxQueue: fc.integer({ min: 0, max: 100 })
       }),
+      adaptiveLimit: fc
+        .tuple(
+          fc.oneof(
+            fc.record(
+              {
+                kind: fc.constant('aimd' as const),
+                backoffRatio: fc.constantFrom(0.5, 0.75, 0.9),
+                increase: fc.integer({ min: 1, max: 5 }),
+                latencyThreshold: ms
+              },
+              { requiredKeys: ['kind', 'backoffRatio'] }
+            ),
+            fc.record(
+              {
+                kind: fc.constant('gradient' as const),
+                tolerance: fc.constantFrom(1, 1.5, 2),
+                smoothing: fc.constantFrom(0.2, 1),
+                longWindow: fc.integer({ min: 1, max: 1000 }),
+                queueSize: fc.constantFrom(0, 4, 2.5)
+              },
+              { requiredKeys: ['kind'] }
+            )
+          ),
+          fc.integer({ min: 1, max: 100 }),
+          fc.integer({ min: 0, max: 100 }),
+          fc.integer({ min: 0, max: 100 }),
+          fc.record(
+            { window: ms, minSamples: fc.integer({ min: 1, max: 100 }), maxQueue: fc.integer({ min: 0, max: 100 }), queueTimeout: ms },
+            { requiredKeys: [] }
+          )
+        )
+        .map(([algorithm, min, up, more, rest]) => ({ ...algorithm, min, initial: min + up, max: min + up + more, ...rest })),
       fallback: fc.record({
         on: fc.uniqueArray(
-          fc.constantFrom('failed' as const, 'schedule' as const, 'breaker' as const, 'bulkhead' as const),
+          fc.constantFrom('failed' as const, 'schedule' as const, 'breaker' as const, 'bulkhead' as const, 'shed' as const),
           { minLength: 1 }
         )
       }),
@@ -123,6 +155,7 @@ const pipelineArb: fc.Arbitrary<PipelineConfig> = fc
     { requiredKeys: [] }
   )
   .filter((p) => p.budget === undefined || p.retry !== undefined)
+  .filter((p) => p.bulkhead === undefined || p.adaptiveLimit === undefined)
 
 const documentArb: fc.Arbitrary<PolicyConfig> = fc
   .dictionary(fc.stringMatching(/^[a-z][a-z0-9-]{0,8}$/), pipelineArb, { maxKeys: 4 })
@@ -261,7 +294,7 @@ describe('PolicyConfig', () => {
       [
         'a misspelt section',
         one({ bulkhed: { maxConcurrent: 1, maxQueue: 0 } }),
-        'at policies.p.bulkhed: expected one of the keys "timeout", "rateLimit", "breaker", "retry", "budget", "hedging", "bulkhead", "fallback", "key", "store", got the unknown key "bulkhed" (did you mean "bulkhead"?)'
+        'at policies.p.bulkhed: expected one of the keys "timeout", "rateLimit", "breaker", "retry", "budget", "hedging", "bulkhead", "adaptiveLimit", "fallback", "key", "store", got the unknown key "bulkhed" (did you mean "bulkhead"?)'
       ],
       [
         'a key template naming no field',
@@ -307,6 +340,21 @@ describe('PolicyConfig', () => {
         'a bad name',
         { policies: { 'a b': {} } },
         'at policies["a b"]: expected a name of letters, digits, ".", "_", ":" and "-" (at most 100 characters), got the name "a b"'
+      ],
+      [
+        'an adaptive limit out of order',
+        one({ adaptiveLimit: { kind: 'gradient', min: 10, initial: 5, max: 100 } }),
+        'at policies.p.adaptiveLimit: expected min <= initial <= max (received min 10, initial 5, max 100), got {"kind":"gradient","min":10,"initial":5,"max":100}'
+      ],
+      [
+        'an AIMD backoff ratio of 1',
+        one({ adaptiveLimit: { kind: 'aimd', backoffRatio: 1, min: 1, initial: 5, max: 100 } }),
+        'at policies.p.adaptiveLimit.backoffRatio: expected a number in [0.5, 1), got 1'
+      ],
+      [
+        'a bulkhead and an adaptive limit',
+        one({ bulkhead: { maxConcurrent: 1, maxQueue: 0 }, adaptiveLimit: { kind: 'gradient', min: 1, initial: 1, max: 1 } }),
+        'at policies.p: expected either "bulkhead" or "adaptiveLimit", not both: one bound on the runs in progress, got {"bulkhead":{"maxConcurrent":1,"maxQueue":0},"adaptiveLimit":{"kind":"gradien...'
       ],
       ['no policies', {}, 'at policies: expected an object of pipelines by name, got nothing'],
       ['not an object', [], 'at document: expected a policy document: { "policies": { "<name>": <pipeline> } }, got []']
@@ -424,6 +472,7 @@ describe('PolicyConfig', () => {
         'budget',
         'hedging',
         'bulkhead',
+        'adaptiveLimit',
         'fallback',
         'key',
         'store'

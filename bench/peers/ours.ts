@@ -12,4 +12,4 @@ import type * as Sources from '../../src'
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const built: typeof Sources = require('../../lib')
 
-export const { Driver, Random, RetryStatus, Schedule, TestClock, retrying } = built
+export const { AdaptiveLimit, Bulkhead, Clock, Driver, Keyed, Random, RetryStatus, Schedule, TestClock, retrying } = built
