@@ -549,6 +549,7 @@ export const observer = (options: ObserverOptions): Event.Observer => {
       case 'BulkheadQueued':
       case 'BulkheadRefused':
       case 'BulkheadAborted':
+      case 'BulkheadLeaseLost':
       case 'RateLimitWaited':
       case 'RateLimitRefused':
       case 'TimedOut':
