@@ -464,6 +464,33 @@ describeWithRedis('RedisBulkhead on a real Redis', (server) => {
     mine()
   }, 20_000)
 
+  it('should count the calls of every bulkhead on the key in asGuard and fleetCounts (issue 33)', async () => {
+    const k = key()
+    const a = make({ key: k, maxConcurrent: 2 })
+    const b = make({ key: k, maxConcurrent: 2, maxQueue: 1 })
+    const guard = Bulkhead.asGuard(a)
+    const retry = { ok: false, error: 'x', latency: 0, now: 0, retries: 0, retrying: true, delay: 10 }
+    strictEqual(await guard.admit(retry), true)
+    const held = [await b.enter(), await b.enter()]
+    // b holds every slot of the fleet and a has no line: a retry through a would be refused
+    strictEqual(await guard.admit(retry), false)
+    strictEqual(await guard.allows?.(0), false)
+    const waiting = b.enter()
+    await waitFor(() => b.queued === 1)
+    deepStrictEqual(await a.fleetCounts(), { inFlight: 2, queued: 1 })
+    for (const release of held) release?.()
+    const last = await waiting
+    ok(last !== undefined)
+    const mine = await a.enter()
+    ok(mine !== undefined)
+    // each sees the other's
+    deepStrictEqual([await b.fleetCounts(), a.inFlight, b.inFlight], [{ inFlight: 2, queued: 0 }, 1, 1])
+    strictEqual(await Bulkhead.asGuard(b).admit(retry), true) // b's line has room: the retry would wait
+    mine()
+    last()
+    strictEqual(await guard.admit(retry), true)
+  }, 20_000)
+
   it('should let protect, protectSignalled and asGuard use it as they are', async () => {
     const k = key()
     const bulkhead = make({ key: k })
@@ -527,6 +554,64 @@ describeWithRedis('RedisBulkhead on a real Redis', (server) => {
       )
       strictEqual(Number(await redis.get(`${k}:inside`)), 0)
       for (;;) if ((await redis.zcard(k)) === 0) break
+    }, 30_000)
+
+    it('should let the waiters of several processes in in the order they came, across the fleet (issue 33)', async () => {
+      const k = key()
+      children = Array.from({ length: 3 }, () => start(k, 1, 2, 4_000))
+      await Promise.all(children.map((c) => c.waitFor('ready', (l) => l === 'ready')))
+      const holder = make({ key: k, lease: 4_000 })
+      const held = await holder.enter()
+      ok(held !== undefined)
+      // A1 B1 C1 A2 B2 C2: each queued (Redis said it waits) before the next asks
+      const arrivals: Array<string> = []
+      for (const round of [1, 2])
+        for (const [i, child] of children.entries()) {
+          const label = `${'ABC'[i]}${round}`
+          const from = child.lines.length
+          child.process.stdin?.write(`wait ${label} 20\n`)
+          await child.waitFor(`${label} queued`, (l) => l === 'event BulkheadQueued', from)
+          arrivals.push(label)
+        }
+      held()
+      const entered = await Promise.all(
+        arrivals.map(async (label) => {
+          const line = await children['ABC'.indexOf(label[0])].waitFor(label, (l) => l.startsWith(`entered ${label} `))
+          return { label, order: Number(line.split(' ')[2]) }
+        })
+      )
+      deepStrictEqual(
+        entered.sort((x, y) => x.order - y.order).map(({ label }) => label),
+        arrivals
+      )
+    }, 30_000)
+
+    it('should tell a process stalled past its lease that it lost its slot, once, at its next heartbeat (issue 33)', async () => {
+      const k = key()
+      const LEASE = 1_200
+      const stalled = start(k, 1, 0, LEASE)
+      children = [stalled]
+      await stalled.waitFor('ready', (l) => l === 'ready')
+      stalled.process.stdin?.write('hold 1\n')
+      await stalled.waitFor('held', (l) => l === 'held 1')
+      process.kill(stalled.pid, 'SIGSTOP')
+      try {
+        // its lease runs out on the server's clock, and the slot goes to another call
+        const [, end] = await redis.zrange(k, '0', '0', 'WITHSCORES')
+        while ((await serverTime()) <= Number(end)) await new Promise((resolve) => setTimeout(resolve, 50))
+        const other = await make({ key: k, lease: LEASE, timeout: 300 }).enter()
+        ok(other !== undefined, 'the slot did not come back')
+      } finally {
+        process.kill(stalled.pid, 'SIGCONT')
+      }
+      const told = await Promise.race([
+        stalled.waitFor('the lease lost', (l) => l === 'event BulkheadLeaseLost'),
+        new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 3 * LEASE))
+      ])
+      strictEqual(told, 'event BulkheadLeaseLost')
+      // heartbeats go on (the call still runs): told once, not at each
+      await new Promise((resolve) => setTimeout(resolve, LEASE))
+      strictEqual(stalled.lines.filter((l) => l === 'event BulkheadLeaseLost').length, 1)
     }, 30_000)
 
     it('the slots of a process killed with SIGKILL should come back after their lease, and not before', async () => {
