@@ -32,7 +32,7 @@ import * as validate from './validate'
  * - `c` count.
  *
  * Answers { calls let in (`e`), slots held, waiters live, the slot members found gone (`h`)... }. The key expires
- * when its last lease runs out, when it is the same as no key.
+ * when its last lease runs out, when it is the same as no key (and a change that leaves no lease deletes it).
  */
 export const SLOTS = `
 local key = KEYS[1]
@@ -48,7 +48,8 @@ local function expire()
   if slot[2] then ends = tonumber(slot[2]) end
   local lease = redis.call('ZREVRANGEBYSCORE', key, '(' .. LINE, BAND, 'WITHSCORES', 'LIMIT', 0, 1)
   if lease[2] then ends = math.max(ends, tonumber(lease[2]) - BAND) end
-  if ends > 0 then redis.call('PEXPIRE', key, math.max(1, math.ceil(ends - now))) end
+  -- no lease left: the places left are all dead waiters'
+  if ends > 0 then redis.call('PEXPIRE', key, math.max(1, math.ceil(ends - now))) else redis.call('DEL', key) end
 end
 -- whether the place 'mine' (nil: a call not in the line) is among the first 'free' live places; a place whose
 -- lease has run out leaves the line when met
@@ -110,6 +111,7 @@ elseif op == 'r' then
     held = held - redis.call('ZREM', key, ARGV[i])
     redis.call('ZREM', key, 'l' .. ARGV[i], 'q' .. ARGV[i])
   end
+  expire()
 end
 return { 0, held, waiting() }
 `
