@@ -1,6 +1,7 @@
 /**
  * A bulkhead shared by a fleet: at most `maxConcurrent` calls in flight across every process whose bulkhead names
- * the same Redis key, each slot a lease on the server's time, so that the slots of a killed process come back.
+ * the same Redis key, each slot a lease on the server's time, so that the slots of a killed process come back, and
+ * one line of waiters for the fleet, served first come first served whatever their process.
  *
  * It implements the `Bulkhead.Bulkhead` interface, answering by promise: use it with `Bulkhead.protect`,
  * `Bulkhead.protectSignalled` and `Bulkhead.asGuard` as they are. While Redis cannot answer, it goes on by a
@@ -43,7 +44,7 @@ import * as validate from './internal/validate'
 export type Fallback = 'local' | 'allow' | 'refuse'
 
 /**
- * Options of {@link make}: the client, the key of the shared slots, the fleet's `maxConcurrent` and this process's
+ * Options of {@link make}: the client, the key of the shared slots and line, the fleet's `maxConcurrent` and this process's
  * `maxQueue` (default 0), and `lease` (ms): how long a slot outlives its process. `pollInterval` (ms, default 50)
  * and `maxWait` (ms, default `lease`) pace and bound a waiting call, on `clock` (default `Clock.live`, which also
  * times the events); how long a Redis call may take (`timeout`, ms, default 100), what to do when it takes longer
@@ -445,30 +446,42 @@ const HEARTBEAT_CLOCK = LiveClock.make({ unref: true })
  *
  * **Details**
  *
- * - The slots are the members of one sorted set at `key`, each scored by when its lease runs out on the server's
- *   `TIME` (the processes' clocks need not agree); a slot whose lease has run out is free again. Each answer is one
- *   `EVALSHA` of one script on that one key (an `EVAL` the first time a server has not seen it): atomic, and at
- *   home on a Redis Cluster. The key expires when its last lease does. Every process should give the same
- *   `maxConcurrent` for a key.
- * - A slot is held by its call until the call gives it back: while this process holds any, it renews all their
- *   leases in one call three times a lease (a heartbeat on real time, whatever `clock`), so that a call longer than
- *   `lease` keeps its slot while its process lives. A process that dies (SIGKILL, a crash, a lost host) renews
- *   nothing: its slots come back when their leases run out, `lease` ms at most after its last heartbeat, and not
- *   before. A process stalled longer than a lease (a debugger, a frozen VM) may lose a slot to another call; the
- *   heartbeat never takes back one it lost.
- * - A release (a `Bulkhead.Release`) is idempotent: called again, it does nothing. It hands the slot (its member
- *   and its lease) to this process's oldest waiter if there is one, with no round trip; else it removes it in
- *   Redis. A release Redis does not see leaves the slot taken until its lease runs out.
- * - `enter(signal?)` always answers by promise: a slot, or `undefined` when every slot of the fleet is taken and
- *   this process's line holds `maxQueue` calls already (`maxQueue` counts this process's waiters, not the fleet's),
- *   or when the signal had aborted. A waiter is answered in the order it came: this process's line asks Redis every
- *   `pollInterval` ms on `clock` (at once again after a slot is got), and hands each slot got to its oldest waiter.
+ * - The slots and the fleet's line of waiters are one sorted set at `key`: a member per slot taken, scored by when
+ *   its lease runs out on the server's `TIME` (the processes' clocks need not agree), and per waiter its place in
+ *   the line (in the order it came, on the server) and its own lease; a slot whose lease has run out is free again,
+ *   a waiter whose lease has run out (its process died) leaves the line. Each answer is one `EVALSHA` of one script
+ *   on that one key (an `EVAL` the first time a server has not seen it): atomic, and at home on a Redis Cluster. The
+ *   key expires when its last lease does. Every process should give the same `maxConcurrent` for a key.
+ * - A slot is held by its call until the call gives it back: while this process holds any or has waiters, it renews
+ *   all their leases in one call three times a lease (a heartbeat on real time, whatever `clock`), so that a call
+ *   longer than `lease` keeps its slot, and a waiter its place, while its process lives. A process that dies
+ *   (SIGKILL, a crash, a lost host) renews nothing: its slots come back when their leases run out, `lease` ms at
+ *   most after its last heartbeat, and not before, and its waiters leave the line as late. A process stalled longer
+ *   than a lease (a debugger, a frozen VM, SIGSTOP) may lose a slot to another call: the heartbeat never takes back
+ *   one it lost, and tells `BulkheadLeaseLost` once for it, at the first beat after the stall (a call that ends
+ *   before that beat is not told); the call goes on, no longer counted in `inFlight`, and its release does nothing.
+ *   A waiter that lost its lease so takes a place at the back of the line at its next poll.
+ * - A release (a `Bulkhead.Release`) is idempotent: called again, it does nothing. It removes the slot in Redis and,
+ *   while this process has waiters, asks for them at once: the slot goes to the fleet's oldest waiter, which may be
+ *   another process's (one round trip more than handing it on in the process, the cost of the order). A release
+ *   Redis does not see leaves the slot taken until its lease runs out.
+ * - `enter(signal?)` always answers by promise: a slot, or `undefined` when no slot is free for it and this
+ *   process's line holds `maxQueue` calls already (`maxQueue` counts this process's waiters, not the fleet's), or
+ *   when the signal had aborted. **Fleet-wide first come, first served**: a free slot goes to the oldest live waiter
+ *   of the fleet, whatever its process; a call may take one only while fewer waiters are ahead of it than slots are
+ *   free, so that a new call never overtakes a waiter. A call that finds no slot takes its place at the back of
+ *   the fleet's line at once (told as `BulkheadQueued` once Redis has said so); this process asks Redis for its
+ *   whole line, oldest first, every `pollInterval` ms on `clock`, at once when a call joins it or one of its slots
+ *   is given back, and Redis lets in those whose turn has come. The cost: a slot given back in another process is
+ *   taken up to `pollInterval` (and a round trip) later, and a poll sends every ticket of the process's line.
  *   A waiter leaves the line after `maxWait` ms (refused: `undefined`, told as `BulkheadRefused`), or as soon as its
- *   signal aborts (`BulkheadAborted`); a slot got for a call whose signal aborted meanwhile goes back at once: no
- *   call enters after its abort. The fleet's waiters are not served in one order across processes.
- * - `inFlight` and `queued` are this process's (`Bulkhead.asGuard` reads them: it refuses a retry when this process
- *   alone fills the bulkhead; a refusal by the fleet still ends the run with reason `'bulkhead'`).
- *   `fleetInFlight()` reads the fleet's slots taken, rejecting when Redis does not answer.
+ *   signal aborts (`BulkheadAborted`), and its place in Redis with it; a slot got for a call whose signal aborted
+ *   meanwhile goes back at once: no call enters after its abort.
+ * - `inFlight` and `queued` are this process's; `fleetCounts()` reads the fleet's (`inFlight`, the slots taken;
+ *   `queued`, the live waiters of every process), rejecting when Redis does not answer. `full()`, which
+ *   `Bulkhead.asGuard` asks, reads the fleet's too: a retry is refused when no slot is left for a call behind the
+ *   fleet's waiters and this process's line is full; while Redis does not answer, it answers by the fallback
+ *   (`'local'`: the local bulkhead's counts, `'allow'`: never full, `'refuse'`: always).
  * - Every Redis call is bounded by `timeout` (default 100 ms), whatever client is passed. A call that fails or does
  *   not answer in time never rejects: the bulkhead answers by its `fallback` and tells `ServiceUnavailable`
  *   (`source: 'bulkhead'`, `service: 'bulkhead'`) through `onEvent`, then `ServiceRecovered` once Redis answers
@@ -483,10 +496,10 @@ const HEARTBEAT_CLOCK = LiveClock.make({ unref: true })
  *   does not lengthen the lease of a slot its process has given back or of a process that has died since (it would,
  *   from the time it runs); a heartbeat refused so is one missed beat, which a lease of three outlives. An enter that
  *   Redis ran in time but whose answer came after its caller stopped waiting gives its slot back when the answer
- *   comes. A release and `fleetInFlight()` carry none: a release landing late removes only a slot nobody holds (a
- *   member is never used again once given back), and a count changes nothing.
- * - `onEvent` is told `BulkheadQueued`, `BulkheadRefused` and `BulkheadAborted` as `Bulkhead.make` tells them, with
- *   this process's counts, timed on `clock`.
+ *   comes, and its waiters' places with it. A release and the counts carry none: a release landing late removes only
+ *   a slot or a place nobody holds (a member is never used again once given back), and a count changes nothing.
+ * - `onEvent` is told `BulkheadQueued`, `BulkheadRefused` and `BulkheadAborted` as `Bulkhead.make` tells them, and
+ *   `BulkheadLeaseLost`, with this process's counts, timed on `clock`.
  * - Bad options are a `TypeError` or `RangeError` naming them; `lease` must be more than 3 times `timeout`, so that
  *   a heartbeat that takes its whole `timeout` still renews a lease in time.
  *
