@@ -540,7 +540,7 @@ describeWithRedis('RedisBulkhead on a real Redis', (server) => {
       children = Array.from({ length: 4 }, () => start(k, MAX, 4, 8_000))
       await Promise.all(children.map((c) => c.waitFor('ready', (l) => l === 'ready')))
       const at = Date.now() + 200
-      for (const c of children) c.process.stdin?.write(`go ${at} 1000 4\n`)
+      for (const c of children) c.process.stdin?.write(`go ${at} 2000 4\n`)
       const results = await Promise.all(
         children.map(async (c) => (await c.waitFor('done', (l) => l.startsWith('done '))).split(' ').slice(1).map(Number))
       )
