@@ -80,6 +80,9 @@ export type Release = () => void
  *   always, and a waiter exists only while every slot is taken.
  * - The four numbers are read-only at run time too (getters of `make`'s bulkhead): writing one throws a
  *   `TypeError` in strict code and is ignored otherwise; only `enter` and the releases move the counts.
+ * - `full()` (optional): whether a call asking now would be refused at once, every slot taken and the queue full;
+ *   {@link asGuard} asks it. A bulkhead whose counts are kept elsewhere (a fleet's, in Redis: `RedisBulkhead`)
+ *   answers by promise, from there; without it, `asGuard` compares `inFlight` and `queued` with the bounds.
  *
  * @example
  * import * as Bulkhead from 'fp-ts-retry/Bulkhead'
@@ -87,6 +90,7 @@ export type Release = () => void
  *
  * const bulkhead: Bulkhead.Bulkhead = Bulkhead.make({ maxConcurrent: 2, maxQueue: 10 })
  * assert.deepStrictEqual([bulkhead.inFlight, bulkhead.queued], [0, 0])
+ * assert.strictEqual(bulkhead.full?.(), false)
  *
  * @category model
  * @since 1.0.0
@@ -97,6 +101,7 @@ export interface Bulkhead {
   readonly inFlight: number
   readonly queued: number
   readonly enter: (signal?: AbortSignal) => Release | undefined | Promise<Release | undefined>
+  readonly full?: (() => boolean | Promise<boolean>) | undefined
 }
 
 /**
@@ -198,6 +203,8 @@ class Pool implements Bulkhead {
   get queued(): number {
     return this.successor?.queued ?? this.settled().waiting
   }
+
+  readonly full = (): boolean => isFull(this)
 
   /** This bulkhead, once it has taken over the one it replaces (at its first use). */
   private settled(): this {
@@ -316,6 +323,10 @@ const unreachable = (): never => {
   throw new Error('Bulkhead: a call without a signal was aborted')
 }
 
+/** Every slot taken and the queue full: a call asking now is refused at once. */
+const isFull = (bulkhead: Bulkhead): boolean =>
+  bulkhead.inFlight >= bulkhead.maxConcurrent && bulkhead.queued >= bulkhead.maxQueue
+
 const checked = (where: string, bulkhead: Bulkhead): Bulkhead =>
   validate.implementing(where, 'bulkhead', 'a Bulkhead', ['enter'], bulkhead)
 
@@ -402,6 +413,8 @@ export const make = (options: BulkheadOptions): Bulkhead => {
  *   `'bulkhead'`. Give it when `onRejected` maps the rejection to an error of your own.
  * - It is told nothing and reads no time: the slots are taken by {@link protect} around the action. Its `allows`
  *   refuses a hedge while the bulkhead is full, likewise.
+ * - Full is the bulkhead's `full()` when it has one, which a fleet's (`RedisBulkhead`) reads from Redis, by
+ *   promise: the runners then await it. Without one, `inFlight` and `queued` are compared with the bounds.
  *
  * @example
  * import * as Bulkhead from 'fp-ts-retry/Bulkhead'
@@ -447,8 +460,12 @@ export const asGuard = (
   validate.object(where, 'options', options)
   const refused =
     options.refused === undefined ? isRejected : validate.callable(where, 'options.refused', options.refused)
-  const full = (): boolean => bulkhead.inFlight >= bulkhead.maxConcurrent && bulkhead.queued >= bulkhead.maxQueue
-  return { reason: 'bulkhead', readsTime: false, admit: (o) => !o.retrying || !full(), allows: () => !full(), refused }
+  if (bulkhead.full !== undefined) validate.callable(where, 'bulkhead.full', bulkhead.full)
+  const admits = (): boolean | Promise<boolean> => {
+    const full = bulkhead.full?.() ?? isFull(bulkhead)
+    return isPromise(full) ? full.then((f) => !f) : !full
+  }
+  return { reason: 'bulkhead', readsTime: false, admit: (o) => !o.retrying || admits(), allows: admits, refused }
 }
 
 // -------------------------------------------------------------------------------------

@@ -424,7 +424,9 @@ export type ServiceEvent = model.ServiceEvent
 
 /**
  * A bulkhead queued a call (every slot taken, room in the queue), refused one at once (`BulkheadRefused`: every
- * slot taken and the queue full), or saw a queued call's signal abort (`BulkheadAborted`: it left the queue).
+ * slot taken and the queue full), or saw a queued call's signal abort (`BulkheadAborted`: it left the queue); a
+ * fleet's (`RedisBulkhead`) found the lease of a slot it held run out, its call still in flight
+ * (`BulkheadLeaseLost`: the process stalled longer than a lease, and the slot may be another call's since).
  * `inFlight` and `queued` are the bulkhead's counts just after (`source: 'bulkhead'`; `run` is 0).
  *
  * @example
@@ -436,7 +438,7 @@ export type ServiceEvent = model.ServiceEvent
  * @since 1.0.0
  */
 export interface BulkheadEvent {
-  readonly _tag: 'BulkheadQueued' | 'BulkheadRefused' | 'BulkheadAborted'
+  readonly _tag: 'BulkheadQueued' | 'BulkheadRefused' | 'BulkheadAborted' | 'BulkheadLeaseLost'
   readonly source: Source
   readonly run: number
   readonly at: number

@@ -601,6 +601,7 @@ export const observer = (options: ObserverOptions): Event.Observer => {
       case 'BulkheadQueued':
       case 'BulkheadRefused':
       case 'BulkheadAborted':
+      case 'BulkheadLeaseLost':
       case 'LimitChanged':
       case 'LoadShed':
       case 'RateLimitWaited':

@@ -3,7 +3,7 @@
  * `./support/otel`): spans through each line's `InMemorySpanExporter`, metrics through a `MetricReader` collected by
  * hand, each run on a `TestClock` so that every time is exact.
  */
-import { metrics, SpanKind, trace } from '@opentelemetry/api'
+import { context, type ContextManager, metrics, ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api'
 import * as fc from 'fast-check'
 import * as E from 'fp-ts/Either'
 import { pipe } from 'fp-ts/function'
@@ -115,6 +115,30 @@ const pointsOf = async (s: Sdk): Promise<Record<string, Record<string, number | 
     )
   }
   return out
+}
+
+/** A context manager of the test's own, synchronous: enough for `trace.getActiveSpan()` inside `context.with`. */
+const syncContexts = (): ContextManager => {
+  let current = ROOT_CONTEXT
+  const manager: ContextManager = {
+    active: () => current,
+    with: (ctx, fn, thisArg, ...args) => {
+      const before = current
+      current = ctx
+      try {
+        return fn.call(thisArg, ...args)
+      } finally {
+        current = before
+      }
+    },
+    bind: (_ctx, target) => target,
+    enable: () => manager,
+    disable: () => {
+      current = ROOT_CONTEXT
+      return manager
+    }
+  }
+  return manager
 }
 
 const observe = (s: Sdk, options: Partial<OpenTelemetry.ObserverOptions> = {}): Event.Observer =>
@@ -662,6 +686,28 @@ describe('OpenTelemetry', () => {
       })
       // no span started: none ended, none open
       deepStrictEqual([s.finished().length, s.open()], [0, 0])
+    })
+
+    it("should make a fleet bulkhead's lost lease an event of the span active then, and count it (issue 33)", async () => {
+      const s = sdkLine.make()
+      const onEvent = observe(s)
+      context.setGlobalContextManager(syncContexts())
+      try {
+        const request = s.tracer.startSpan('request')
+        context.with(trace.setSpan(context.active(), request), () =>
+          onEvent({ _tag: 'BulkheadLeaseLost', source: 'bulkhead', run: 0, at: 5, inFlight: 0, queued: 0 })
+        )
+        request.end()
+      } finally {
+        context.disable()
+      }
+      deepStrictEqual(
+        s.finished().map((span) => span.events.map((e) => e.name)),
+        [['BulkheadLeaseLost']]
+      )
+      deepStrictEqual((await pointsOf(s))['fp_ts_retry.events ({event})'], {
+        'event=BulkheadLeaseLost source=bulkhead': 1
+      })
     })
 
     it("should count the fallback's events by stop reason and outcome, and chaos's by kind, and make no span of them", async () => {

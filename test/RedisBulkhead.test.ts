@@ -11,10 +11,10 @@ import * as Schedule from '../src/Schedule'
 import * as TestClock from '../src/TestClock'
 import type { Signalled } from '../src/Timeout'
 import { deadlinedScript } from '../src/internal/redis'
-import { decode, SLOTS } from '../src/internal/slots'
+import { decode, SLOTS, type Answer } from '../src/internal/slots'
 import { killChildren, startChild, type Child } from './support/fleet'
 import { outages, withOutage } from './support/outage'
-import { availability, describeWithRedis, startRedis } from './support/redis'
+import { describeWithRedis } from './support/redis'
 import { waitFor } from './support/wait'
 import { deepStrictEqual, ok, strictEqual, throwsRangeError, throwsTypeError } from './util'
 
@@ -108,11 +108,19 @@ describe('RedisBulkhead.make (no server needed)', () => {
   })
 })
 
-/** One step of the slots script, and the reference model's rule for it. */
+/**
+ * One step of the slots script, and the reference model's rule for it. An enter's tickets: a number is the ticket
+ * of that index (in line, or not yet), `'new'` a new one, `'once'` a call that does not wait.
+ */
 type Op =
-  | { readonly _tag: 'enter'; readonly lease: number }
-  | { readonly _tag: 'beat'; readonly lease: number; readonly members: ReadonlyArray<number> }
-  | { readonly _tag: 'release'; readonly member: number }
+  | { readonly _tag: 'enter'; readonly lease: number; readonly tickets: ReadonlyArray<number | 'new' | 'once'> }
+  | {
+      readonly _tag: 'beat'
+      readonly lease: number
+      readonly slots: ReadonlyArray<number>
+      readonly tickets: ReadonlyArray<number>
+    }
+  | { readonly _tag: 'release'; readonly ids: ReadonlyArray<number> }
   | { readonly _tag: 'count' }
   | { readonly _tag: 'advance'; readonly seconds: number }
 
@@ -121,39 +129,97 @@ type Op =
  * with, so the few ms the test itself takes on the server's clock change no answer.
  */
 const opArbitrary: fc.Arbitrary<Op> = fc.oneof(
-  fc.record({ _tag: fc.constant('enter' as const), lease: fc.integer({ min: 1, max: 4 }) }),
+  fc.record({
+    _tag: fc.constant('enter' as const),
+    lease: fc.integer({ min: 1, max: 4 }),
+    tickets: fc.array(fc.oneof(fc.nat(12), fc.constantFrom('new' as const, 'once' as const)), {
+      minLength: 1,
+      maxLength: 4
+    })
+  }),
   fc.record({
     _tag: fc.constant('beat' as const),
     lease: fc.integer({ min: 1, max: 4 }),
-    members: fc.array(fc.nat(12), { maxLength: 4 })
+    slots: fc.array(fc.nat(12), { maxLength: 4 }),
+    tickets: fc.array(fc.nat(12), { maxLength: 4 })
   }),
-  fc.record({ _tag: fc.constant('release' as const), member: fc.nat(12) }),
+  fc.record({ _tag: fc.constant('release' as const), ids: fc.array(fc.nat(12), { minLength: 1, maxLength: 2 }) }),
   fc.constant<Op>({ _tag: 'count' }),
   fc.record({ _tag: fc.constant('advance' as const), seconds: fc.integer({ min: 1, max: 4 }) })
 )
 
-/** The slots as a map of members to the end of their lease, on the model's own time: written for clarity. */
+/** An {@link Op} with the names its numbers stand for. */
+type Concrete =
+  | { readonly _tag: 'enter'; readonly lease: number; readonly tickets: ReadonlyArray<string> }
+  | {
+      readonly _tag: 'beat'
+      readonly lease: number
+      readonly slots: ReadonlyArray<string>
+      readonly tickets: ReadonlyArray<string>
+    }
+  | { readonly _tag: 'release'; readonly ids: ReadonlyArray<string> }
+  | { readonly _tag: 'count' }
+  | { readonly _tag: 'advance'; readonly seconds: number }
+
+/**
+ * The slots as a map of members to the end of their lease, and the line as a list of tickets oldest first with the
+ * end of each one's lease, on the model's own time: written for clarity.
+ */
 class Model {
   now = 0
   readonly slots = new Map<string, number>()
+  line: Array<{ readonly ticket: string; end: number }> = []
   constructor(readonly max: number) {}
 
-  apply(op: Op, member: (i: number) => string): { readonly granted: boolean; readonly held: number } {
+  /** `op` with its tickets and members as `id` names them: see {@link Concrete}. */
+  apply(op: Concrete): Answer {
     if (op._tag === 'advance') this.now += op.seconds * 1_000
     for (const [m, end] of this.slots) if (end <= this.now) this.slots.delete(m)
+    this.line = this.line.filter(({ end }) => end > this.now)
+    const answer = (entered: number, lost: ReadonlyArray<string> = []): Answer => ({
+      entered,
+      held: this.slots.size,
+      waiting: this.line.length,
+      lost
+    })
     switch (op._tag) {
       case 'enter': {
-        if (this.slots.size >= this.max) return { granted: false, held: this.slots.size }
-        this.slots.set(member(-1), this.now + op.lease * 1_000)
-        return { granted: true, held: this.slots.size }
+        let entered = 0
+        let open = true
+        for (const ticket of op.tickets) {
+          const waits = !ticket.startsWith('-')
+          const at = this.line.findIndex((w) => w.ticket === ticket)
+          // the live waiters ahead of it: all of them, for a call not in line
+          const ahead = at < 0 ? this.line.length : at
+          open = open && this.slots.size < this.max && ahead < this.max - this.slots.size
+          if (open) {
+            this.slots.set(ticket, this.now + op.lease * 1_000)
+            if (at >= 0) this.line.splice(at, 1)
+            entered++
+          } else if (waits) {
+            if (at < 0) this.line.push({ ticket, end: 0 })
+            const waiter = this.line.find((w) => w.ticket === ticket)
+            if (waiter !== undefined) waiter.end = this.now + op.lease * 1_000
+          }
+        }
+        return answer(entered)
       }
-      case 'beat':
-        for (const i of op.members) if (this.slots.has(member(i))) this.slots.set(member(i), this.now + op.lease * 1_000)
-        break
+      case 'beat': {
+        const lost: Array<string> = []
+        for (const m of op.slots) {
+          if (this.slots.has(m)) this.slots.set(m, this.now + op.lease * 1_000)
+          else lost.push(m)
+        }
+        for (const w of this.line) if (op.tickets.includes(w.ticket)) w.end = this.now + op.lease * 1_000
+        return answer(0, lost)
+      }
       case 'release':
-        this.slots.delete(member(op.member))
+        for (const m of op.ids) {
+          this.slots.delete(m)
+          this.line = this.line.filter((w) => w.ticket !== m)
+        }
     }
-    return { granted: false, held: this.slots.size }
+    return answer(0)
   }
 }
 
@@ -181,41 +247,61 @@ describeWithRedis('RedisBulkhead on a real Redis', (server) => {
       fc.asyncProperty(fc.integer({ min: 1, max: 4 }), fc.array(opArbitrary, { maxLength: 30 }), async (max, ops) => {
         const k = key()
         const script = deadlinedScript('test', redis, k, SLOTS)
-        const run = (_: string, ...args: Array<string | number>): Promise<unknown> => script(undefined, ...args)
+        const run = async (...args: Array<string | number>): Promise<Answer> => decode(await script(undefined, ...args))
         const model = new Model(max)
         let issued = 0
         // how long the key should last, as of the last write that set its expiry
         let bound = 0
-        const member = (i: number): string => `m${i < 0 ? ++issued : i}`
-        for (const op of ops) {
-          const expected = model.apply(op, member)
-          let actual: { readonly granted: boolean; readonly held: number }
+        const id = (ticket: number | 'new' | 'once'): string =>
+          ticket === 'new' ? `t${++issued}` : ticket === 'once' ? `-t${++issued}` : `t${ticket}`
+        for (const abstract of ops) {
+          // an enter names a ticket once, and none that holds a slot (as the bulkhead never does)
+          const op: Concrete =
+            abstract._tag === 'enter'
+              ? { ...abstract, tickets: [...new Set(abstract.tickets.map(id))].filter((t) => !model.slots.has(t)) }
+              : abstract._tag === 'beat'
+              ? { ...abstract, slots: abstract.slots.map(id), tickets: abstract.tickets.map(id) }
+              : abstract._tag === 'release'
+              ? { ...abstract, ids: abstract.ids.map(id) }
+              : abstract
+          const expected = model.apply(op)
+          let actual: Answer
           switch (op._tag) {
             case 'enter':
-              actual = decode(await run(k, 'e', max, op.lease * 1_000, `m${issued}`))
+              actual = await run('e', max, op.lease * 1_000, ...op.tickets)
               break
             case 'beat':
-              actual = decode(await run(k, 'h', op.lease * 1_000, ...op.members.map(member)))
+              actual = await run('h', op.lease * 1_000, op.slots.length, ...op.slots, ...op.tickets)
               break
             case 'release':
-              actual = decode(await run(k, 'r', member(op.member)))
+              actual = await run('r', ...op.ids)
               break
             case 'count':
-              actual = decode(await run(k, 'c'))
+              actual = await run('c')
               break
             case 'advance':
               // the server's clock cannot be moved: the leases are moved back instead, which the script cannot tell apart
               for (const m of await redis.zrange(k, '0', '-1')) await redis.zincrby(k, -op.seconds * 1_000, m)
-              actual = decode(await run(k, 'c'))
+              actual = await run('c')
           }
           deepStrictEqual(actual, expected)
-          if ((op._tag === 'enter' && actual.granted) || op._tag === 'beat')
-            bound = Math.max(0, ...model.slots.values()) - model.now
-          deepStrictEqual((await redis.zrange(k, '0', '-1')).sort(), [...model.slots.keys()].sort())
+          if (op._tag !== 'count' && op._tag !== 'advance' && op._tag !== 'release')
+            bound = Math.max(0, ...model.slots.values(), ...model.line.map((w) => w.end)) - model.now
+          // the slots, then the live waiters in the order of their places in the line
+          const members = await redis.zrange(k, '0', '-1')
+          const leases = new Set(members.filter((m) => m.startsWith('l')).map((m) => m.slice(1)))
+          deepStrictEqual(
+            [
+              members.filter((m) => !m.startsWith('l') && !m.startsWith('q')).sort(),
+              members.filter((m) => m.startsWith('q') && leases.has(m.slice(1))).map((m) => m.slice(1))
+            ],
+            [[...model.slots.keys()].sort(), model.line.map((w) => w.ticket)]
+          )
         }
-        // the key lasts no longer than the last lease it held when it was written, and is gone with its last slot
+        // the key lasts no longer than the last lease it held when it was written, and is gone with its last lease
         const ttl = await redis.pttl(k)
-        ok(model.slots.size === 0 ? ttl === -2 : ttl > 0 && ttl <= bound, `ttl ${ttl}, written for ${bound}`)
+        const empty = model.slots.size === 0 && model.line.length === 0
+        ok(ttl > 0 ? ttl <= bound : empty && ttl === -2, `ttl ${ttl}, written for ${bound}`)
       }),
       { numRuns: 60 }
     )
@@ -230,22 +316,22 @@ describeWithRedis('RedisBulkhead on a real Redis', (server) => {
     ok(first !== undefined && second !== undefined)
     strictEqual(await a.enter(), undefined)
     strictEqual(await b.enter(), undefined)
-    deepStrictEqual([a.inFlight, b.inFlight, await a.fleetInFlight()], [1, 1, 2])
+    deepStrictEqual([a.inFlight, b.inFlight, (await a.fleetCounts()).inFlight], [1, 1, 2])
     first()
     first() // idempotent: one slot back, not two
     await waitFor(() => a.inFlight === 0)
     const third = await b.enter()
     ok(third !== undefined)
     strictEqual(await a.enter(), undefined)
-    deepStrictEqual(await a.fleetInFlight(), 2)
+    deepStrictEqual((await a.fleetCounts()).inFlight, 2)
     second()
     third()
     // the releases reach Redis in the background
-    for (;;) if ((await a.fleetInFlight()) === 0) break
+    for (;;) if ((await a.fleetCounts()).inFlight === 0) break
     strictEqual(await redis.exists(k), 0)
   }, 20_000)
 
-  it('should hand a slot given back to the oldest waiter of the process, and poll on the clock for one given back elsewhere', async () => {
+  it('should let the oldest waiter in when a slot is given back, at once, and poll on the clock for one given back elsewhere', async () => {
     const k = key()
     const clock = TestClock.make()
     const events: Array<Event> = []
@@ -256,17 +342,18 @@ describeWithRedis('RedisBulkhead on a real Redis', (server) => {
     const first = a.enter()
     await waitFor(() => a.queued === 1)
     const second = a.enter()
-    strictEqual(a.queued, 2)
+    await waitFor(() => a.queued === 2)
     strictEqual(await a.enter(), undefined) // the line is full
     held()
     const next = await first
     ok(next !== undefined)
-    deepStrictEqual([a.inFlight, a.queued, await a.fleetInFlight()], [1, 1, 1]) // the same slot
+    // the release asks for the line at once, not at the next poll (the clock has not moved)
+    deepStrictEqual([a.inFlight, a.queued, (await a.fleetCounts()).inFlight], [1, 1, 1])
     next()
     const last = await second
     ok(last !== undefined)
     last()
-    for (;;) if ((await a.fleetInFlight()) === 0) break
+    for (;;) if ((await a.fleetCounts()).inFlight === 0) break
     expect(events.map((e) => e._tag)).toEqual(['BulkheadQueued', 'BulkheadQueued', 'BulkheadRefused'])
 
     // a slot given back by another process: the waiter's next poll gets it
@@ -277,7 +364,7 @@ describeWithRedis('RedisBulkhead on a real Redis', (server) => {
     await clock.advance(50)
     strictEqual(a.queued, 1) // polled, and refused: still waiting
     other()
-    for (;;) if ((await b.fleetInFlight()) === 0) break
+    for (;;) if ((await b.fleetCounts()).inFlight === 0) break
     let got: Bulkhead.Release | undefined
     void waiting.then((r) => (got = r))
     // poll after poll (each a round trip to the server), a bounded number of them
@@ -313,7 +400,7 @@ describeWithRedis('RedisBulkhead on a real Redis', (server) => {
     await waitFor(() => clock.pending === 0) // neither the poll nor the wait's bound is left sleeping
 
     held()
-    for (;;) if ((await b.fleetInFlight()) === 0) break
+    for (;;) if ((await b.fleetCounts()).inFlight === 0) break
 
     // aborted while the poll that finds the slot free is on its way to Redis: the slot goes back
     let onSend = (): void => undefined
@@ -328,12 +415,12 @@ describeWithRedis('RedisBulkhead on a real Redis', (server) => {
     const racing = c.enter(late.signal)
     await waitFor(() => c.queued === 1)
     holder()
-    for (;;) if ((await b.fleetInFlight()) === 0) break
+    for (;;) if ((await b.fleetCounts()).inFlight === 0) break
     onSend = () => late.abort()
     await clock.advance(50)
     strictEqual(await racing, undefined)
     await waitFor(() => c.inFlight === 0)
-    for (;;) if ((await c.fleetInFlight()) === 0) break
+    for (;;) if ((await c.fleetCounts()).inFlight === 0) break
     expect(events.map((e) => e._tag)).toEqual(['BulkheadQueued', 'BulkheadAborted', 'BulkheadQueued', 'BulkheadAborted'])
   }, 20_000)
 
@@ -357,24 +444,52 @@ describeWithRedis('RedisBulkhead on a real Redis', (server) => {
 
   it('should keep the slot of a call longer than its lease (heartbeat), and give it back when the call ends', async () => {
     const k = key()
-    const a = make({ key: k, lease: 1_500, timeout: 300 })
-    const b = make({ key: k, lease: 1_500, timeout: 300 })
+    // a short lease, and a prober that refuses rather than let a slow answer in by its fallback
+    const a = make({ key: k, lease: 750, timeout: 200 })
+    const b = make({ key: k, lease: 750, timeout: 200, fallback: 'refuse' })
     const held = await a.enter()
     ok(held !== undefined)
     const began = Date.now()
     let tries = 0
     // three leases and more
-    while (Date.now() - began < 4_600) {
+    while (Date.now() - began < 2_400) {
       strictEqual(await b.enter(), undefined)
       tries++
       await new Promise((resolve) => setTimeout(resolve, 25))
     }
     ok(tries >= 10, `${tries} tries`)
     held()
-    for (;;) if ((await b.fleetInFlight()) === 0) break
+    for (;;) if ((await b.fleetCounts()).inFlight === 0) break
     const mine = await b.enter()
     ok(mine !== undefined)
     mine()
+  }, 20_000)
+
+  it('should count the calls of every bulkhead on the key in asGuard and fleetCounts (issue 33)', async () => {
+    const k = key()
+    const a = make({ key: k, maxConcurrent: 2 })
+    const b = make({ key: k, maxConcurrent: 2, maxQueue: 1 })
+    const guard = Bulkhead.asGuard(a)
+    const retry = { ok: false, error: 'x', latency: 0, now: 0, retries: 0, retrying: true, delay: 10 }
+    strictEqual(await guard.admit(retry), true)
+    const held = [await b.enter(), await b.enter()]
+    // b holds every slot of the fleet and a has no line: a retry through a would be refused
+    strictEqual(await guard.admit(retry), false)
+    strictEqual(await guard.allows?.(0), false)
+    const waiting = b.enter()
+    await waitFor(() => b.queued === 1)
+    deepStrictEqual(await a.fleetCounts(), { inFlight: 2, queued: 1 })
+    for (const release of held) release?.()
+    const last = await waiting
+    ok(last !== undefined)
+    const mine = await a.enter()
+    ok(mine !== undefined)
+    // each sees the other's
+    deepStrictEqual([await b.fleetCounts(), a.inFlight, b.inFlight], [{ inFlight: 2, queued: 0 }, 1, 1])
+    strictEqual(await Bulkhead.asGuard(b).admit(retry), true) // b's line has room: the retry would wait
+    mine()
+    last()
+    strictEqual(await guard.admit(retry), true)
   }, 20_000)
 
   it('should let protect, protectSignalled and asGuard use it as they are', async () => {
@@ -395,7 +510,7 @@ describeWithRedis('RedisBulkhead on a real Redis', (server) => {
     deepStrictEqual(result, E.left({ _tag: 'BulkheadRejected' as const, maxConcurrent: 1, maxQueue: 0 }))
     deepStrictEqual([attempts, reasons], [0, ['bulkhead' as StopReason]])
     hold()
-    for (;;) if ((await bulkhead.fleetInFlight()) === 0) break
+    for (;;) if ((await bulkhead.fleetCounts()).inFlight === 0) break
     const signalled = pipe(
       (_: Signalled): TaskEither<never, string> =>
         () =>
@@ -442,9 +557,67 @@ describeWithRedis('RedisBulkhead on a real Redis', (server) => {
       for (;;) if ((await redis.zcard(k)) === 0) break
     }, 30_000)
 
+    it('should let the waiters of several processes in in the order they came, across the fleet (issue 33)', async () => {
+      const k = key()
+      children = Array.from({ length: 3 }, () => start(k, 1, 2, 4_000))
+      await Promise.all(children.map((c) => c.waitFor('ready', (l) => l === 'ready')))
+      const holder = make({ key: k, lease: 4_000 })
+      const held = await holder.enter()
+      ok(held !== undefined)
+      // A1 B1 C1 A2 B2 C2: each queued (Redis said it waits) before the next asks
+      const arrivals: Array<string> = []
+      for (const round of [1, 2])
+        for (const [i, child] of children.entries()) {
+          const label = `${'ABC'[i]}${round}`
+          const from = child.lines.length
+          child.process.stdin?.write(`wait ${label} 20\n`)
+          await child.waitFor(`${label} queued`, (l) => l === 'event BulkheadQueued', from)
+          arrivals.push(label)
+        }
+      held()
+      const entered = await Promise.all(
+        arrivals.map(async (label) => {
+          const line = await children['ABC'.indexOf(label[0])].waitFor(label, (l) => l.startsWith(`entered ${label} `))
+          return { label, order: Number(line.split(' ')[2]) }
+        })
+      )
+      deepStrictEqual(
+        entered.sort((x, y) => x.order - y.order).map(({ label }) => label),
+        arrivals
+      )
+    }, 30_000)
+
+    it('should tell a process stalled past its lease that it lost its slot, once, at its next heartbeat (issue 33)', async () => {
+      const k = key()
+      const LEASE = 900
+      const stalled = start(k, 1, 0, LEASE)
+      children = [stalled]
+      await stalled.waitFor('ready', (l) => l === 'ready')
+      stalled.process.stdin?.write('hold 1\n')
+      await stalled.waitFor('held', (l) => l === 'held 1')
+      process.kill(stalled.pid, 'SIGSTOP')
+      try {
+        // its lease runs out on the server's clock, and the slot goes to another call
+        const [, end] = await redis.zrange(k, '0', '0', 'WITHSCORES')
+        while ((await serverTime()) <= Number(end)) await new Promise((resolve) => setTimeout(resolve, 50))
+        const other = await make({ key: k, lease: LEASE, timeout: 200, fallback: 'refuse' }).enter()
+        ok(other !== undefined, 'the slot did not come back')
+      } finally {
+        process.kill(stalled.pid, 'SIGCONT')
+      }
+      const told = await Promise.race([
+        stalled.waitFor('the lease lost', (l) => l === 'event BulkheadLeaseLost'),
+        new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 3 * LEASE))
+      ])
+      strictEqual(told, 'event BulkheadLeaseLost')
+      // heartbeats go on (the call still runs): told once, not at each of the next two
+      await new Promise((resolve) => setTimeout(resolve, (2 * LEASE) / 3 + 100))
+      strictEqual(stalled.lines.filter((l) => l === 'event BulkheadLeaseLost').length, 1)
+    }, 30_000)
+
     it('the slots of a process killed with SIGKILL should come back after their lease, and not before', async () => {
       const k = key()
-      const LEASE = 3_000
+      const LEASE = 1_500
       const victim = start(k, 2, 0, LEASE)
       children = [victim]
       await victim.waitFor('ready', (l) => l === 'ready')
@@ -480,60 +653,57 @@ describeWithRedis('RedisBulkhead on a real Redis', (server) => {
       ok(refusals >= 5, `${refusals} refusals before the lease ran out`)
     }, 30_000)
   })
+    it('with Redis stopped (SIGSTOP), should answer by each fallback within the timeout, say so, and answer the waiters too: nothing hangs', async () => {
+      // the file's server, stopped and resumed: nothing else runs meanwhile
+      const stopped = server()
+      const redis = new Redis({ host: stopped.host, port: stopped.port })
+      try {
+        await redis.ping()
+        const events: Array<Event> = []
+        const options = { redis, maxConcurrent: 4, lease: 5_000, onEvent: (e: Event) => void events.push(e) }
+        const local = RedisBulkhead.make({ ...options, key: 'local', processes: 2 })
+        const allow = RedisBulkhead.make({ ...options, key: 'allow', fallback: 'allow' })
+        const refuse = RedisBulkhead.make({ ...options, key: 'refuse', fallback: 'refuse' })
+        const waiting = RedisBulkhead.make({ ...options, key: 'w', maxConcurrent: 1, maxQueue: 1, fallback: 'allow', pollInterval: 20 })
+        // held by another bulkhead: this one asks Redis while its call waits
+        const held = await RedisBulkhead.make({ ...options, key: 'w', maxConcurrent: 1 }).enter()
+        ok(held !== undefined)
+        const waiter = waiting.enter()
+        await waitFor(() => waiting.queued === 1)
+        // stopped (SIGSTOP): the connection stays open and nothing answers, the hardest case for a deadline
+        process.kill(stopped.pid, 'SIGSTOP')
+        const began = Date.now()
+        const fromLocal = [await local.enter(), await local.enter(), await local.enter()]
+        deepStrictEqual(
+          fromLocal.map((r) => typeof r),
+          ['function', 'function', 'undefined']
+        ) // 4 slots / 2 processes
+        ok((await allow.enter()) !== undefined)
+        strictEqual(await refuse.enter(), undefined)
+        const late = await waiter
+        ok(late !== undefined) // the waiter, answered by the fallback
+        held()
+        late()
+        const took = Date.now() - began
+        // seven calls bounded by 100 ms each, and room for a busy machine: never the client's own wait, which has none
+        ok(took < 4_000, `took ${took} ms on a stopped Redis`)
+        deepStrictEqual(
+          [...new Set(events.flatMap((e) => (e._tag === 'ServiceUnavailable' ? [e.fallback] : [])))].sort(),
+          ['allow', 'local', 'refuse']
+        )
+        await expect(local.fleetCounts()).rejects.toThrow()
+        process.kill(stopped.pid, 'SIGCONT')
+        // the connection stayed open: the enters that timed out run now, past their deadline, and take no slot
+        await redis.ping()
+        deepStrictEqual(await Promise.all(['local', 'allow', 'refuse', 'w'].map((k) => redis.zcard(k))), [0, 0, 0, 0])
+      } finally {
+        process.kill(stopped.pid, 'SIGCONT')
+        redis.disconnect()
+      }
+    }, 20_000)
 })
 
 const TE_ok: Promise<E.Either<never, string>> = Promise.resolve(E.right('ok'))
-
-;(availability.ok ? describe : describe.skip)('RedisBulkhead with Redis stopped (SIGSTOP)', () => {
-  it('should answer by each fallback within the timeout, say so, and answer the waiters too: nothing hangs', async () => {
-    const stopped = await startRedis()
-    const redis = new Redis({ host: stopped.host, port: stopped.port })
-    try {
-      await redis.ping()
-      const events: Array<Event> = []
-      const options = { redis, maxConcurrent: 4, lease: 5_000, onEvent: (e: Event) => void events.push(e) }
-      const local = RedisBulkhead.make({ ...options, key: 'local', processes: 2 })
-      const allow = RedisBulkhead.make({ ...options, key: 'allow', fallback: 'allow' })
-      const refuse = RedisBulkhead.make({ ...options, key: 'refuse', fallback: 'refuse' })
-      const waiting = RedisBulkhead.make({ ...options, key: 'w', maxConcurrent: 1, maxQueue: 1, fallback: 'allow', pollInterval: 20 })
-      // held by another bulkhead: this one asks Redis while its call waits
-      const held = await RedisBulkhead.make({ ...options, key: 'w', maxConcurrent: 1 }).enter()
-      ok(held !== undefined)
-      const waiter = waiting.enter()
-      await waitFor(() => waiting.queued === 1)
-      // stopped (SIGSTOP): the connection stays open and nothing answers, the hardest case for a deadline
-      process.kill(stopped.pid, 'SIGSTOP')
-      const began = Date.now()
-      const fromLocal = [await local.enter(), await local.enter(), await local.enter()]
-      deepStrictEqual(
-        fromLocal.map((r) => typeof r),
-        ['function', 'function', 'undefined']
-      ) // 4 slots / 2 processes
-      ok((await allow.enter()) !== undefined)
-      strictEqual(await refuse.enter(), undefined)
-      const late = await waiter
-      ok(late !== undefined) // the waiter, answered by the fallback
-      held()
-      late()
-      const took = Date.now() - began
-      // seven calls bounded by 100 ms each, and room for a busy machine: never the client's own wait, which has none
-      ok(took < 4_000, `took ${took} ms on a stopped Redis`)
-      deepStrictEqual(
-        [...new Set(events.flatMap((e) => (e._tag === 'ServiceUnavailable' ? [e.fallback] : [])))].sort(),
-        ['allow', 'local', 'refuse']
-      )
-      await expect(local.fleetInFlight()).rejects.toThrow()
-      process.kill(stopped.pid, 'SIGCONT')
-      // the connection stayed open: the enters that timed out run now, past their deadline, and take no slot
-      await redis.ping()
-      deepStrictEqual(await Promise.all(['local', 'allow', 'refuse', 'w'].map((k) => redis.zcard(k))), [0, 0, 0, 0])
-    } finally {
-      process.kill(stopped.pid, 'SIGCONT')
-      redis.disconnect()
-      await stopped.stop()
-    }
-  }, 20_000)
-})
 
 describe('RedisBulkhead: an enter that timed out never takes a slot late', () => {
   for (const outage of outages) {
