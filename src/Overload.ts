@@ -33,6 +33,7 @@
  *
  * @since 1.0.0
  */
+import * as AdaptiveLimit from './AdaptiveLimit'
 import * as Bulkhead from './Bulkhead'
 import type { Clock } from './Clock'
 import * as validate from './internal/validate'
@@ -276,6 +277,66 @@ export const bulkhead = (maxConcurrent: number): Candidate => {
           return release === undefined ? undefined : { succeeded: release, dropped: release }
         },
         limit: () => maxConcurrent
+      }
+    }
+  }
+}
+
+/**
+ * An adaptive limit per client (`AdaptiveLimit.make` on the simulation's clock, no queue): a request that finds
+ * the limit reached is shed; one answered in time is a success, one that timed out a drop.
+ *
+ * **Details**
+ *
+ * - `options` are `AdaptiveLimit.make`'s but the clock, the queue and the hooks, which the simulation sets (a
+ *   limit in it does not wait). `name` (default `adaptive aimd` or `adaptive gradient`) names it in reports.
+ * - Bad options are `AdaptiveLimit.make`'s typed errors, thrown by `make` when the run starts, and a `maxQueue`,
+ *   `queueTimeout`, `clock`, `onEvent` or `from` a `TypeError` naming it at once.
+ *
+ * @example
+ * import * as AdaptiveLimit from 'fp-ts-retry/AdaptiveLimit'
+ * import * as Overload from 'fp-ts-retry/Overload'
+ * import * as assert from 'assert'
+ *
+ * const adaptive = Overload.adaptive({ algorithm: AdaptiveLimit.gradient(), min: 1, max: 64, initial: 8 })
+ * assert.strictEqual(adaptive.name, 'adaptive gradient')
+ * const outcome = Overload.simulate({ candidate: adaptive, seed: 1 })
+ * assert.ok(outcome.phases[1].p99 < 200) // in the slowdown, the limit keeps the server's queue short
+ *
+ * @category constructors
+ * @since 1.0.0
+ */
+export const adaptive = (
+  options: Omit<AdaptiveLimit.AdaptiveLimitOptions, 'clock' | 'maxQueue' | 'queueTimeout' | 'onEvent' | 'from'> & {
+    readonly name?: string | undefined
+  }
+): Candidate => {
+  const where = 'Overload.adaptive'
+  validate.object(where, 'options', options)
+  for (const key of ['clock', 'maxQueue', 'queueTimeout', 'onEvent', 'from']) {
+    if ((options as Record<string, unknown>)[key] !== undefined)
+      throw new TypeError(
+        `${where}: options.${key} is the simulation's to set, received ${String(
+          (options as Record<string, unknown>)[key]
+        )}`
+      )
+  }
+  const { name, ...limitOptions } = options
+  const algorithm = validate.object(where, 'options.algorithm', options.algorithm)
+  return {
+    name:
+      name === undefined ? `adaptive ${algorithm._tag.toLowerCase()}` : validate.string(where, 'options.name', name),
+    make: (clock) => {
+      const limit = AdaptiveLimit.make({ ...limitOptions, clock, maxQueue: 0 })
+      return {
+        // no queue: a place now or none, never a promise
+        enter: () => {
+          const permit = limit.enter() as AdaptiveLimit.Permit | undefined
+          return permit === undefined
+            ? undefined
+            : { succeeded: () => permit.success(), dropped: () => permit.dropped() }
+        },
+        limit: () => limit.limit
       }
     }
   }
