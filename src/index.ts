@@ -3,6 +3,7 @@
  *
  * @since 0.1.0
  */
+import * as AdaptiveThrottle from './AdaptiveThrottle'
 import * as Breaker from './Breaker'
 import * as Budget from './Budget'
 import * as Bulkhead from './Bulkhead'
@@ -33,6 +34,14 @@ import * as TestClock from './TestClock'
 import * as Timeout from './Timeout'
 
 export {
+  /**
+   * Client-side adaptive throttling (the SRE book's): drops a share of the requests locally once the backend refuses
+   * more than `1 / k` of them; a combinator and a guard.
+   *
+   * @category model
+   * @since 1.0.0
+   */
+  AdaptiveThrottle,
   /**
    * Circuit breakers shared by the calls to one dependency, their half-open waits a `Schedule`: `consecutive`,
    * `sampling`, `protect`.
