@@ -302,21 +302,7 @@ export const make = (options: AdaptiveThrottleOptions = {}): AdaptiveThrottle =>
     for (const { start, requests: r, accepts: a } of carried()) add(Math.floor(start / width), r, a)
   }
 
-  const shed = (now: number, r: number, a: number): Throttled | undefined => {
-    const p = probability(k, r, a)
-    if (validate.drawn(where, random.next()) >= p) return undefined
-    observe(onEvent, {
-      _tag: 'LoadShed',
-      source: 'throttle',
-      run: 0,
-      at: now,
-      cause: 'throttled',
-      priority: 'normal',
-      inFlight: r,
-      limit: k * a
-    })
-    return { _tag: 'Throttled', probability: p }
-  }
+  const shed = shedder(where, k, random, onEvent)
 
   const throttle: AdaptiveThrottle = {
     k,
@@ -343,6 +329,7 @@ export const make = (options: AdaptiveThrottleOptions = {}): AdaptiveThrottle =>
       return shed(now, r, a) === undefined
     }
   }
+  counters.set(throttle, (r, a) => add(Math.floor(clock.now() / width), r, a))
   windows.set(throttle, () => {
     const oldest = Math.floor(clock.now() / width) - buckets
     const live: Array<Counted> = []
@@ -357,6 +344,43 @@ export const make = (options: AdaptiveThrottleOptions = {}): AdaptiveThrottle =>
 
 /** The buckets each throttle of {@link make} has in its window, oldest first, for a throttle that replaces it. */
 const windows = new WeakMap<AdaptiveThrottle, () => ReadonlyArray<Counted>>()
+
+/** Counts requests and accepts in each throttle of {@link make}, now, drawing nothing. */
+const counters = new WeakMap<AdaptiveThrottle, (requests: number, accepts: number) => void>()
+
+/**
+ * Counts `requests` and `accepts` now in `throttle`, a throttle of {@link make}, drawing nothing and telling nothing:
+ * how a throttle shared through Redis keeps its local fallback counting this process's calls while Redis decides.
+ *
+ * @internal
+ */
+export const count = (throttle: AdaptiveThrottle, requests: number, accepts: number): void =>
+  counters.get(throttle)?.(requests, accepts)
+
+/**
+ * The drop of a request, drawn from `random` against the probability of the counts `requests` and `accepts`: a
+ * {@link Throttled}, told as a `LoadShed` at `now`, or `undefined` (it goes). One rule for every throttle, local
+ * or shared.
+ *
+ * @internal
+ */
+export const shedder =
+  (where: string, k: number, random: Random, onEvent: Observer | undefined) =>
+  (now: number, requests: number, accepts: number): Throttled | undefined => {
+    const p = probability(k, requests, accepts)
+    if (validate.drawn(where, random.next()) >= p) return undefined
+    observe(onEvent, {
+      _tag: 'LoadShed',
+      source: 'throttle',
+      run: 0,
+      at: now,
+      cause: 'throttled',
+      priority: 'normal',
+      inFlight: requests,
+      limit: k * accepts
+    })
+    return { _tag: 'Throttled', probability: p }
+  }
 
 function carriedFrom(where: string, from: AdaptiveThrottle | undefined): (() => ReadonlyArray<Counted>) | undefined {
   if (from === undefined) return undefined
