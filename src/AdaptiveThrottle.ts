@@ -182,9 +182,6 @@ const DEFAULT_K = 2
 const DEFAULT_WINDOW = 120_000
 const DEFAULT_BUCKETS = 10
 
-/** The most buckets a window has: each costs three numbers here and two fields of a hash in Redis. */
-const MAX_BUCKETS = 1_000
-
 /** A bucket that leaves the window: its start, and the counts made in it. */
 interface Counted {
   readonly start: number
@@ -215,7 +212,7 @@ export const checkWindow = (
   buckets: validate.sizeAtMost(
     where,
     'options.buckets',
-    MAX_BUCKETS,
+    validate.MAX_BUCKETS,
     validate.orDefault(options.buckets, DEFAULT_BUCKETS)
   )
 })

@@ -86,6 +86,10 @@ const pipelineArb: fc.Arbitrary<PipelineConfig> = fc
         })
       ),
       breaker: breakerArb,
+      throttle: fc.record(
+        { k: fc.constantFrom(1, 1.5, 2, 10), window: ms, buckets: fc.integer({ min: 1, max: 1_000 }) },
+        { requiredKeys: [] }
+      ),
       retry: scheduleArb,
       budget: fc.record({
         kind: fc.constant('retryThrottle' as const),
@@ -98,7 +102,13 @@ const pipelineArb: fc.Arbitrary<PipelineConfig> = fc
       }),
       fallback: fc.record({
         on: fc.uniqueArray(
-          fc.constantFrom('failed' as const, 'schedule' as const, 'breaker' as const, 'bulkhead' as const),
+          fc.constantFrom(
+            'failed' as const,
+            'schedule' as const,
+            'breaker' as const,
+            'bulkhead' as const,
+            'shed' as const
+          ),
           { minLength: 1 }
         )
       }),
@@ -207,6 +217,16 @@ describe('PolicyConfig', () => {
   describe('bad documents', () => {
     const cases: ReadonlyArray<readonly [string, unknown, string]> = [
       [
+        "a throttle's k below 1",
+        one({ throttle: { k: 0.5 } }),
+        'at policies.p.throttle.k: expected a finite number >= 1, got 0.5'
+      ],
+      [
+        "a throttle's buckets out of range",
+        one({ throttle: { buckets: 1_001 } }),
+        'at policies.p.throttle.buckets: expected a whole number in [1, 1000], got 1001'
+      ],
+      [
         'a negative duration',
         one({ timeout: -5 }),
         'at policies.p.timeout: expected a duration > 0 like "250ms" or "2s", or a number of ms, got -5'
@@ -261,7 +281,7 @@ describe('PolicyConfig', () => {
       [
         'a misspelt section',
         one({ bulkhed: { maxConcurrent: 1, maxQueue: 0 } }),
-        'at policies.p.bulkhed: expected one of the keys "timeout", "rateLimit", "breaker", "retry", "budget", "hedging", "bulkhead", "fallback", "key", "store", got the unknown key "bulkhed" (did you mean "bulkhead"?)'
+        'at policies.p.bulkhed: expected one of the keys "timeout", "rateLimit", "breaker", "throttle", "retry", "budget", "hedging", "bulkhead", "fallback", "key", "store", got the unknown key "bulkhed" (did you mean "bulkhead"?)'
       ],
       [
         'a key template naming no field',
@@ -420,6 +440,7 @@ describe('PolicyConfig', () => {
         'timeout',
         'rateLimit',
         'breaker',
+        'throttle',
         'retry',
         'budget',
         'hedging',
