@@ -46,8 +46,9 @@ import * as validate from './internal/validate'
  *   `idleAfter` ms (when given); when a new key would bring the size above `maxKeys`, the least recently used
  *   key goes first.
  * - `size` is the number of policies kept (never above `maxKeys`); `keys()` lists their keys, least recently used
- *   first; neither drops idle policies (only `get` reads the clock). `delete(key)` forgets the key's policy and
- *   answers whether there was one.
+ *   first; `peek(key)` answers the key's policy if one is kept (`undefined` if not), without making one or using
+ *   it (a gauge reads the live keys so, and keeps none of them alive); none of them drops idle policies (only `get`
+ *   reads the clock). `delete(key)` forgets the key's policy and answers whether there was one.
  * - An evicted policy is only forgotten: a call still holding it goes on with it (a breaker or limiter needs no
  *   closing).
  *
@@ -62,6 +63,7 @@ import * as validate from './internal/validate'
  * counters.get('c') // evicts 'b'
  * assert.deepStrictEqual(counters.keys(), ['a', 'c'])
  * assert.strictEqual(counters.get('a').n, 1)
+ * assert.strictEqual(counters.peek('b'), undefined) // evicted, and not made again
  * assert.strictEqual(counters.delete('a'), true)
  * assert.strictEqual(counters.size, 1)
  *
@@ -72,6 +74,7 @@ export interface Keyed<P> {
   readonly get: (key: string) => P
   readonly size: number
   readonly keys: () => ReadonlyArray<string>
+  readonly peek: (key: string) => P | undefined
   readonly delete: (key: string) => boolean
 }
 
@@ -207,6 +210,7 @@ export const make = <P>(options: KeyedOptions<P>): Keyed<P> => {
       return entries.size
     },
     keys: () => [...entries.keys()],
+    peek: (key) => entries.get(key)?.policy,
     delete: (key) => entries.delete(key)
   }
 }

@@ -12,11 +12,13 @@
  */
 import type { Attributes, Context, Counter, Histogram, HrTime, Meter, Span, Tracer } from '@opentelemetry/api'
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
+import type { AdaptiveThrottle } from './AdaptiveThrottle'
 import type { Breaker } from './Breaker'
 import type { RetryBudget } from './Budget'
 import type * as Event from './Event'
 import { showValue } from './internal/show'
 import * as validate from './internal/validate'
+import type { Keyed } from './Keyed'
 
 // -------------------------------------------------------------------------------------
 // model
@@ -35,6 +37,9 @@ import * as validate from './internal/validate'
  *   that is not given here is reported from its first `BreakerStateChanged`, under the `name` its events carry.
  * - `budgets`: budgets to report the tokens of, by name (`fp_ts_retry.budget.tokens`): those with a numeric
  *   `tokens` (`Budget.retryThrottle`, `Budget.retryQuota`); the others are skipped.
+ * - `throttles`: adaptive throttles to report the drop probability of, by name
+ *   (`fp_ts_retry.throttle.drop_probability`), read at each collection: a throttle, or a `Keyed` registry of them,
+ *   reported for each key it holds then (`fp_ts_retry.key`), read with `peek` so that no key is kept alive by it.
  * - `errorType` (default {@link errorType}): the `error.type` of a failed attempt's error. Keep its answers few (a
  *   class, a code): they are a metric's attribute.
  * - `knownMethods` (default {@link KnownMethods}): the HTTP methods an `Http` attempt's span names and reports as
@@ -62,6 +67,7 @@ export interface ObserverOptions {
   readonly meter?: Meter | undefined
   readonly breakers?: Readonly<Record<string, Breaker>> | undefined
   readonly budgets?: Readonly<Record<string, RetryBudget>> | undefined
+  readonly throttles?: Readonly<Record<string, AdaptiveThrottle | Keyed<AdaptiveThrottle>>> | undefined
   readonly errorType?: ((error: unknown) => string) | undefined
   readonly knownMethods?: ReadonlyArray<string> | undefined
 }
@@ -151,6 +157,7 @@ const A = {
   breaker: 'fp_ts_retry.breaker.name',
   state: 'fp_ts_retry.breaker.state',
   budget: 'fp_ts_retry.budget.name',
+  throttle: 'fp_ts_retry.throttle.name',
   service: 'fp_ts_retry.service',
   chaos: 'fp_ts_retry.chaos.kind',
   key: 'fp_ts_retry.key',
@@ -296,6 +303,31 @@ const observeGauges = (
     })
 }
 
+/** The drop probability of each throttle, by name (a keyed one's for each key it holds), read at collection. */
+const observeThrottles = (
+  meter: Meter,
+  throttles: ReadonlyArray<readonly [string, AdaptiveThrottle | Keyed<AdaptiveThrottle>]>
+): void => {
+  if (throttles.length === 0) return
+  meter
+    .createObservableGauge('fp_ts_retry.throttle.drop_probability', {
+      unit: '1',
+      description: "The probability an adaptive throttle drops a request, by the name given in the observer's options."
+    })
+    .addCallback((result) => {
+      for (const [name, throttle] of throttles) {
+        if (!('peek' in throttle)) {
+          result.observe(throttle.dropProbability(), { [A.throttle]: name })
+          continue
+        }
+        for (const key of throttle.keys()) {
+          const one = throttle.peek(key)
+          if (one !== undefined) result.observe(one.dropProbability(), { [A.throttle]: name, [A.key]: key })
+        }
+      }
+    })
+}
+
 /** `attributes`, with the event's policy key (`Keyed`) when it has one. */
 const keyed = (event: Event.Event, attributes: Attributes): Attributes => {
   if (event.key !== undefined) attributes[A.key] = event.key
@@ -372,8 +404,8 @@ const isCancellation = (event: Event.AttemptEnded): boolean =>
  *   for a `'defect'`); no error message is recorded (it may hold what a trace must not).
  * - A breaker's change of state is an event of the span active when it changes, if any, and the
  *   `fp_ts_retry.breaker.state` gauge reports every breaker of `options.breakers` from the start.
- * - The events that belong to no run (a bulkhead's, a rate limiter's, `Timeout`'s, a service's, a fallback's and
- *   chaos's) and a durable run's `RunSubmitted` and `RunDelivered` are events of the span active when they are
+ * - The events that belong to no run (a bulkhead's, a load shedder's, a rate limiter's, `Timeout`'s, a service's, a
+ *   fallback's and chaos's) and a durable run's `RunSubmitted` and `RunDelivered` are events of the span active when they are
  *   told, if any.
  * - Every event counts in `fp_ts_retry.events` by its `_tag`; the metrics' names, units and attributes: the table
  *   of the observability guide.
@@ -434,6 +466,23 @@ export const observer = (options: ObserverOptions): Event.Observer => {
         validate.implementing(where, `options.breakers.${name}`, 'a Breaker', ['enter', 'admitsIn'], breaker)
       ] as const
   )
+  const throttles = Object.entries(
+    options.throttles === undefined ? {} : validate.object(where, 'options.throttles', options.throttles)
+  ).map(
+    ([name, throttle]) =>
+      [
+        name,
+        'peek' in validate.object(where, `options.throttles.${name}`, throttle)
+          ? validate.implementing(where, `options.throttles.${name}`, 'a Keyed', ['keys', 'peek'], throttle)
+          : validate.implementing(
+              where,
+              `options.throttles.${name}`,
+              'an AdaptiveThrottle',
+              ['dropProbability'],
+              throttle
+            )
+      ] as const
+  )
   const { knownMethods = KnownMethods } = options
   if (!Array.isArray(knownMethods))
     throw new TypeError(
@@ -444,6 +493,7 @@ export const observer = (options: ObserverOptions): Event.Observer => {
   const seen = new Map<string, Seen>()
   const instruments = meter === undefined ? undefined : makeInstruments(meter)
   if (meter !== undefined) observeGauges(meter, given, seen, budgets)
+  if (meter !== undefined) observeThrottles(meter, throttles)
   /** A breaker's change of state, kept for the gauge (a keyed breaker until it is reported closed). */
   const see = ({ name, key, to }: Event.BreakerStateChanged): void =>
     void seen.set(JSON.stringify([name ?? null, key ?? null]), { name, key, state: to })
@@ -549,6 +599,7 @@ export const observer = (options: ObserverOptions): Event.Observer => {
       case 'BulkheadQueued':
       case 'BulkheadRefused':
       case 'BulkheadAborted':
+      case 'LoadShed':
       case 'RateLimitWaited':
       case 'RateLimitRefused':
       case 'TimedOut':

@@ -4,6 +4,7 @@ import { pipe } from 'fp-ts/function'
 import * as TE from 'fp-ts/TaskEither'
 import * as AdaptiveThrottle from '../src/AdaptiveThrottle'
 import type { Event } from '../src/Event'
+import * as Keyed from '../src/Keyed'
 import * as Random from '../src/Random'
 import { retrying, type StopReason } from '../src/Retry'
 import * as Schedule from '../src/Schedule'
@@ -230,6 +231,27 @@ describe('AdaptiveThrottle', () => {
       // the old one goes on alone
       old.request()
       deepStrictEqual([same.requests, old.requests], [1, 2])
+    })
+  })
+
+  describe('per key (Keyed)', () => {
+    it('should keep one throttle per key, each with its own counts, its drops told with the key', () => {
+      const events: Array<Event> = []
+      const clock = TestClock.make()
+      const throttles = Keyed.make({
+        make: (_host: string, onEvent) => AdaptiveThrottle.make({ clock, random: Random.fixed(0), onEvent }),
+        maxKeys: 2,
+        onEvent: (e) => void events.push(e)
+      })
+      throttles.get('a.example').request() // refused: p = 1/2 for a.example
+      strictEqual(throttles.get('b.example').request(), undefined)
+      ok(throttles.get('a.example').request() !== undefined)
+      deepStrictEqual(
+        events.map((e) => [e._tag, e.key]),
+        [['LoadShed', 'a.example']]
+      )
+      throttles.get('c.example') // b.example is evicted: memory stays at maxKeys throttles of `buckets` buckets
+      deepStrictEqual(throttles.keys(), ['a.example', 'c.example'])
     })
   })
 

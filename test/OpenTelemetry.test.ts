@@ -13,6 +13,7 @@ import * as fs from 'fs'
 import * as t from 'io-ts'
 import * as os from 'os'
 import * as path from 'path'
+import * as AdaptiveThrottle from '../src/AdaptiveThrottle'
 import * as Breaker from '../src/Breaker'
 import * as Bulkhead from '../src/Bulkhead'
 import * as Chaos from '../src/Chaos'
@@ -1118,6 +1119,33 @@ describe('OpenTelemetry', () => {
         'budget.name=api': 9,
         'budget.name=other': 4
       })
+    })
+
+    it("should report the named throttles' drop probability as a gauge, a keyed one's for each key it holds", async () => {
+      const s = sdkLine.make()
+      const clock = TestClock.make()
+      const api = AdaptiveThrottle.make({ clock, random: Random.fixed(0.99) })
+      const hosts = Keyed.make({
+        make: () => AdaptiveThrottle.make({ clock, random: Random.fixed(0.99) }),
+        maxKeys: 10
+      })
+      observe(s, { throttles: { api, hosts } })
+      for (let i = 0; i < 3; i++) api.request() // refused: p = 3 / 4
+      hosts.get('a.example').request()
+      hosts.get('b.example').request()
+      hosts.get('b.example').accept()
+      deepStrictEqual((await pointsOf(s))['fp_ts_retry.throttle.drop_probability (1)'], {
+        'throttle.name=api': 0.75,
+        'key=a.example throttle.name=hosts': 0.5,
+        'key=b.example throttle.name=hosts': 0
+      })
+      hosts.delete('a.example')
+      await pointsOf(s)
+      deepStrictEqual(hosts.keys(), ['b.example']) // read without being made again
+      throwsTypeError(
+        () => observe(s, { throttles: { x: {} as never } }),
+        /options.throttles.x must be an AdaptiveThrottle/
+      )
     })
 
     it('should make no attempt span for a run whose span is not recorded (sampled out, or the no-op API)', async () => {
