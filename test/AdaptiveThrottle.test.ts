@@ -82,25 +82,34 @@ describe('AdaptiveThrottle', () => {
       )
     })
 
-    it('should drop at the probability it states, over many calls (a seeded Random)', () => {
-      // The backend accepts a fixed share of what reaches it; the throttle settles where it drops p of the requests.
+    it('should drop at the probability it states, over many calls, and settle where the SRE book says', async () => {
+      // A request a ms for 20 s, to a backend that accepts at most one every 4 ms of what reaches it: once settled,
+      // the client sends about k = 2 times what the backend accepts, and drops the rest.
       const clock = TestClock.make()
-      const throttle = AdaptiveThrottle.make({ clock, random: Random.seeded(34) })
-      const backend = Random.seeded(7)
+      const throttle = AdaptiveThrottle.make({ window: 1_000, buckets: 10, clock, random: Random.seeded(34) })
       let expected = 0
       let dropped = 0
+      let lastAccept = -Infinity
       const n = 20_000
+      let [sent, accepted] = [0, 0] // in the second half, once settled
       for (let i = 0; i < n; i++) {
+        await clock.advance(1)
         expected += throttle.dropProbability()
-        const answer = throttle.request()
-        if (answer !== undefined) dropped++
-        else if (backend.next() < 0.2) throttle.accept()
+        if (throttle.request() !== undefined) {
+          dropped++
+          continue
+        }
+        if (i >= n / 2) sent++
+        if (clock.now() - lastAccept >= 4) {
+          lastAccept = clock.now()
+          throttle.accept()
+          if (i >= n / 2) accepted++
+        }
       }
-      // the drops are a sum of independent Bernoulli draws: their variance is below n / 4, so 5 standard deviations
-      // is at most 5 * sqrt(n) / 2
+      // the drops are a sum of independent draws, each a Bernoulli of its stated probability: their variance is at
+      // most n / 4, so 5 standard deviations are at most 5 * sqrt(n) / 2 (about 354 here)
       ok(Math.abs(dropped - expected) < (5 * Math.sqrt(n)) / 2, `dropped ${dropped}, expected ${expected}`)
-      // and p is where the SRE book puts it: requests ~ k * accepts / (1 - p), with 20% of what goes accepted
-      ok(dropped > n * 0.5, `dropped ${dropped} of ${n}`)
+      ok(Math.abs(sent / accepted - 2) < 0.1, `sent ${sent} for ${accepted} accepted`)
     })
 
     it('should drop nothing while the backend accepts every request', async () => {
