@@ -3,7 +3,7 @@
  * `./support/otel`): spans through each line's `InMemorySpanExporter`, metrics through a `MetricReader` collected by
  * hand, each run on a `TestClock` so that every time is exact.
  */
-import { metrics, SpanKind, trace } from '@opentelemetry/api'
+import { context, type ContextManager, metrics, ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api'
 import * as fc from 'fast-check'
 import * as E from 'fp-ts/Either'
 import { pipe } from 'fp-ts/function'
@@ -1119,6 +1119,45 @@ describe('OpenTelemetry', () => {
         'budget.name=api': 9,
         'budget.name=other': 4
       })
+    })
+
+    it("should tell a throttle's LoadShed as an event of the span active then", () => {
+      const s = sdkLine.make()
+      // a context manager of the test's own (synchronous `with`): the API's default one keeps no active span
+      let active = ROOT_CONTEXT
+      const manager: ContextManager = {
+        active: () => active,
+        with: (ctx, fn, thisArg, ...args) => {
+          const before = active
+          active = ctx
+          try {
+            return fn.call(thisArg, ...args)
+          } finally {
+            active = before
+          }
+        },
+        bind: (_ctx, target) => target,
+        enable: () => manager,
+        disable: () => manager
+      }
+      context.setGlobalContextManager(manager)
+      try {
+        const throttle = AdaptiveThrottle.make({
+          clock: TestClock.make(),
+          random: Random.fixed(0),
+          onEvent: observe(s)
+        })
+        throttle.request() // p = 1/2 for the next
+        const span = s.tracer.startSpan('request')
+        context.with(trace.setSpan(context.active(), span), () => throttle.request())
+        span.end()
+        deepStrictEqual(
+          s.finished().map((f) => [f.name, f.events.map((e) => e.name)]),
+          [['request', ['LoadShed']]]
+        )
+      } finally {
+        context.disable()
+      }
     })
 
     it("should report the named throttles' drop probability as a gauge, a keyed one's for each key it holds", async () => {
