@@ -43,7 +43,7 @@ module.exports = {
       comment: 'Guard is the protocol; each resource adapts itself to it (its own asGuard).',
       severity: 'error',
       from: { path: '^src/Guard[.]ts$' },
-      to: { path: '^src/(Breaker|Budget|RateLimiter|Bulkhead|AdaptiveLimit|Redis[A-Za-z]+)[.]ts$' }
+      to: { path: '^src/(Breaker|Budget|RateLimiter|Bulkhead|Adaptive[A-Za-z]+|Redis[A-Za-z]+)[.]ts$' }
     },
     {
       name: 'decision-below-runners',

@@ -64,6 +64,7 @@ import * as validate from './internal/validate'
  * assert.deepStrictEqual(counters.keys(), ['a', 'c'])
  * assert.strictEqual(counters.peek('b'), undefined)
  * assert.strictEqual(counters.get('a').n, 1)
+ * assert.strictEqual(counters.peek('b'), undefined) // evicted, and not made again
  * assert.strictEqual(counters.delete('a'), true)
  * assert.strictEqual(counters.size, 1)
  *

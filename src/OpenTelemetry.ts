@@ -13,6 +13,7 @@
 import type { Attributes, Context, Counter, Histogram, HrTime, Meter, Span, Tracer } from '@opentelemetry/api'
 import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
 import type { AdaptiveLimit } from './AdaptiveLimit'
+import type { AdaptiveThrottle } from './AdaptiveThrottle'
 import type { Breaker } from './Breaker'
 import type { RetryBudget } from './Budget'
 import type * as Event from './Event'
@@ -41,6 +42,9 @@ import * as validate from './internal/validate'
  *   (`fp_ts_retry.adaptive_limit.limit` and `fp_ts_retry.adaptive_limit.in_flight`), each read at each collection:
  *   an `AdaptiveLimit`, or a `Keyed` registry of them, whose keys are reported each with its `fp_ts_retry.key`, as
  *   long as the registry keeps them (read with `peek`, so that being reported keeps no key alive).
+ * - `throttles`: adaptive throttles to report the drop probability of, by name
+ *   (`fp_ts_retry.throttle.drop_probability`), read at each collection: a throttle, or a `Keyed` registry of them,
+ *   reported for each key it holds then (`fp_ts_retry.key`), read with `peek` so that no key is kept alive by it.
  * - `errorType` (default {@link errorType}): the `error.type` of a failed attempt's error. Keep its answers few (a
  *   class, a code): they are a metric's attribute.
  * - `knownMethods` (default {@link KnownMethods}): the HTTP methods an `Http` attempt's span names and reports as
@@ -69,6 +73,7 @@ export interface ObserverOptions {
   readonly breakers?: Readonly<Record<string, Breaker>> | undefined
   readonly budgets?: Readonly<Record<string, RetryBudget>> | undefined
   readonly adaptiveLimits?: Readonly<Record<string, AdaptiveLimit | Keyed<AdaptiveLimit>>> | undefined
+  readonly throttles?: Readonly<Record<string, AdaptiveThrottle | Keyed<AdaptiveThrottle>>> | undefined
   readonly errorType?: ((error: unknown) => string) | undefined
   readonly knownMethods?: ReadonlyArray<string> | undefined
 }
@@ -159,6 +164,7 @@ const A = {
   state: 'fp_ts_retry.breaker.state',
   budget: 'fp_ts_retry.budget.name',
   adaptiveLimit: 'fp_ts_retry.adaptive_limit.name',
+  throttle: 'fp_ts_retry.throttle.name',
   service: 'fp_ts_retry.service',
   chaos: 'fp_ts_retry.chaos.kind',
   key: 'fp_ts_retry.key',
@@ -344,6 +350,31 @@ const observeLimits = (meter: Meter, limits: ReadonlyArray<readonly [string, Giv
     .addCallback((result) => each((limit, attributes) => result.observe(limit.inFlight, attributes)))
 }
 
+/** The drop probability of each throttle, by name (a keyed one's for each key it holds), read at collection. */
+const observeThrottles = (
+  meter: Meter,
+  throttles: ReadonlyArray<readonly [string, AdaptiveThrottle | Keyed<AdaptiveThrottle>]>
+): void => {
+  if (throttles.length === 0) return
+  meter
+    .createObservableGauge('fp_ts_retry.throttle.drop_probability', {
+      unit: '1',
+      description: "The probability an adaptive throttle drops a request, by the name given in the observer's options."
+    })
+    .addCallback((result) => {
+      for (const [name, throttle] of throttles) {
+        if (!('peek' in throttle)) {
+          result.observe(throttle.dropProbability(), { [A.throttle]: name })
+          continue
+        }
+        for (const key of throttle.keys()) {
+          const one = throttle.peek(key)
+          if (one !== undefined) result.observe(one.dropProbability(), { [A.throttle]: name, [A.key]: key })
+        }
+      }
+    })
+}
+
 /** `attributes`, with the event's policy key (`Keyed`) when it has one. */
 const keyed = (event: Event.Event, attributes: Attributes): Attributes => {
   if (event.key !== undefined) attributes[A.key] = event.key
@@ -420,8 +451,8 @@ const isCancellation = (event: Event.AttemptEnded): boolean =>
  *   for a `'defect'`); no error message is recorded (it may hold what a trace must not).
  * - A breaker's change of state is an event of the span active when it changes, if any, and the
  *   `fp_ts_retry.breaker.state` gauge reports every breaker of `options.breakers` from the start.
- * - The events that belong to no run (a bulkhead's, an adaptive limit's, a rate limiter's, `Timeout`'s, a service's, a fallback's and
- *   chaos's) and a durable run's `RunSubmitted` and `RunDelivered` are events of the span active when they are
+ * - The events that belong to no run (a bulkhead's, a load shedder's, a rate limiter's, `Timeout`'s, a service's, a
+ *   fallback's and chaos's) and a durable run's `RunSubmitted` and `RunDelivered` are events of the span active when they are
  *   told, if any.
  * - Every event counts in `fp_ts_retry.events` by its `_tag`; the metrics' names, units and attributes: the table
  *   of the observability guide.
@@ -485,6 +516,23 @@ export const observer = (options: ObserverOptions): Event.Observer => {
   const limits = Object.entries(
     options.adaptiveLimits === undefined ? {} : validate.object(where, 'options.adaptiveLimits', options.adaptiveLimits)
   ).map(([name, given]) => [name, givenLimit(where, `options.adaptiveLimits.${name}`, given)] as const)
+  const throttles = Object.entries(
+    options.throttles === undefined ? {} : validate.object(where, 'options.throttles', options.throttles)
+  ).map(
+    ([name, throttle]) =>
+      [
+        name,
+        'peek' in validate.object(where, `options.throttles.${name}`, throttle)
+          ? validate.implementing(where, `options.throttles.${name}`, 'a Keyed', ['keys', 'peek'], throttle)
+          : validate.implementing(
+              where,
+              `options.throttles.${name}`,
+              'an AdaptiveThrottle',
+              ['dropProbability'],
+              throttle
+            )
+      ] as const
+  )
   const { knownMethods = KnownMethods } = options
   if (!Array.isArray(knownMethods))
     throw new TypeError(
@@ -496,6 +544,7 @@ export const observer = (options: ObserverOptions): Event.Observer => {
   const instruments = meter === undefined ? undefined : makeInstruments(meter)
   if (meter !== undefined) observeGauges(meter, given, seen, budgets)
   if (meter !== undefined && limits.length > 0) observeLimits(meter, limits)
+  if (meter !== undefined) observeThrottles(meter, throttles)
   /** A breaker's change of state, kept for the gauge (a keyed breaker until it is reported closed). */
   const see = ({ name, key, to }: Event.BreakerStateChanged): void =>
     void seen.set(JSON.stringify([name ?? null, key ?? null]), { name, key, state: to })

@@ -11,6 +11,7 @@
  * | bulkhead | the same object | a new one that counts the old one's calls in flight until they end and takes its waiters (`Bulkhead.make` `from`) |
  * | adaptive limit | the same object | a new one that keeps the learned limit (within its new bounds), counts the old one's calls in flight until they end and takes its waiters (`AdaptiveLimit.make` `from`) |
  * | budget | the same object | a new one with the old one's tokens, at most its new `maxTokens` (`Budget.retryThrottle` `from`); in Redis, the same key |
+ * | throttle | the same object | a new one with the old one's requests and accepts in its window (`AdaptiveThrottle.make` `from`); in Redis, the same key |
  * | retry, hedging, timeout, fallback | plain values | the runs in progress keep the ones they started with |
  *
  * A run reads its pipeline once, when it starts: it keeps the policies it started with to its end.
@@ -21,6 +22,7 @@ import * as E from 'fp-ts/Either'
 import type { TaskEither } from 'fp-ts/TaskEither'
 import * as fs from 'fs'
 import * as AdaptiveLimit from './AdaptiveLimit'
+import * as AdaptiveThrottle from './AdaptiveThrottle'
 import * as Breaker from './Breaker'
 import * as Budget from './Budget'
 import * as Bulkhead from './Bulkhead'
@@ -43,6 +45,7 @@ import type {
 import { formatPipeline, parse } from './PolicyConfig'
 import type { Random } from './Random'
 import * as RateLimiter from './RateLimiter'
+import * as RedisAdaptiveThrottle from './RedisAdaptiveThrottle'
 import * as RedisBreaker from './RedisBreaker'
 import type { RedisClient } from './RedisBudget'
 import * as RedisBudget from './RedisBudget'
@@ -80,6 +83,7 @@ export interface Pipeline {
   readonly timeout: number | undefined
   readonly rateLimiter: RateLimiter.RateLimiter | undefined
   readonly breaker: Breaker.Breaker | undefined
+  readonly throttle: AdaptiveThrottle.AdaptiveThrottle | undefined
   readonly schedule: Schedule<unknown> | undefined
   readonly budget: Budget.RetryBudget | undefined
   readonly hedging: { readonly delays: Schedule<unknown>; readonly maxConcurrent: number | undefined } | undefined
@@ -102,8 +106,9 @@ export interface Pipeline {
 export type KeyFields = { readonly [K in KeyField]?: string }
 
 /**
- * What a pipeline's own layers answer instead of running the action: the breaker is open, the bulkhead is full,
- * the adaptive limit shed the run, or the attempt timed out, with the pipeline's `name` and `key`.
+ * What a pipeline's own layers answer instead of running the action: the breaker is open, the throttle dropped
+ * the attempt, the bulkhead is full, the adaptive limit shed the run, or the attempt timed out, with the pipeline's
+ * `name` and `key`.
  *
  * @example
  * import type { PolicyRefused } from 'fp-ts-retry/Policies'
@@ -115,7 +120,7 @@ export type KeyFields = { readonly [K in KeyField]?: string }
  */
 export interface PolicyRefused {
   readonly _tag: 'PolicyRefused'
-  readonly layer: 'timeout' | 'breaker' | 'bulkhead' | 'adaptiveLimit'
+  readonly layer: 'timeout' | 'breaker' | 'throttle' | 'bulkhead' | 'adaptiveLimit'
   readonly name: string
   readonly key: string | undefined
 }
@@ -191,9 +196,10 @@ export interface RunOptions<E, A> {
  *   (made on first use, kept by `Keyed`). An unknown name, or a field the template needs and `fields` lacks, is a
  *   `TypeError`.
  * - `run(name, fields)`: the pipeline applied to an action, in the order of docs/resilience-order.md: the timeout
- *   on each attempt, the rate limit, the breaker, the retry schedule with its budget (or hedging), the bulkhead (or
- *   the adaptive limit), the fallback. The adaptive limit takes a run's latency as its sample; a run that ends in
- *   the pipeline's own timeout is a drop, any other failure is ignored. A run reads the pipeline when it starts and keeps it to its end.
+ *   on each attempt, the rate limit, the breaker, the adaptive throttle, the retry schedule with its budget (or
+ *   hedging), the bulkhead (or the adaptive limit), the fallback. The adaptive limit takes a run's latency as its
+ *   sample; a run that ends in the pipeline's own timeout is a drop, any other failure is ignored. A run reads the
+ *   pipeline when it starts and keeps it to its end.
  * - `reload(document)`: decodes the document and swaps the pipelines at once (see the module's table for what
  *   survives); a document that does not decode, or whose policies cannot be built, is refused: `Left` with its
  *   error, `ConfigRejected` told, and the running pipelines untouched.
@@ -337,6 +343,15 @@ const build = (
     return RateLimiter.gcra({ ...rate, clock, onEvent, from })
   })
 
+  const throttle = layer('throttle', config.throttle, previous?.throttle, (c) => {
+    const window = { k: c.k, window: c.window, buckets: c.buckets, random, onEvent }
+    if (store !== undefined)
+      return RedisAdaptiveThrottle.make({ ...shared, ...window, redis: redis(), key: redisKey('throttle') })
+    // a local throttle hands over its counts (one in Redis keeps them under its key)
+    const from = previous?.config.store === undefined ? previous?.throttle : undefined
+    return AdaptiveThrottle.make({ ...window, clock, from })
+  })
+
   const budget = layer('budget', config.budget, previous?.budget, (g): Budget.RetryBudget => {
     const tokens = { maxTokens: g.maxTokens, tokenRatio: g.tokenRatio }
     // a local budget hands over its tokens (one in Redis keeps them under its key)
@@ -372,6 +387,7 @@ const build = (
     timeout: config.timeout,
     rateLimiter,
     breaker,
+    throttle,
     schedule: config.retry === undefined ? undefined : toSchedule(config.retry),
     budget,
     hedging:
@@ -415,10 +431,11 @@ const isRefused = (error: unknown): error is PolicyRefused =>
 /** A run that ended in the pipeline's own timeout: an overload, to the adaptive limit. */
 const timedOut = (error: unknown): boolean => isRefused(error) && error.layer === 'timeout'
 
-/** The stop reason a layer's refusal is a fallback's `on` for: the adaptive limit's is `'shed'`. */
+/** The stop reason a layer's refusal is a fallback's `on` for: a load shedder's (the throttle's, the adaptive limit's) is `'shed'`. */
 const REASON_OF: Record<PolicyRefused['layer'], string> = {
   timeout: 'timeout',
   breaker: 'breaker',
+  throttle: 'shed',
   bulkhead: 'bulkhead',
   adaptiveLimit: 'shed'
 }
@@ -437,9 +454,17 @@ const apply = <E, A>(
     attempt = Timeout.timeout(p.timeout, () => refused('timeout', p), { clock, onEvent })(attempt)
   if (p.rateLimiter !== undefined) attempt = RateLimiter.throttle(p.rateLimiter, { clock })(attempt)
   if (p.breaker !== undefined) attempt = Breaker.protect(p.breaker, () => refused('breaker', p))(attempt)
+  // outside the breaker, which then counts only the attempts that reached the backend; an open circuit counts
+  // against the backend, as a refusal for overload does
+  const shedding = (error: unknown): boolean => isRefused(error) && error.layer === 'throttle' && error.name === p.name
+  const rejected = (error: unknown): boolean =>
+    AdaptiveThrottle.isOverload(error) || (isRefused(error) && error.layer === 'breaker' && error.name === p.name)
+  if (p.throttle !== undefined)
+    attempt = AdaptiveThrottle.protect(p.throttle, () => refused('throttle', p), { rejected })(attempt)
   const { breaker, budget } = p
+  const guards = p.throttle === undefined ? undefined : [AdaptiveThrottle.asGuard(p.throttle, { refused: shedding })]
   const runOf = (tell: Fallback.Tell): TaskEither<E | PolicyRefused, A> => {
-    const guarded = { clock, random, budget, breaker, onEvent, key: p.key }
+    const guarded = { clock, random, budget, breaker, guards, onEvent, key: p.key }
     let run = attempt
     if (p.schedule !== undefined) run = retrying(p.schedule, tell(guarded))(attempt)
     else if (p.hedging !== undefined) {
@@ -477,7 +502,7 @@ const apply = <E, A>(
  *   `TypeError` with its error lines: a service that starts with a bad document does not start.
  * - A keyed pipeline (`key`) keeps one pipeline per key (`Keyed.make`, at most `maxKeys`, idle ones dropped); on a
  *   reload that changes it but not its `template`, the keys it holds are rebuilt at once, each from its own.
- * - With a `store`, the breaker, rate limit and budget are shared through Redis under
+ * - With a `store`, the breaker, rate limit, throttle and budget are shared through Redis under
  *   `<prefix><name>:<layer>:<key>` (the key escaped by `Keyed.redisKey`).
  *
  * @example

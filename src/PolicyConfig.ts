@@ -1,7 +1,8 @@
 /**
  * A whole resilience pipeline as configuration: one io-ts codec for a JSON document that names pipelines (the
- * attempt timeout, the rate limit, the breaker, the retry schedule and its budget, hedging, the bulkhead or the
- * adaptive limit, the fallback, the key they are kept by and the Redis store they are shared through), for `Policies` to build and
+ * attempt timeout, the rate limit, the breaker, the adaptive throttle, the retry schedule and its budget, hedging,
+ * the bulkhead or the adaptive limit, the fallback, the key they are kept by and the Redis store they are shared
+ * through), for `Policies` to build and
  * reload.
  *
  * The schedules are `ScheduleConfig`'s grammar (`"retry": { "exponential": "100ms", "maxRetries": 3 }`), decoded
@@ -21,7 +22,7 @@ import * as t from 'io-ts'
 import { didYouMean, issueLine } from './internal/hint'
 import type { Json } from './internal/model'
 import { showValue } from './internal/show'
-import { isCount, isDuration, MAX_WINDOW_SIZE } from './internal/validate'
+import { isAtLeast, isCount, isDuration, MAX_BUCKETS, MAX_WINDOW_SIZE } from './internal/validate'
 import {
   Duration,
   grammar as scheduleGrammar,
@@ -92,6 +93,25 @@ export type BreakerConfig = {
 export type RateLimitConfig =
   | { readonly kind: 'gcra'; readonly rate: number; readonly per: number; readonly burst: number }
   | { readonly kind: 'fixedWindow' | 'slidingWindow'; readonly limit: number; readonly window: number }
+
+/**
+ * A client-side adaptive throttle (`AdaptiveThrottle.make`, or `RedisAdaptiveThrottle.make` with a `store`): it
+ * drops a share of the attempts once the backend refuses more than `1 / k` of them for overload (`k`, default 2),
+ * counted over `window` ms (default 2 minutes) in `buckets` buckets (default 10). `{}` takes every default.
+ *
+ * @example
+ * import type { ThrottleConfig } from 'fp-ts-retry/PolicyConfig'
+ *
+ * const throttle: ThrottleConfig = { k: 2, window: 60_000 }
+ *
+ * @category model
+ * @since 1.0.0
+ */
+export interface ThrottleConfig {
+  readonly k?: number
+  readonly window?: number
+  readonly buckets?: number
+}
 
 /**
  * A retry budget: gRPC's retry throttle (`Budget.retryThrottle`, or `RedisBudget.retryThrottle` with a `store`).
@@ -205,7 +225,16 @@ export interface FallbackConfig {
  */
 export type FallbackReason = (typeof FALLBACK_REASONS)[number]
 
-const FALLBACK_REASONS = ['failed', 'schedule', 'aborted', 'budget', 'breaker', 'rateLimit', 'bulkhead', 'shed'] as const
+const FALLBACK_REASONS = [
+  'failed',
+  'schedule',
+  'aborted',
+  'budget',
+  'breaker',
+  'rateLimit',
+  'bulkhead',
+  'shed'
+] as const
 
 /**
  * What a pipeline is kept by: a `template` that names fields of the call (`"{authority}"`,
@@ -275,8 +304,9 @@ export interface StoreConfig {
 
 /**
  * One pipeline, as decoded: durations in ms, every section optional. The layers wrap one another in the order of
- * docs/resilience-order.md, from the inside out: `timeout` (each attempt), `rateLimit`, `breaker`, `retry` (with its
- * `budget`) or `hedging`, `bulkhead` or `adaptiveLimit`, `fallback`; `key` and `store` say where they are kept.
+ * docs/resilience-order.md, from the inside out: `timeout` (each attempt), `rateLimit`, `breaker`, `throttle`,
+ * `retry` (with its `budget`) or `hedging`, `bulkhead` or `adaptiveLimit`, `fallback`; `key` and `store` say where
+ * they are kept.
  *
  * @example
  * import type { PipelineConfig } from 'fp-ts-retry/PolicyConfig'
@@ -290,6 +320,7 @@ export interface PipelineConfig {
   readonly timeout?: number
   readonly rateLimit?: RateLimitConfig
   readonly breaker?: BreakerConfig
+  readonly throttle?: ThrottleConfig
   readonly retry?: ScheduleConfig
   readonly budget?: BudgetConfig
   readonly hedging?: HedgingConfig
@@ -452,11 +483,11 @@ const count = number('a whole number >= 0', isCount, { type: 'integer', minimum:
 const ratio = number('a number in (0, 1]', isRatio, { type: 'number', exclusiveMinimum: 0, maximum: 1 })
 const positive = number('a finite number > 0', isPositive, { type: 'number', exclusiveMinimum: 0 })
 const tokens = number('a number in [0.001, 1e12]', isTokens, { type: 'number', minimum: 0.001, maximum: 1e12 })
-const backoffRatio = number(
-  'a number in [0.5, 1)',
-  (u): u is number => typeof u === 'number' && u >= 0.5 && u < 1,
-  { type: 'number', minimum: 0.5, exclusiveMaximum: 1 }
-)
+const backoffRatio = number('a number in [0.5, 1)', (u): u is number => typeof u === 'number' && u >= 0.5 && u < 1, {
+  type: 'number',
+  minimum: 0.5,
+  exclusiveMaximum: 1
+})
 const tolerance = number('a finite number >= 1', (u): u is number => isDuration(u) && u >= 1, {
   type: 'number',
   minimum: 1
@@ -774,6 +805,27 @@ const SECTIONS = {
     'the pace of the attempts, around the timeout'
   ),
   breaker: opt(breaker, 'the circuit breaker, around each attempt'),
+  throttle: opt(
+    section<ThrottleConfig>(
+      {
+        k: opt(
+          number('a finite number >= 1', isAtLeast(1), { type: 'number', minimum: 1 }),
+          'the multiplier of the accepts (default 2)'
+        ),
+        window: opt(duration, 'how far back requests and accepts count (default 2 minutes)'),
+        buckets: opt(
+          number(`a whole number in [1, ${MAX_BUCKETS}]`, (u): u is number => isPositiveCount(u) && u <= MAX_BUCKETS, {
+            type: 'integer',
+            minimum: 1,
+            maximum: MAX_BUCKETS
+          }),
+          "the window's buckets (default 10)"
+        )
+      },
+      'a client-side adaptive throttle (AdaptiveThrottle.make)'
+    ),
+    'the adaptive throttle, around the breaker: it drops attempts while the backend refuses'
+  ),
   retry: opt(schedule, 'the retry schedule (retrying), around the breaker'),
   budget: opt(
     kinds<BudgetConfig>(
@@ -867,7 +919,7 @@ const SECTIONS = {
       },
       'a Redis store shared by a fleet'
     ),
-    'where a fleet shares the breaker, rate limit and budget'
+    'where a fleet shares the breaker, rate limit, throttle and budget'
   )
 } as const
 

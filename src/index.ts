@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 import * as AdaptiveLimit from './AdaptiveLimit'
+import * as AdaptiveThrottle from './AdaptiveThrottle'
 import * as Breaker from './Breaker'
 import * as Budget from './Budget'
 import * as Bulkhead from './Bulkhead'
@@ -38,11 +39,14 @@ export {
   /**
    * Adaptive concurrency limits: a limit on the calls in flight learned from their latencies and drops (AIMD,
    * Gradient2), with a queue by priority that sheds the lowest first; a combinator and a guard.
+   * Client-side adaptive throttling (the SRE book's): drops a share of the requests locally once the backend refuses
+   * more than `1 / k` of them; a combinator and a guard.
    *
    * @category model
    * @since 1.0.0
    */
   AdaptiveLimit,
+  AdaptiveThrottle,
   /**
    * Circuit breakers shared by the calls to one dependency, their half-open waits a `Schedule`: `consecutive`,
    * `sampling`, `protect`.

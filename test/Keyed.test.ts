@@ -147,8 +147,38 @@ describe('Keyed', () => {
       strictEqual(keyed.peek('z'), undefined)
       keyed.get('c')
       keyed.get('d') // evicts a, the least recently used: the peek did not count
-      deepStrictEqual([keyed.keys(), keyed.made], [['b', 'c', 'd'], ['a', 'b', 'c', 'd']])
+      deepStrictEqual(
+        [keyed.keys(), keyed.made],
+        [
+          ['b', 'c', 'd'],
+          ['a', 'b', 'c', 'd']
+        ]
+      )
       strictEqual(keyed.peek('a'), undefined)
+    })
+
+    it('should peek at a kept policy without making one, using it or dropping idle ones', async () => {
+      const clock = TestClock.make()
+      const made: Array<string> = []
+      const keyed = Keyed.make({ make: (key: string) => (made.push(key), { key }), maxKeys: 2, idleAfter: 100, clock })
+      const a = keyed.get('a')
+      keyed.get('b')
+      strictEqual(keyed.peek('a'), a)
+      strictEqual(keyed.peek('c'), undefined)
+      deepStrictEqual(
+        [made, keyed.keys()],
+        [
+          ['a', 'b'],
+          ['a', 'b']
+        ]
+      ) // a peeked is still the least recently used
+      keyed.get('c') // evicts a
+      strictEqual(keyed.peek('a'), undefined)
+      await clock.advance(100)
+      deepStrictEqual(keyed.keys(), ['b', 'c']) // idle, but only a get drops them
+      keyed.peek('b')
+      keyed.get('d')
+      deepStrictEqual(keyed.keys(), ['d'])
     })
 
     it('should forget a deleted key and make it again on its next get', () => {

@@ -14,6 +14,7 @@ import * as t from 'io-ts'
 import * as os from 'os'
 import * as path from 'path'
 import * as AdaptiveLimit from '../src/AdaptiveLimit'
+import * as AdaptiveThrottle from '../src/AdaptiveThrottle'
 import * as Breaker from '../src/Breaker'
 import * as Bulkhead from '../src/Bulkhead'
 import * as Chaos from '../src/Chaos'
@@ -1227,7 +1228,76 @@ describe('OpenTelemetry', () => {
         'adaptive_limit.name=hosts key=b': 1
       })
       for (const p of held) if (p !== undefined && !(p instanceof Promise)) p.ignore()
-      throwsTypeError(() => observe(s, { adaptiveLimits: { x: {} as never } }), /options\.adaptiveLimits\.x.*AdaptiveLimit or a Keyed registry/)
+      throwsTypeError(
+        () => observe(s, { adaptiveLimits: { x: {} as never } }),
+        /options\.adaptiveLimits\.x.*AdaptiveLimit or a Keyed registry/
+      )
+    })
+
+    it("should tell a throttle's LoadShed as an event of the span active then", () => {
+      const s = sdkLine.make()
+      // a context manager of the test's own (synchronous `with`): the API's default one keeps no active span
+      let active = ROOT_CONTEXT
+      const manager: ContextManager = {
+        active: () => active,
+        with: (ctx, fn, thisArg, ...args) => {
+          const before = active
+          active = ctx
+          try {
+            return fn.call(thisArg, ...args)
+          } finally {
+            active = before
+          }
+        },
+        bind: (_ctx, target) => target,
+        enable: () => manager,
+        disable: () => manager
+      }
+      context.setGlobalContextManager(manager)
+      try {
+        const throttle = AdaptiveThrottle.make({
+          clock: TestClock.make(),
+          random: Random.fixed(0),
+          onEvent: observe(s)
+        })
+        throttle.request() // p = 1/2 for the next
+        const span = s.tracer.startSpan('request')
+        context.with(trace.setSpan(context.active(), span), () => throttle.request())
+        span.end()
+        deepStrictEqual(
+          s.finished().map((f) => [f.name, f.events.map((e) => e.name)]),
+          [['request', ['LoadShed']]]
+        )
+      } finally {
+        context.disable()
+      }
+    })
+
+    it("should report the named throttles' drop probability as a gauge, a keyed one's for each key it holds", async () => {
+      const s = sdkLine.make()
+      const clock = TestClock.make()
+      const api = AdaptiveThrottle.make({ clock, random: Random.fixed(0.99) })
+      const hosts = Keyed.make({
+        make: () => AdaptiveThrottle.make({ clock, random: Random.fixed(0.99) }),
+        maxKeys: 10
+      })
+      observe(s, { throttles: { api, hosts } })
+      for (let i = 0; i < 3; i++) api.request() // refused: p = 3 / 4
+      hosts.get('a.example').request()
+      hosts.get('b.example').request()
+      hosts.get('b.example').accept()
+      deepStrictEqual((await pointsOf(s))['fp_ts_retry.throttle.drop_probability (1)'], {
+        'throttle.name=api': 0.75,
+        'key=a.example throttle.name=hosts': 0.5,
+        'key=b.example throttle.name=hosts': 0
+      })
+      hosts.delete('a.example')
+      await pointsOf(s)
+      deepStrictEqual(hosts.keys(), ['b.example']) // read without being made again
+      throwsTypeError(
+        () => observe(s, { throttles: { x: {} as never } }),
+        /options.throttles.x must be an AdaptiveThrottle/
+      )
     })
 
     it('should make no attempt span for a run whose span is not recorded (sampled out, or the no-op API)', async () => {

@@ -9,6 +9,8 @@ import type * as Budget from '../src/Budget'
 import type * as Bulkhead from '../src/Bulkhead'
 import type * as Event from '../src/Event'
 import * as Policies from '../src/Policies'
+import * as Random from '../src/Random'
+import type * as RedisAdaptiveThrottle from '../src/RedisAdaptiveThrottle'
 import * as TestClock from '../src/TestClock'
 import { describeWithRedis } from './support/redis'
 import { deepStrictEqual, ok, strictEqual, throwsTypeError } from './util'
@@ -169,7 +171,10 @@ describe('Policies', () => {
       ok(limit !== undefined)
       const slow: TaskEither<string, string> = () => clock.sleep(50).then(() => E.right('live'))
       const first = policies.run('p')(slow)()
-      deepStrictEqual(await policies.run('p')(slow, { fallback: () => () => Promise.resolve(E.right('cached')) })(), E.right('cached'))
+      deepStrictEqual(
+        await policies.run('p')(slow, { fallback: () => () => Promise.resolve(E.right('cached')) })(),
+        E.right('cached')
+      )
       deepStrictEqual(
         await policies.run('p')(slow)(),
         E.left({ _tag: 'PolicyRefused', layer: 'adaptiveLimit', name: 'p', key: undefined } as const)
@@ -199,9 +204,53 @@ describe('Policies', () => {
       const hang: TaskEither<string, string> = () => clock.sleep(1_000).then(() => E.right('late'))
       const run = policies.run('p')(hang)()
       await clock.advance(100)
-      deepStrictEqual(await run, E.left({ _tag: 'PolicyRefused', layer: 'timeout', name: 'p', key: undefined } as const))
+      deepStrictEqual(
+        await run,
+        E.left({ _tag: 'PolicyRefused', layer: 'timeout', name: 'p', key: undefined } as const)
+      )
       strictEqual(policies.get('p').adaptiveLimit?.limit, 4)
       await clock.runAll()
+    })
+
+    it("a throttle drops attempts while the backend refuses: the run stops with 'shed', and a fallback on 'shed' answers", async () => {
+      const clock = TestClock.make()
+      const policies = Policies.make(
+        { policies: { p: { throttle: { k: 1 }, retry: { constant: 10, maxRetries: 1 }, fallback: { on: ['shed'] } } } },
+        { clock, random: Random.fixed(0.4) }
+      )
+      let calls = 0
+      const busy: TaskEither<{ readonly status: number }, string> = () => (
+        calls++, Promise.resolve(E.left({ status: 503 }))
+      )
+      // the first attempt goes (p = 0) and is refused; its retry is dropped by the guard (p = 1/2 > 0.4)
+      deepStrictEqual(await policies.run('p')(busy)(), E.left({ status: 503 }))
+      deepStrictEqual(clock.sleeps, [])
+      // the next run's first attempt is dropped (p = 1/2), and the fallback on 'shed' answers it
+      const cached = await policies.run('p')(busy, { fallback: () => () => Promise.resolve(E.right('cached')) })()
+      deepStrictEqual(cached, E.right('cached'))
+      deepStrictEqual(
+        await policies.run('p')(busy)(),
+        E.left({ _tag: 'PolicyRefused', layer: 'throttle', name: 'p', key: undefined } as const)
+      )
+      strictEqual(calls, 1)
+      deepStrictEqual([policies.get('p').throttle?.requests, policies.get('p').throttle?.accepts], [3, 0])
+    })
+
+    it('a throttle outside the breaker counts an open circuit against the backend, and other failures as accepted', async () => {
+      const policies = Policies.make(
+        {
+          policies: {
+            p: { breaker: { kind: 'consecutive', threshold: 1, halfOpenAfter: { constant: '1m' } }, throttle: {} }
+          }
+        },
+        { clock: TestClock.make(), random: Random.fixed(0.99) }
+      )
+      deepStrictEqual(await policies.run('p')(down)(), E.left('503')) // a failure, not an overload: accepted
+      deepStrictEqual(
+        await policies.run('p')(down)(),
+        E.left({ _tag: 'PolicyRefused', layer: 'breaker', name: 'p', key: undefined } as const)
+      )
+      deepStrictEqual([policies.get('p').throttle?.requests, policies.get('p').throttle?.accepts], [2, 1])
     })
 
     it('hedges when the document says hedging', async () => {
@@ -362,6 +411,23 @@ describe('Policies', () => {
     })
   })
 
+  describe('reload keeps the counts of a throttle', () => {
+    it('an unchanged throttle is the same object; a changed one starts with the counts of the old', async () => {
+      const clock = TestClock.make()
+      const policies = Policies.make({ policies: { p: { throttle: { k: 2 } } } }, { clock, random: Random.fixed(0.99) })
+      const busy: TaskEither<{ readonly status: number }, string> = () => Promise.resolve(E.left({ status: 429 }))
+      for (let i = 0; i < 4; i++) await policies.run('p')(busy)()
+      const old = policies.get('p').throttle
+      ok(E.isRight(policies.reload({ policies: { p: { throttle: { k: 2 }, timeout: '1s' } } })))
+      strictEqual(policies.get('p').throttle, old)
+      ok(E.isRight(policies.reload({ policies: { p: { throttle: { k: 3, window: '1m' } } } })))
+      const changed = policies.get('p').throttle
+      ok(changed !== old)
+      deepStrictEqual([changed?.k, changed?.requests, changed?.accepts], [3, 4, 0])
+      strictEqual(changed?.dropProbability(), 4 / 5)
+    })
+  })
+
   describe('reload keeps the bounds of a bulkhead, a budget and a window limiter', () => {
     it("a bulkhead's maxConcurrent holds across a reload with calls in flight", async () => {
       const clock = TestClock.make()
@@ -398,7 +464,9 @@ describe('Policies', () => {
     it('an adaptive limit keeps its learned limit and its calls in flight across a reload that changes it', async () => {
       const clock = TestClock.make()
       const doc = (max: number) => ({
-        policies: { p: { adaptiveLimit: { kind: 'aimd', backoffRatio: 0.5, min: 1, initial: 4, max, window: 1, minSamples: 1 } } }
+        policies: {
+          p: { adaptiveLimit: { kind: 'aimd', backoffRatio: 0.5, min: 1, initial: 4, max, window: 1, minSamples: 1 } }
+        }
       })
       const policies = Policies.make(doc(8), { clock })
       const ends: Array<() => void> = []
@@ -420,7 +488,10 @@ describe('Policies', () => {
       await settled()
       deepStrictEqual([next.limit, next.inFlight], [6, 2])
       ends.slice(2).forEach((end) => end())
-      deepStrictEqual(await Promise.all(runs), [1, 2, 3, 4].map(() => E.right('ok')))
+      deepStrictEqual(
+        await Promise.all(runs),
+        [1, 2, 3, 4].map(() => E.right('ok'))
+      )
       strictEqual(next.inFlight, 0)
     })
 
@@ -556,5 +627,18 @@ describeWithRedis('Policies with a Redis store', (server) => {
     a.reload({ policies: { p: { ...document.policies.p, breaker: { ...document.policies.p.breaker, threshold: 5 } } } })
     strictEqual(await (a.get('p').breaker as Breaker.Breaker).enter(), undefined)
     strictEqual(a.get('p').breaker?.state._tag, 'Open')
+  })
+
+  it('two processes share the throttle through the store', async () => {
+    const document = {
+      policies: { p: { throttle: {}, store: { kind: 'redis', prefix: `t${Date.now()}:`, timeout: '5s' } } }
+    }
+    const [a, b] = [Policies.make(document, { redis }), Policies.make(document, { redis })]
+    const busy: TaskEither<{ readonly status: number }, string> = () => Promise.resolve(E.left({ status: 503 }))
+    await a.run('p')(busy)()
+    await b.run('p')(busy)()
+    const throttle = a.get('p').throttle as RedisAdaptiveThrottle.RedisAdaptiveThrottle
+    await throttle.refresh()
+    deepStrictEqual([throttle.requests, throttle.accepts], [2, 0])
   })
 })

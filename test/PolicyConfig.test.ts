@@ -86,6 +86,10 @@ const pipelineArb: fc.Arbitrary<PipelineConfig> = fc
         })
       ),
       breaker: breakerArb,
+      throttle: fc.record(
+        { k: fc.constantFrom(1, 1.5, 2, 10), window: ms, buckets: fc.integer({ min: 1, max: 1_000 }) },
+        { requiredKeys: [] }
+      ),
       retry: scheduleArb,
       budget: fc.record({
         kind: fc.constant('retryThrottle' as const),
@@ -123,14 +127,31 @@ const pipelineArb: fc.Arbitrary<PipelineConfig> = fc
           fc.integer({ min: 0, max: 100 }),
           fc.integer({ min: 0, max: 100 }),
           fc.record(
-            { window: ms, minSamples: fc.integer({ min: 1, max: 100 }), maxQueue: fc.integer({ min: 0, max: 100 }), queueTimeout: ms },
+            {
+              window: ms,
+              minSamples: fc.integer({ min: 1, max: 100 }),
+              maxQueue: fc.integer({ min: 0, max: 100 }),
+              queueTimeout: ms
+            },
             { requiredKeys: [] }
           )
         )
-        .map(([algorithm, min, up, more, rest]) => ({ ...algorithm, min, initial: min + up, max: min + up + more, ...rest })),
+        .map(([algorithm, min, up, more, rest]) => ({
+          ...algorithm,
+          min,
+          initial: min + up,
+          max: min + up + more,
+          ...rest
+        })),
       fallback: fc.record({
         on: fc.uniqueArray(
-          fc.constantFrom('failed' as const, 'schedule' as const, 'breaker' as const, 'bulkhead' as const, 'shed' as const),
+          fc.constantFrom(
+            'failed' as const,
+            'schedule' as const,
+            'breaker' as const,
+            'bulkhead' as const,
+            'shed' as const
+          ),
           { minLength: 1 }
         )
       }),
@@ -240,6 +261,16 @@ describe('PolicyConfig', () => {
   describe('bad documents', () => {
     const cases: ReadonlyArray<readonly [string, unknown, string]> = [
       [
+        "a throttle's k below 1",
+        one({ throttle: { k: 0.5 } }),
+        'at policies.p.throttle.k: expected a finite number >= 1, got 0.5'
+      ],
+      [
+        "a throttle's buckets out of range",
+        one({ throttle: { buckets: 1_001 } }),
+        'at policies.p.throttle.buckets: expected a whole number in [1, 1000], got 1001'
+      ],
+      [
         'a negative duration',
         one({ timeout: -5 }),
         'at policies.p.timeout: expected a duration > 0 like "250ms" or "2s", or a number of ms, got -5'
@@ -294,7 +325,7 @@ describe('PolicyConfig', () => {
       [
         'a misspelt section',
         one({ bulkhed: { maxConcurrent: 1, maxQueue: 0 } }),
-        'at policies.p.bulkhed: expected one of the keys "timeout", "rateLimit", "breaker", "retry", "budget", "hedging", "bulkhead", "adaptiveLimit", "fallback", "key", "store", got the unknown key "bulkhed" (did you mean "bulkhead"?)'
+        'at policies.p.bulkhed: expected one of the keys "timeout", "rateLimit", "breaker", "throttle", "retry", "budget", "hedging", "bulkhead", "adaptiveLimit", "fallback", "key", "store", got the unknown key "bulkhed" (did you mean "bulkhead"?)'
       ],
       [
         'a key template naming no field',
@@ -353,7 +384,10 @@ describe('PolicyConfig', () => {
       ],
       [
         'a bulkhead and an adaptive limit',
-        one({ bulkhead: { maxConcurrent: 1, maxQueue: 0 }, adaptiveLimit: { kind: 'gradient', min: 1, initial: 1, max: 1 } }),
+        one({
+          bulkhead: { maxConcurrent: 1, maxQueue: 0 },
+          adaptiveLimit: { kind: 'gradient', min: 1, initial: 1, max: 1 }
+        }),
         'at policies.p: expected either "bulkhead" or "adaptiveLimit", not both: one bound on the runs in progress, got {"bulkhead":{"maxConcurrent":1,"maxQueue":0},"adaptiveLimit":{"kind":"gradien...'
       ],
       ['no policies', {}, 'at policies: expected an object of pipelines by name, got nothing'],
@@ -468,6 +502,7 @@ describe('PolicyConfig', () => {
         'timeout',
         'rateLimit',
         'breaker',
+        'throttle',
         'retry',
         'budget',
         'hedging',

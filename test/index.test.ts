@@ -29,6 +29,7 @@ const subpathOnly: ReadonlyArray<string> = [
   'Arbitrary',
   'BullMQ',
   'OpenTelemetry',
+  'RedisAdaptiveThrottle',
   'RedisBreaker',
   'RedisBudget',
   'RedisBulkhead',

@@ -77,6 +77,15 @@ const layers = (p: PipelineConfig): ReadonlyArray<readonly [string, string]> => 
       `${b.kind}: opens when ${rule}; half-open after ${scheduleOf(b.halfOpenAfter)}, ${plural(b.probes ?? 1, 'probe')}`
     ])
   }
+  const t = p.throttle
+  if (t !== undefined) {
+    out.push([
+      'throttle',
+      `adaptive: drops attempts once more than 1/${t.k ?? 2} are refused for overload, over the last ${duration(
+        t.window ?? 120_000
+      )}`
+    ])
+  }
   if (p.retry !== undefined) out.push(['retry', scheduleOf(p.retry)])
   if (p.hedging !== undefined) {
     out.push([
@@ -140,6 +149,7 @@ const notSimulated = (p: PipelineConfig): ReadonlyArray<string> =>
         )} in all, across the runs that share it`,
     p.breaker === undefined ? undefined : `the breaker (${p.breaker.kind}) refuses the attempts while it is open`,
     p.rateLimit === undefined ? undefined : `the rate limit (${p.rateLimit.kind}) refuses the attempts past its pace`,
+    p.throttle === undefined ? undefined : 'the adaptive throttle drops attempts while the backend refuses them',
     p.bulkhead === undefined ? undefined : 'the bulkhead refuses a run while it is full'
   ].filter((s): s is string => s !== undefined)
 

@@ -386,6 +386,16 @@ describe('fp-ts-retry (the CLI)', () => {
       assert.match(big.stderr, /big\.json: 10485782 bytes, more than the 1048576 a policy document may have/)
       assert.strictEqual(notJson.code, 2)
       assert.match(notJson.stderr, /notJson\.json is not valid JSON \(/)
+      const throttled = {
+        policies: { p: { timeout: '1s', throttle: { k: 1.5, window: '1m' }, retry: { constant: 1 } } }
+      }
+      fs.writeFileSync(path.join(dir, 'throttled.json'), JSON.stringify(throttled))
+      const withThrottle = await cli(['check', 'throttled.json'])
+      assert.strictEqual(withThrottle.code, 0, withThrottle.stderr)
+      assert.match(
+        withThrottle.stdout,
+        /^ {2}2\. throttle {2}adaptive: drops attempts once more than 1\/1\.5 are refused for overload, over the last 1 min$/m
+      )
     })
 
     it("simulate --policy samples a pipeline's schedule; it needs --pipeline when there are several", async () => {

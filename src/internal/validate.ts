@@ -59,6 +59,12 @@ export const isSizeAtMost =
  */
 export const MAX_WINDOW_SIZE = 2 ** 29
 
+/**
+ * The most buckets an adaptive throttle's window has (`AdaptiveThrottle`'s `buckets`): each costs three numbers in
+ * its process and two fields of a hash in a fleet's Redis, read by every call.
+ */
+export const MAX_BUCKETS = 1_000
+
 /** A number in `[0, 1)`, the range of a uniform draw. */
 export const isUnitInterval = (value: unknown): value is number => typeof value === 'number' && value >= 0 && value < 1
 
