@@ -15,6 +15,7 @@ import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api'
 import type { Breaker } from './Breaker'
 import type { RetryBudget } from './Budget'
 import type * as Event from './Event'
+import type { Keyed } from './Keyed'
 import { showValue } from './internal/show'
 import * as validate from './internal/validate'
 
@@ -32,9 +33,15 @@ import * as validate from './internal/validate'
  * - `breakers`: breakers to report the state of, by name (`fp_ts_retry.breaker.state`), from the start: a breaker
  *   that never changed state is reported closed, as resilience4j's `resilience4j.circuitbreaker.state` reports
  *   every breaker it is given. Each is read at each collection (`breaker.state`, this process's view). A breaker
- *   that is not given here is reported from its first `BreakerStateChanged`, under the `name` its events carry.
+ *   that is not given here is reported from its first `BreakerStateChanged`, under the `name` its events carry,
+ *   unless its events carry a policy key (a `Keyed` registry's breaker): see below.
  * - `budgets`: budgets to report the tokens of, by name (`fp_ts_retry.budget.tokens`): those with a numeric
  *   `tokens` (`Budget.retryThrottle`, `Budget.retryQuota`); the others are skipped.
+ * - Either may name a `Keyed` registry instead of one policy: each collection then reports the policies the registry
+ *   holds at that moment (`registry.entries()`), each with its key as `fp_ts_retry.key`, and no other. A key the
+ *   registry has evicted, dropped as idle or deleted is no longer observed. (The JavaScript SDK's cumulative readers
+ *   still export the last point of an attribute set no longer observed, against the specification's rule for
+ *   asynchronous instruments; a delta reader exports only the live keys.)
  * - `errorType` (default {@link errorType}): the `error.type` of a failed attempt's error. Keep its answers few (a
  *   class, a code): they are a metric's attribute.
  * - `knownMethods` (default {@link KnownMethods}): the HTTP methods an `Http` attempt's span names and reports as
@@ -60,8 +67,8 @@ import * as validate from './internal/validate'
 export interface ObserverOptions {
   readonly tracer?: Tracer | undefined
   readonly meter?: Meter | undefined
-  readonly breakers?: Readonly<Record<string, Breaker>> | undefined
-  readonly budgets?: Readonly<Record<string, RetryBudget>> | undefined
+  readonly breakers?: Readonly<Record<string, Breaker | Keyed<Breaker>>> | undefined
+  readonly budgets?: Readonly<Record<string, RetryBudget | Keyed<RetryBudget>>> | undefined
   readonly errorType?: ((error: unknown) => string) | undefined
   readonly knownMethods?: ReadonlyArray<string> | undefined
 }
@@ -168,12 +175,33 @@ const A = {
 const STATES = ['Closed', 'Open', 'HalfOpen'] as const
 type BreakerState = (typeof STATES)[number]
 
-/** A breaker known by its events only: its name and policy key, and its latest state. */
+/** A breaker known by its events only: its name and its latest state. */
 interface Seen {
   readonly name: string | undefined
-  readonly key: string | undefined
   readonly state: BreakerState
 }
+
+/** A policy the observer's options name: one, or a `Keyed` registry of them. */
+type Given<P> = { readonly _tag: 'One'; readonly policy: P } | { readonly _tag: 'Keyed'; readonly keyed: Keyed<P> }
+
+/** Whether `u` is a `Keyed` registry: it lists its entries, and has no `method` of the policy it would hold. */
+const isKeyed = (u: unknown, method: string): u is Keyed<unknown> => {
+  const o = u as Readonly<Record<string, unknown>> | null
+  return (
+    typeof o === 'object' &&
+    o !== null &&
+    typeof o.get === 'function' &&
+    typeof o.entries === 'function' &&
+    typeof o[method] !== 'function'
+  )
+}
+
+/**
+ * What a given policy stands for at this moment, each with its policy key: the policy itself, or the policies its
+ * registry holds now, so that a gauge read at collection reports the live keys and no evicted one.
+ */
+const live = <P>(given: Given<P>): ReadonlyArray<readonly [key: string | undefined, policy: P]> =>
+  given._tag === 'One' ? [[undefined, given.policy]] : given.keyed.entries()
 const STATE_NAMES: Record<BreakerState, string> = { Closed: 'closed', Open: 'open', HalfOpen: 'half_open' }
 
 /** The HTTP conventions' buckets for a request's duration (s), and longer ones for a backoff's delays. */
@@ -254,14 +282,14 @@ const makeInstruments = (meter: Meter): Instruments => ({
 })
 
 /**
- * The gauges that are read at collection: the breakers' states (those given, read from them; the others as their
- * events told) and the budgets' tokens.
+ * The gauges that are read at collection: the breakers' states (those given, read from them, a registry's live
+ * ones; the others as their events told) and the budgets' tokens.
  */
 const observeGauges = (
   meter: Meter,
-  given: ReadonlyArray<readonly [string, Breaker]>,
-  seen: Map<string, Seen>,
-  budgets: ReadonlyArray<readonly [string, { readonly tokens: number }]>
+  given: ReadonlyArray<readonly [string, Given<Breaker>]>,
+  seen: ReadonlyMap<string, Seen>,
+  budgets: ReadonlyArray<readonly [string, Given<RetryBudget>]>
 ): void => {
   const names = new Set(given.map(([name]) => name))
   meter
@@ -278,12 +306,9 @@ const observeGauges = (
           result.observe(state === current ? 1 : 0, attributes)
         }
       }
-      for (const [name, breaker] of given) observe(name, undefined, breaker.state._tag)
-      for (const [id, { name, key, state }] of seen) {
-        if (name === undefined || key !== undefined || !names.has(name)) observe(name, key, state)
-        // a keyed breaker closed is reported so once, then forgotten (the SDK keeps its last point)
-        if (key !== undefined && state === 'Closed') seen.delete(id)
-      }
+      for (const [name, one] of given) for (const [key, breaker] of live(one)) observe(name, key, breaker.state._tag)
+      for (const { name, state } of seen.values())
+        if (name === undefined || !names.has(name)) observe(name, undefined, state)
     })
   if (budgets.length === 0) return
   meter
@@ -292,7 +317,14 @@ const observeGauges = (
       description: "The tokens a retry budget holds, by the name given in the observer's options."
     })
     .addCallback((result) => {
-      for (const [name, budget] of budgets) result.observe(budget.tokens, { [A.budget]: name })
+      for (const [name, one] of budgets)
+        for (const [key, budget] of live(one)) {
+          // a registry's budgets without a count of tokens are skipped, as given ones are
+          if (!hasTokens(budget)) continue
+          const attributes: Attributes = { [A.budget]: name }
+          if (key !== undefined) attributes[A.key] = key
+          result.observe(budget.tokens, attributes)
+        }
     })
 }
 
@@ -379,10 +411,10 @@ const isCancellation = (event: Event.AttemptEnded): boolean =>
  *   of the observability guide.
  * - An event's policy key (`event.key`: a keyed policy's, a run's given a key, an `Http` request's authority) is
  *   the attribute `fp_ts_retry.key` of its run's span and attempt spans, of its span event when it belongs to no
- *   run, and of its metrics (the events counter, the attempts' durations, the retries' delays, and the
- *   `fp_ts_retry.breaker.state` gauge of a keyed breaker: this observer keeps a keyed breaker from its first
- *   change until a collection has reported it closed, so that it holds the keys open or half-open, not every key
- *   ever seen).
+ *   run, and of its metrics (the events counter, the attempts' durations, the retries' delays, and the gauges).
+ * - The gauges report a keyed policy through its registry, given in `options.breakers` or `options.budgets`: the
+ *   keys it holds at each collection, never one it has evicted. A keyed breaker's events alone put it on no gauge:
+ *   the observer cannot tell from them whether the key is still held.
  *
  * @example
  * import { retrying } from 'fp-ts-retry'
@@ -424,15 +456,32 @@ export const observer = (options: ObserverOptions): Event.Observer => {
     options.errorType === undefined ? errorType : validate.callable(where, 'options.errorType', options.errorType)
   const budgets = Object.entries(
     options.budgets === undefined ? {} : validate.object(where, 'options.budgets', options.budgets)
-  ).filter((entry): entry is [string, RetryBudget & { readonly tokens: number }] => hasTokens(entry[1]))
+  ).flatMap(
+    ([name, budget]): ReadonlyArray<readonly [string, Given<RetryBudget>]> =>
+      isKeyed(budget, 'onFailure')
+        ? [[name, { _tag: 'Keyed', keyed: budget as Keyed<RetryBudget> }]]
+        : hasTokens(budget)
+        ? [[name, { _tag: 'One', policy: budget }]]
+        : []
+  )
   const given = Object.entries(
     options.breakers === undefined ? {} : validate.object(where, 'options.breakers', options.breakers)
-  ).map(
-    ([name, breaker]) =>
-      [
-        name,
-        validate.implementing(where, `options.breakers.${name}`, 'a Breaker', ['enter', 'admitsIn'], breaker)
-      ] as const
+  ).map(([name, breaker]): readonly [string, Given<Breaker>] =>
+    isKeyed(breaker, 'enter')
+      ? [name, { _tag: 'Keyed', keyed: breaker as Keyed<Breaker> }]
+      : [
+          name,
+          {
+            _tag: 'One',
+            policy: validate.implementing(
+              where,
+              `options.breakers.${name}`,
+              'a Breaker or a Keyed registry of them',
+              ['enter', 'admitsIn'],
+              breaker
+            )
+          }
+        ]
   )
   const { knownMethods = KnownMethods } = options
   if (!Array.isArray(knownMethods))
@@ -444,9 +493,13 @@ export const observer = (options: ObserverOptions): Event.Observer => {
   const seen = new Map<string, Seen>()
   const instruments = meter === undefined ? undefined : makeInstruments(meter)
   if (meter !== undefined) observeGauges(meter, given, seen, budgets)
-  /** A breaker's change of state, kept for the gauge (a keyed breaker until it is reported closed). */
-  const see = ({ name, key, to }: Event.BreakerStateChanged): void =>
-    void seen.set(JSON.stringify([name ?? null, key ?? null]), { name, key, state: to })
+  /**
+   * A breaker's change of state, kept for the gauge; not a keyed one's: the observer cannot tell whether its registry
+   * still holds it, so a keyed breaker is on the gauge through its registry given in `breakers`, live keys only.
+   */
+  const see = ({ name, key, to }: Event.BreakerStateChanged): void => {
+    if (key === undefined) seen.set(JSON.stringify(name ?? null), { name, state: to })
+  }
   /** The runs with an open span, by {@link keyOf}: a run leaves at its end. */
   const runs = new Map<string, RunSpan>()
 

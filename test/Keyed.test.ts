@@ -139,6 +139,32 @@ describe('Keyed', () => {
       deepStrictEqual(keyed.made, ['a', 'b', 'c', 'd', 'b'])
     })
 
+    it('should list its entries in order of use, without making, touching or dropping one', async () => {
+      const clock = TestClock.make()
+      const made: Array<string> = []
+      const keyed = Keyed.make({
+        make: (key: string) => (made.push(key), { key }),
+        maxKeys: 3,
+        idleAfter: 1_000,
+        clock
+      })
+      const a = keyed.get('a')
+      const b = keyed.get('b')
+      await clock.advance(1_000)
+      deepStrictEqual(keyed.entries(), [
+        ['a', a],
+        ['b', b]
+      ])
+      strictEqual(keyed.entries()[0][1], a) // the policy itself
+      // entries() left the order and the idle ones as they were: get drops both
+      keyed.get('c')
+      deepStrictEqual(
+        keyed.entries().map(([key]) => key),
+        ['c']
+      )
+      deepStrictEqual(made, ['a', 'b', 'c'])
+    })
+
     it('should forget a deleted key and make it again on its next get', () => {
       const keyed = objects()
       const a = keyed.get('a')
