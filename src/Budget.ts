@@ -493,8 +493,8 @@ export interface RetryQuotaOptions {
   readonly isTimeout?: ((error: unknown) => boolean) | undefined
   /**
    * Which errors are throttles, read only with a `throttleCost`. Default: as the AWS SDKs say, an error named by a
-   * throttling code (`name` or `code`: `ThrottlingException`, `TooManyRequestsException`, `SlowDown`, ...), of
-   * status 429 (`status`, `statusCode`, `$metadata.httpStatusCode`), flagged `$retryable.throttling`, or whose
+   * throttling code (`name`, `code` or `Code`: `ThrottlingException`, `TooManyRequestsException`, `SlowDown`, ...),
+   * of status 429 (`status`, `statusCode`, `$metadata.httpStatusCode`), flagged `$retryable.throttling`, or whose
    * response's `x-amzn-errortype` header names a throttling code (an `Http.StatusError`).
    */
   readonly isThrottle?: ((error: unknown) => boolean) | undefined

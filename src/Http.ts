@@ -136,9 +136,9 @@ export interface TimeoutError {
  *
  * **Details**
  *
- * Retryable for 408, 429 and 5xx except 501 (see {@link isTransient}). When a run retries after it, its body has
- * been released (`bodyUsed` is `true`); the `StatusError` a run ends with keeps its body for you to read or
- * release (see {@link discardBody}).
+ * Retryable for 408, 429, 5xx except 501 and throttles (see {@link isTransient}). When a run retries after it, its
+ * body has been released (`bodyUsed` is `true`); the `StatusError` a run ends with keeps its body for you to read
+ * or release (see {@link discardBody}).
  *
  * @example
  * import * as Http from 'fp-ts-retry/Http'
@@ -304,6 +304,7 @@ export interface CircuitOpenError {
  * | `NetworkError` | refused, reset, closed, DNS, undici timeouts | yes |
  * | `TimeoutError` | the attempt's own `timeout` | yes |
  * | `StatusError` | status 408, 429, 500, 502, 503, 504, ... (5xx but 501) | yes |
+ * | `StatusError` | a throttle (a 400 `x-amzn-errortype: ThrottlingException`, ...: {@link isThrottle}) | yes |
  * | `StatusError` | any other status >= 400 (400, 401, 404, 501, ...) | no |
  * | `AbortError` | the caller's signal | no |
  * | `InvalidRequestError` | invalid URL or scheme, bad header, blocked port | no |
@@ -586,21 +587,24 @@ export const isIdempotent = (method: string, headers?: RequestInit['headers']): 
   (headers !== undefined && headers !== null && new Headers(headers).has('idempotency-key'))
 
 /**
- * Whether an error is worth retrying, whatever the method: a network error, a timeout, or a status of 408, 429 or
- * 5xx except 501 (go-retryablehttp's `DefaultRetryPolicy`).
+ * Whether an error is worth retrying, whatever the method: a network error, a timeout, a status of 408, 429 or
+ * 5xx except 501 (go-retryablehttp's `DefaultRetryPolicy`), or a throttle of any status (see {@link isThrottle}).
  *
  * **Details**
  *
- * Never transient: another 4xx (the request is wrong, retrying repeats it), 501 (the server does not implement
- * it), an abort, an invalid request, a redirect error, a TLS certificate error or an open circuit.
+ * - AWS answers many throttles with a 400 whose `x-amzn-errortype` names the code (`ThrottlingException`,
+ *   `RequestLimitExceeded`, ...): the request is right, the server asks for patience, as with a 429.
+ * - Never transient: another 4xx (the request is wrong, retrying repeats it), 501 (the server does not implement
+ *   it), an abort, an invalid request, a redirect error, a TLS certificate error or an open circuit.
  *
  * @example
  * import * as Http from 'fp-ts-retry/Http'
  * import * as assert from 'assert'
  *
  * const request = { method: 'POST', url: 'http://127.0.0.1:8080/orders', idempotent: false }
- * const status = (n: number): Http.HttpError => ({ _tag: 'StatusError', request, status: n, response: new Response(null, { status: n }) })
+ * const status = (n: number, headers: Record<string, string> = {}): Http.HttpError => ({ _tag: 'StatusError', request, status: n, response: new Response(null, { status: n, headers }) })
  * assert.deepStrictEqual([408, 429, 500, 501, 503, 400, 404].map((n) => Http.isTransient(status(n))), [true, true, true, false, true, false, false])
+ * assert.strictEqual(Http.isTransient(status(400, { 'x-amzn-errortype': 'ThrottlingException' })), true) // AWS's throttle
  *
  * @category utils
  * @since 0.1.0
@@ -614,7 +618,8 @@ export const isTransient = (error: HttpError): boolean => {
       return (
         error.status === 408 ||
         error.status === 429 ||
-        (error.status >= 500 && error.status <= 599 && error.status !== 501)
+        (error.status >= 500 && error.status <= 599 && error.status !== 501) ||
+        aws.isThrottle(error)
       )
     default:
       return false
@@ -652,9 +657,10 @@ export const isRetryable: Predicate<HttpError> = (error) => error.request.idempo
  *
  * - What `Schedule.awsRetries21` and `Budget.awsRetries21` need to tell: a throttle backs off from 1 s and costs 5
  *   tokens, any other error from 50 ms for 14.
- * - Not every throttle is transient here: AWS answers some with a 400 (`ThrottlingException`), which
- *   {@link isTransient} does not retry. Retry them with
- *   `retryOn: (e) => Http.isRetryable(e) || (Http.isThrottle(e) && e.request.idempotent)`.
+ * - Every throttle is transient ({@link isTransient}), a 400 `ThrottlingException` too: {@link isRetryable} retries
+ *   it when the request is idempotent, and a budget or breaker counts it as a failure.
+ * - The body is not read: a throttle told only there (the query protocols' `<Code>Throttling</Code>` of a 400,
+ *   without the header) is a plain 400. Read the body and retry on your own predicate (`retryOn`) for those.
  *
  * @example
  * import * as Http from 'fp-ts-retry/Http'
@@ -828,7 +834,7 @@ export const Show: ShowT<HttpError> = {
  *
  * **Details**
  *
- * `Schedule.whileInput(Http.isRetryable)`: stops on a 4xx (but 408 and 429), a 501, an abort, an invalid
+ * `Schedule.whileInput(Http.isRetryable)`: stops on a 4xx (but 408, 429 and throttles), a 501, an abort, an invalid
  * request, a redirect or TLS error, and on any failure of a POST or PATCH without an `Idempotency-Key`. For another
  * condition, use `Schedule.whileInput` with your own predicate. {@link retryingFetch} applies its `retryOn`
  * (by default this condition) itself.

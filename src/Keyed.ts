@@ -46,9 +46,10 @@ import * as validate from './internal/validate'
  *   `idleAfter` ms (when given); when a new key would bring the size above `maxKeys`, the least recently used
  *   key goes first.
  * - `size` is the number of policies kept (never above `maxKeys`); `keys()` lists their keys, least recently used
- *   first; `peek(key)` answers a key's policy if one is kept (else `undefined`) without making one or counting as a
- *   use, as an observer that reads the policies must; none of them drops idle policies (only `get` reads the
- *   clock). `delete(key)` forgets the key's policy and answers whether there was one.
+ *   first, and `entries()` the keys with their policies, in the same order; none of them drops idle policies (only
+ *   `get` reads the clock), makes one or changes the order of use, so a gauge can read the live policies at each
+ *   collection (`OpenTelemetry.observer`'s `breakers` and `budgets`). `delete(key)` forgets the key's policy and
+ *   answers whether there was one.
  * - An evicted policy is only forgotten: a call still holding it goes on with it (a breaker or limiter needs no
  *   closing).
  *
@@ -62,9 +63,9 @@ import * as validate from './internal/validate'
  * counters.get('a') // now the most recently used
  * counters.get('c') // evicts 'b'
  * assert.deepStrictEqual(counters.keys(), ['a', 'c'])
- * assert.strictEqual(counters.peek('b'), undefined)
+ * assert.deepStrictEqual(counters.entries(), [['a', { n: 1 }], ['c', { n: 0 }]])
  * assert.strictEqual(counters.get('a').n, 1)
- * assert.strictEqual(counters.peek('b'), undefined) // evicted, and not made again
+ * assert.deepStrictEqual(counters.keys(), ['a', 'c']) // 'b' evicted, and not made again by the reads
  * assert.strictEqual(counters.delete('a'), true)
  * assert.strictEqual(counters.size, 1)
  *
@@ -75,7 +76,7 @@ export interface Keyed<P> {
   readonly get: (key: string) => P
   readonly size: number
   readonly keys: () => ReadonlyArray<string>
-  readonly peek: (key: string) => P | undefined
+  readonly entries: () => ReadonlyArray<readonly [key: string, policy: P]>
   readonly delete: (key: string) => boolean
 }
 
@@ -211,7 +212,7 @@ export const make = <P>(options: KeyedOptions<P>): Keyed<P> => {
       return entries.size
     },
     keys: () => [...entries.keys()],
-    peek: (key) => entries.get(key)?.policy,
+    entries: () => Array.from(entries, ([key, { policy }]) => [key, policy] as const),
     delete: (key) => entries.delete(key)
   }
 }

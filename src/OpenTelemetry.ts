@@ -35,16 +35,21 @@ import * as validate from './internal/validate'
  * - `breakers`: breakers to report the state of, by name (`fp_ts_retry.breaker.state`), from the start: a breaker
  *   that never changed state is reported closed, as resilience4j's `resilience4j.circuitbreaker.state` reports
  *   every breaker it is given. Each is read at each collection (`breaker.state`, this process's view). A breaker
- *   that is not given here is reported from its first `BreakerStateChanged`, under the `name` its events carry.
+ *   that is not given here is reported from its first `BreakerStateChanged`, under the `name` its events carry,
+ *   unless its events carry a policy key (a `Keyed` registry's breaker): see below.
  * - `budgets`: budgets to report the tokens of, by name (`fp_ts_retry.budget.tokens`): those with a numeric
  *   `tokens` (`Budget.retryThrottle`, `Budget.retryQuota`); the others are skipped.
  * - `adaptiveLimits`: adaptive limits to report the limit and the calls in flight of, by name
  *   (`fp_ts_retry.adaptive_limit.limit` and `fp_ts_retry.adaptive_limit.in_flight`), each read at each collection:
- *   an `AdaptiveLimit`, or a `Keyed` registry of them, whose keys are reported each with its `fp_ts_retry.key`, as
- *   long as the registry keeps them (read with `peek`, so that being reported keeps no key alive).
+ *   an `AdaptiveLimit`, or a `Keyed` registry of them, whose keys are reported each with its `fp_ts_retry.key`.
  * - `throttles`: adaptive throttles to report the drop probability of, by name
  *   (`fp_ts_retry.throttle.drop_probability`), read at each collection: a throttle, or a `Keyed` registry of them,
- *   reported for each key it holds then (`fp_ts_retry.key`), read with `peek` so that no key is kept alive by it.
+ *   reported for each key it holds then (`fp_ts_retry.key`).
+ * - Either may name a `Keyed` registry instead of one policy: each collection then reports the policies the registry
+ *   holds at that moment (`registry.entries()`), each with its key as `fp_ts_retry.key`, and no other. A key the
+ *   registry has evicted, dropped as idle or deleted is no longer observed. (The JavaScript SDK's cumulative readers
+ *   still export the last point of an attribute set no longer observed, against the specification's rule for
+ *   asynchronous instruments; a delta reader exports only the live keys.)
  * - `errorType` (default {@link errorType}): the `error.type` of a failed attempt's error. Keep its answers few (a
  *   class, a code): they are a metric's attribute.
  * - `knownMethods` (default {@link KnownMethods}): the HTTP methods an `Http` attempt's span names and reports as
@@ -70,8 +75,8 @@ import * as validate from './internal/validate'
 export interface ObserverOptions {
   readonly tracer?: Tracer | undefined
   readonly meter?: Meter | undefined
-  readonly breakers?: Readonly<Record<string, Breaker>> | undefined
-  readonly budgets?: Readonly<Record<string, RetryBudget>> | undefined
+  readonly breakers?: Readonly<Record<string, Breaker | Keyed<Breaker>>> | undefined
+  readonly budgets?: Readonly<Record<string, RetryBudget | Keyed<RetryBudget>>> | undefined
   readonly adaptiveLimits?: Readonly<Record<string, AdaptiveLimit | Keyed<AdaptiveLimit>>> | undefined
   readonly throttles?: Readonly<Record<string, AdaptiveThrottle | Keyed<AdaptiveThrottle>>> | undefined
   readonly errorType?: ((error: unknown) => string) | undefined
@@ -182,12 +187,33 @@ const A = {
 const STATES = ['Closed', 'Open', 'HalfOpen'] as const
 type BreakerState = (typeof STATES)[number]
 
-/** A breaker known by its events only: its name and policy key, and its latest state. */
+/** A breaker known by its events only: its name and its latest state. */
 interface Seen {
   readonly name: string | undefined
-  readonly key: string | undefined
   readonly state: BreakerState
 }
+
+/** A policy the observer's options name: one, or a `Keyed` registry of them. */
+type Given<P> = { readonly _tag: 'One'; readonly policy: P } | { readonly _tag: 'Keyed'; readonly keyed: Keyed<P> }
+
+/** Whether `u` is a `Keyed` registry: it lists its entries, and has no `method` of the policy it would hold. */
+const isKeyed = (u: unknown, method: string): u is Keyed<unknown> => {
+  const o = u as Readonly<Record<string, unknown>> | null
+  return (
+    typeof o === 'object' &&
+    o !== null &&
+    typeof o.get === 'function' &&
+    typeof o.entries === 'function' &&
+    typeof o[method] !== 'function'
+  )
+}
+
+/**
+ * What a given policy stands for at this moment, each with its policy key: the policy itself, or the policies its
+ * registry holds now, so that a gauge read at collection reports the live keys and no evicted one.
+ */
+const live = <P>(given: Given<P>): ReadonlyArray<readonly [key: string | undefined, policy: P]> =>
+  given._tag === 'One' ? [[undefined, given.policy]] : given.keyed.entries()
 const STATE_NAMES: Record<BreakerState, string> = { Closed: 'closed', Open: 'open', HalfOpen: 'half_open' }
 
 /** The HTTP conventions' buckets for a request's duration (s), and longer ones for a backoff's delays. */
@@ -268,14 +294,13 @@ const makeInstruments = (meter: Meter): Instruments => ({
 })
 
 /**
- * The gauges that are read at collection: the breakers' states (those given, read from them; the others as their
- * events told) and the budgets' tokens.
+ * The breakers' state gauge, read at collection: those given, read from them (a registry's live ones), the others
+ * as their events told.
  */
-const observeGauges = (
+const observeBreakers = (
   meter: Meter,
-  given: ReadonlyArray<readonly [string, Breaker]>,
-  seen: Map<string, Seen>,
-  budgets: ReadonlyArray<readonly [string, { readonly tokens: number }]>
+  given: ReadonlyArray<readonly [string, Given<Breaker>]>,
+  seen: ReadonlyMap<string, Seen>
 ): void => {
   const names = new Set(given.map(([name]) => name))
   meter
@@ -292,88 +317,70 @@ const observeGauges = (
           result.observe(state === current ? 1 : 0, attributes)
         }
       }
-      for (const [name, breaker] of given) observe(name, undefined, breaker.state._tag)
-      for (const [id, { name, key, state }] of seen) {
-        if (name === undefined || key !== undefined || !names.has(name)) observe(name, key, state)
-        // a keyed breaker closed is reported so once, then forgotten (the SDK keeps its last point)
-        if (key !== undefined && state === 'Closed') seen.delete(id)
-      }
-    })
-  if (budgets.length === 0) return
-  meter
-    .createObservableGauge('fp_ts_retry.budget.tokens', {
-      unit: '{token}',
-      description: "The tokens a retry budget holds, by the name given in the observer's options."
-    })
-    .addCallback((result) => {
-      for (const [name, budget] of budgets) result.observe(budget.tokens, { [A.budget]: name })
+      for (const [name, one] of given) for (const [key, breaker] of live(one)) observe(name, key, breaker.state._tag)
+      for (const { name, state } of seen.values())
+        if (name === undefined || !names.has(name)) observe(name, undefined, state)
     })
 }
 
-/** An adaptive limit given to the observer, or a registry of them by key. */
-type GivenLimit =
-  | { readonly _tag: 'One'; readonly limit: AdaptiveLimit }
-  | { readonly _tag: 'Keyed'; readonly keyed: Keyed<AdaptiveLimit> }
-
-const givenLimit = (where: string, name: string, given: AdaptiveLimit | Keyed<AdaptiveLimit>): GivenLimit => {
-  const o = validate.object(where, name, given) as unknown as Record<string, unknown>
-  if (typeof o.enter === 'function') return { _tag: 'One', limit: given as AdaptiveLimit }
-  validate.implementing(where, name, 'an AdaptiveLimit or a Keyed registry of them', ['keys', 'peek'], o)
-  return { _tag: 'Keyed', keyed: given as Keyed<AdaptiveLimit> }
+/** A gauge of a kind of policy: what it reads of each (`undefined`: nothing to report for it). */
+interface Gauge<P> {
+  readonly name: string
+  readonly unit: string
+  readonly description: string
+  readonly read: (policy: P) => number | undefined
 }
 
-/** The gauges of the adaptive limits: the limit and the calls in flight of each, and of each key a registry keeps. */
-const observeLimits = (meter: Meter, limits: ReadonlyArray<readonly [string, GivenLimit]>): void => {
-  const each = (report: (limit: AdaptiveLimit, attributes: Attributes) => void): void => {
-    for (const [name, given] of limits) {
-      if (given._tag === 'One') {
-        report(given.limit, { [A.adaptiveLimit]: name })
-        continue
-      }
-      for (const key of given.keyed.keys()) {
-        const limit = given.keyed.peek(key)
-        if (limit !== undefined) report(limit, { [A.adaptiveLimit]: name, [A.key]: key })
-      }
-    }
-  }
-  meter
-    .createObservableGauge('fp_ts_retry.adaptive_limit.limit', {
-      unit: '{call}',
-      description: "The calls an adaptive limit lets in flight now, by the name given in the observer's options."
-    })
-    .addCallback((result) => each((limit, attributes) => result.observe(limit.limit, attributes)))
-  meter
-    .createObservableGauge('fp_ts_retry.adaptive_limit.in_flight', {
-      unit: '{call}',
-      description: "The calls in flight through an adaptive limit, by the name given in the observer's options."
-    })
-    .addCallback((result) => each((limit, attributes) => result.observe(limit.inFlight, attributes)))
-}
-
-/** The drop probability of each throttle, by name (a keyed one's for each key it holds), read at collection. */
-const observeThrottles = (
+/**
+ * Gauges of the policies given by name, read at collection: each given policy, and each live key of a registry
+ * given (`entries()`, which keeps no key alive), with `attribute` its name and `fp_ts_retry.key` its key.
+ */
+const observeEach = <P>(
   meter: Meter,
-  throttles: ReadonlyArray<readonly [string, AdaptiveThrottle | Keyed<AdaptiveThrottle>]>
+  attribute: string,
+  given: ReadonlyArray<readonly [string, Given<P>]>,
+  gauges: ReadonlyArray<Gauge<P>>
 ): void => {
-  if (throttles.length === 0) return
-  meter
-    .createObservableGauge('fp_ts_retry.throttle.drop_probability', {
-      unit: '1',
-      description: "The probability an adaptive throttle drops a request, by the name given in the observer's options."
-    })
-    .addCallback((result) => {
-      for (const [name, throttle] of throttles) {
-        if (!('peek' in throttle)) {
-          result.observe(throttle.dropProbability(), { [A.throttle]: name })
-          continue
+  if (given.length === 0) return
+  for (const { name, unit, description, read } of gauges)
+    meter.createObservableGauge(name, { unit, description }).addCallback((result) => {
+      for (const [named, one] of given)
+        for (const [key, policy] of live(one)) {
+          const value = read(policy)
+          if (value === undefined) continue
+          const attributes: Attributes = { [attribute]: named }
+          if (key !== undefined) attributes[A.key] = key
+          result.observe(value, attributes)
         }
-        for (const key of throttle.keys()) {
-          const one = throttle.peek(key)
-          if (one !== undefined) result.observe(one.dropProbability(), { [A.throttle]: name, [A.key]: key })
-        }
-      }
     })
 }
+
+/** The options' policies of one kind, each checked: a policy (with `methods`) or a `Keyed` registry of them. */
+const givenAll = <P>(
+  where: string,
+  option: string,
+  record: Readonly<Record<string, unknown>> | undefined,
+  what: string,
+  methods: readonly [string, ...Array<string>]
+): ReadonlyArray<readonly [string, Given<P>]> =>
+  Object.entries(record === undefined ? {} : validate.object(where, `options.${option}`, record)).map(
+    ([name, value]): readonly [string, Given<P>] =>
+      isKeyed(value, methods[0])
+        ? [name, { _tag: 'Keyed', keyed: value as Keyed<P> }]
+        : [
+            name,
+            {
+              _tag: 'One',
+              policy: validate.implementing(
+                where,
+                `options.${option}.${name}`,
+                `${what} or a Keyed registry of them`,
+                methods,
+                value
+              ) as P
+            }
+          ]
+  )
 
 /** `attributes`, with the event's policy key (`Keyed`) when it has one. */
 const keyed = (event: Event.Event, attributes: Attributes): Attributes => {
@@ -458,10 +465,10 @@ const isCancellation = (event: Event.AttemptEnded): boolean =>
  *   of the observability guide.
  * - An event's policy key (`event.key`: a keyed policy's, a run's given a key, an `Http` request's authority) is
  *   the attribute `fp_ts_retry.key` of its run's span and attempt spans, of its span event when it belongs to no
- *   run, and of its metrics (the events counter, the attempts' durations, the retries' delays, and the
- *   `fp_ts_retry.breaker.state` gauge of a keyed breaker: this observer keeps a keyed breaker from its first
- *   change until a collection has reported it closed, so that it holds the keys open or half-open, not every key
- *   ever seen; and the adaptive limits' gauges, for the keys their registry keeps).
+ *   run, and of its metrics (the events counter, the attempts' durations, the retries' delays, and the gauges).
+ * - The gauges report a keyed policy through its registry, given in `options.breakers` or `options.budgets`: the
+ *   keys it holds at each collection, never one it has evicted. A keyed breaker's events alone put it on no gauge:
+ *   the observer cannot tell from them whether the key is still held.
  *
  * @example
  * import { retrying } from 'fp-ts-retry'
@@ -501,38 +508,12 @@ export const observer = (options: ObserverOptions): Event.Observer => {
     )
   const typeOf =
     options.errorType === undefined ? errorType : validate.callable(where, 'options.errorType', options.errorType)
-  const budgets = Object.entries(
-    options.budgets === undefined ? {} : validate.object(where, 'options.budgets', options.budgets)
-  ).filter((entry): entry is [string, RetryBudget & { readonly tokens: number }] => hasTokens(entry[1]))
-  const given = Object.entries(
-    options.breakers === undefined ? {} : validate.object(where, 'options.breakers', options.breakers)
-  ).map(
-    ([name, breaker]) =>
-      [
-        name,
-        validate.implementing(where, `options.breakers.${name}`, 'a Breaker', ['enter', 'admitsIn'], breaker)
-      ] as const
-  )
-  const limits = Object.entries(
-    options.adaptiveLimits === undefined ? {} : validate.object(where, 'options.adaptiveLimits', options.adaptiveLimits)
-  ).map(([name, given]) => [name, givenLimit(where, `options.adaptiveLimits.${name}`, given)] as const)
-  const throttles = Object.entries(
-    options.throttles === undefined ? {} : validate.object(where, 'options.throttles', options.throttles)
-  ).map(
-    ([name, throttle]) =>
-      [
-        name,
-        'peek' in validate.object(where, `options.throttles.${name}`, throttle)
-          ? validate.implementing(where, `options.throttles.${name}`, 'a Keyed', ['keys', 'peek'], throttle)
-          : validate.implementing(
-              where,
-              `options.throttles.${name}`,
-              'an AdaptiveThrottle',
-              ['dropProbability'],
-              throttle
-            )
-      ] as const
-  )
+  const budgets = givenAll<RetryBudget>(where, 'budgets', options.budgets, 'a RetryBudget', ['onFailure'])
+  const given = givenAll<Breaker>(where, 'breakers', options.breakers, 'a Breaker', ['enter', 'admitsIn'])
+  const limits = givenAll<AdaptiveLimit>(where, 'adaptiveLimits', options.adaptiveLimits, 'an AdaptiveLimit', ['enter'])
+  const throttles = givenAll<AdaptiveThrottle>(where, 'throttles', options.throttles, 'an AdaptiveThrottle', [
+    'dropProbability'
+  ])
   const { knownMethods = KnownMethods } = options
   if (!Array.isArray(knownMethods))
     throw new TypeError(
@@ -542,12 +523,48 @@ export const observer = (options: ObserverOptions): Event.Observer => {
   /** The breakers known by their events only: their name, key and latest state. */
   const seen = new Map<string, Seen>()
   const instruments = meter === undefined ? undefined : makeInstruments(meter)
-  if (meter !== undefined) observeGauges(meter, given, seen, budgets)
-  if (meter !== undefined && limits.length > 0) observeLimits(meter, limits)
-  if (meter !== undefined) observeThrottles(meter, throttles)
-  /** A breaker's change of state, kept for the gauge (a keyed breaker until it is reported closed). */
-  const see = ({ name, key, to }: Event.BreakerStateChanged): void =>
-    void seen.set(JSON.stringify([name ?? null, key ?? null]), { name, key, state: to })
+  if (meter !== undefined) {
+    observeBreakers(meter, given, seen)
+    observeEach(meter, A.budget, budgets, [
+      {
+        name: 'fp_ts_retry.budget.tokens',
+        unit: '{token}',
+        description: "The tokens a retry budget holds, by the name given in the observer's options.",
+        // a budget without a count of tokens (a RetryQuota's is one; a custom budget may have none) is not reported
+        read: (budget) => (hasTokens(budget) ? budget.tokens : undefined)
+      }
+    ])
+    observeEach(meter, A.adaptiveLimit, limits, [
+      {
+        name: 'fp_ts_retry.adaptive_limit.limit',
+        unit: '{call}',
+        description: "The calls an adaptive limit lets in flight now, by the name given in the observer's options.",
+        read: (limit) => limit.limit
+      },
+      {
+        name: 'fp_ts_retry.adaptive_limit.in_flight',
+        unit: '{call}',
+        description: "The calls in flight through an adaptive limit, by the name given in the observer's options.",
+        read: (limit) => limit.inFlight
+      }
+    ])
+    observeEach(meter, A.throttle, throttles, [
+      {
+        name: 'fp_ts_retry.throttle.drop_probability',
+        unit: '1',
+        description:
+          "The probability an adaptive throttle drops a request, by the name given in the observer's options.",
+        read: (throttle) => throttle.dropProbability()
+      }
+    ])
+  }
+  /**
+   * A breaker's change of state, kept for the gauge; not a keyed one's: the observer cannot tell whether its registry
+   * still holds it, so a keyed breaker is on the gauge through its registry given in `breakers`, live keys only.
+   */
+  const see = ({ name, key, to }: Event.BreakerStateChanged): void => {
+    if (key === undefined) seen.set(JSON.stringify(name ?? null), { name, state: to })
+  }
   /** The runs with an open span, by {@link keyOf}: a run leaves at its end. */
   const runs = new Map<string, RunSpan>()
 

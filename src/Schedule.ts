@@ -1451,7 +1451,7 @@ export const awsRetries20: Schedule<unknown> = capped(aws.MAX_BACKOFF)(fullJitte
  *   base, then `capped(20_000)`, then `fullJitter`.
  * - The base is chosen by the error of each retry, the doubling by the retry's number: a throttle at the 3rd retry
  *   draws below 4 s, a transient error below 200 ms.
- * - `isThrottle` defaults to the AWS SDKs' rule (a throttling code in `name` or `code`, status 429, the JavaScript
+ * - `isThrottle` defaults to the AWS SDKs' rule (a throttling code in `name`, `code` or `Code`, status 429, the JavaScript
  *   SDK's `$retryable.throttling`, an `x-amzn-errortype` header naming a throttling code); `Http.isThrottle` is that
  *   rule for an `HttpError`.
  * - It retries forever: the SDKs' 3 attempts are `intersect(recurs(2))`. `Http.amzRetryAfter` after it honours

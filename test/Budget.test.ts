@@ -425,6 +425,7 @@ describe('Budget', () => {
       const throttles: ReadonlyArray<unknown> = [
         { name: 'ThrottlingException' },
         { code: 'SlowDown' },
+        { Code: 'Throttling' }, // an XML protocol's error (issue 33)
         { name: 'LimitExceededException' },
         { status: 429 },
         { statusCode: 429 },
@@ -450,6 +451,7 @@ describe('Budget', () => {
         new Error('503'),
         { status: 503 },
         { code: 409 },
+        { Code: 'ValidationError' },
         { $retryable: { throttling: false } },
         { response: new Response(null, { status: 400, headers: { 'x-amzn-errortype': 'ValidationException' } }) },
         {

@@ -139,46 +139,30 @@ describe('Keyed', () => {
       deepStrictEqual(keyed.made, ['a', 'b', 'c', 'd', 'b'])
     })
 
-    it('should answer a kept policy to peek without making one or counting it as a use', () => {
-      const keyed = objects()
-      const a = keyed.get('a')
-      keyed.get('b')
-      strictEqual(keyed.peek('a'), a)
-      strictEqual(keyed.peek('z'), undefined)
-      keyed.get('c')
-      keyed.get('d') // evicts a, the least recently used: the peek did not count
-      deepStrictEqual(
-        [keyed.keys(), keyed.made],
-        [
-          ['b', 'c', 'd'],
-          ['a', 'b', 'c', 'd']
-        ]
-      )
-      strictEqual(keyed.peek('a'), undefined)
-    })
-
-    it('should peek at a kept policy without making one, using it or dropping idle ones', async () => {
+    it('should list its entries in order of use, without making, touching or dropping one', async () => {
       const clock = TestClock.make()
       const made: Array<string> = []
-      const keyed = Keyed.make({ make: (key: string) => (made.push(key), { key }), maxKeys: 2, idleAfter: 100, clock })
+      const keyed = Keyed.make({
+        make: (key: string) => (made.push(key), { key }),
+        maxKeys: 3,
+        idleAfter: 1_000,
+        clock
+      })
       const a = keyed.get('a')
-      keyed.get('b')
-      strictEqual(keyed.peek('a'), a)
-      strictEqual(keyed.peek('c'), undefined)
+      const b = keyed.get('b')
+      await clock.advance(1_000)
+      deepStrictEqual(keyed.entries(), [
+        ['a', a],
+        ['b', b]
+      ])
+      strictEqual(keyed.entries()[0][1], a) // the policy itself
+      // entries() left the order and the idle ones as they were: get drops both
+      keyed.get('c')
       deepStrictEqual(
-        [made, keyed.keys()],
-        [
-          ['a', 'b'],
-          ['a', 'b']
-        ]
-      ) // a peeked is still the least recently used
-      keyed.get('c') // evicts a
-      strictEqual(keyed.peek('a'), undefined)
-      await clock.advance(100)
-      deepStrictEqual(keyed.keys(), ['b', 'c']) // idle, but only a get drops them
-      keyed.peek('b')
-      keyed.get('d')
-      deepStrictEqual(keyed.keys(), ['d'])
+        keyed.entries().map(([key]) => key),
+        ['c']
+      )
+      deepStrictEqual(made, ['a', 'b', 'c'])
     })
 
     it('should forget a deleted key and make it again on its next get', () => {

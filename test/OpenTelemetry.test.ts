@@ -257,7 +257,7 @@ describe('OpenTelemetry', () => {
 
   // The same tests on each SDK line, each with its own in-memory exporter and metric reader.
   describe('the breaker gauge of keyed breakers', () => {
-    it('should observe a keyed breaker from its first change until it has been observed closed, then no more', () => {
+    it('should put a breaker known by its events on the gauge, but not a keyed one: its events cannot tell it was evicted', () => {
       // the gauge's callback, called by hand: what it observes at each collection
       let collect: (() => ReadonlyArray<string>) | undefined
       const noop = { add: () => undefined, record: () => undefined }
@@ -308,22 +308,13 @@ describe('OpenTelemetry', () => {
       opened(undefined)
       changed('a', 'Open', 'HalfOpen')
       changed('a', 'HalfOpen', 'Closed')
-      deepStrictEqual(collect?.(), [
-        'breaker.name=hosts breaker.state=closed key=a',
-        'breaker.name=hosts breaker.state=open key=b',
-        'breaker.name=hosts breaker.state=open'
-      ])
+      // issue 33: a keyed breaker's events said open until it closed, so an evicted open key stayed open forever
+      deepStrictEqual(collect?.(), ['breaker.name=hosts breaker.state=open'])
       changed(undefined, 'Open', 'HalfOpen')
       changed(undefined, 'HalfOpen', 'Closed')
-      // a is forgotten; a breaker without a key is kept, closed
-      deepStrictEqual(collect?.(), [
-        'breaker.name=hosts breaker.state=open key=b',
-        'breaker.name=hosts breaker.state=closed'
-      ])
-      deepStrictEqual(collect?.(), [
-        'breaker.name=hosts breaker.state=open key=b',
-        'breaker.name=hosts breaker.state=closed'
-      ])
+      // a breaker without a key is kept, closed
+      deepStrictEqual(collect?.(), ['breaker.name=hosts breaker.state=closed'])
+      deepStrictEqual(collect?.(), ['breaker.name=hosts breaker.state=closed'])
     })
   })
 
@@ -531,14 +522,14 @@ describe('OpenTelemetry', () => {
 
     it("should set a keyed policy's key and a keyed run's as fp_ts_retry.key: on the spans, the counter, the histograms and the gauge", async () => {
       const s = sdkLine.make()
-      const onEvent = observe(s)
       const clock = TestClock.make()
-      const breakers = Keyed.make({
+      const breakers: Keyed.Keyed<Breaker.Breaker> = Keyed.make({
         make: (_host, onEvent) =>
           Breaker.consecutive({ threshold: 1, halfOpenAfter: Schedule.constant(1_000), clock, name: 'hosts', onEvent }),
         maxKeys: 10,
-        onEvent
+        onEvent: (event) => onEvent(event)
       })
+      const onEvent = observe(s, { breakers: { hosts: breakers } })
       const call = (host: string, action: TaskEither<string, string>) =>
         pipe(
           action,
@@ -567,7 +558,10 @@ describe('OpenTelemetry', () => {
       deepStrictEqual(points['fp_ts_retry.breaker.state (1)'], {
         'breaker.name=hosts breaker.state=closed key=a.example.com': 0,
         'breaker.name=hosts breaker.state=open key=a.example.com': 1,
-        'breaker.name=hosts breaker.state=half_open key=a.example.com': 0
+        'breaker.name=hosts breaker.state=half_open key=a.example.com': 0,
+        'breaker.name=hosts breaker.state=closed key=b.example.com': 1,
+        'breaker.name=hosts breaker.state=open key=b.example.com': 0,
+        'breaker.name=hosts breaker.state=half_open key=b.example.com': 0
       })
       const counted = points['fp_ts_retry.events ({event})']
       strictEqual(
@@ -580,16 +574,113 @@ describe('OpenTelemetry', () => {
         'attempt=1 error.type=_OTHER key=a.example.com outcome=failed source=retry',
         'attempt=1 key=b.example.com outcome=succeeded source=retry'
       ])
-      // a keyed breaker that closes is reported closed, then forgotten: the observer keeps the keys open or
-      // half-open, not every key seen (the SDK keeps the last point of a series no longer observed)
+      // the gauge reads the registry's breakers: a key is reported as it is now
       await clock.advance(1_000)
       deepStrictEqual(await call('a.example.com', TE.right('up again')), E.right('up again'))
-      const closed = {
+      deepStrictEqual((await pointsOf(s))['fp_ts_retry.breaker.state (1)'], {
         'breaker.name=hosts breaker.state=closed key=a.example.com': 1,
         'breaker.name=hosts breaker.state=open key=a.example.com': 0,
-        'breaker.name=hosts breaker.state=half_open key=a.example.com': 0
-      }
-      deepStrictEqual((await pointsOf(s))['fp_ts_retry.breaker.state (1)'], closed)
+        'breaker.name=hosts breaker.state=half_open key=a.example.com': 0,
+        'breaker.name=hosts breaker.state=closed key=b.example.com': 1,
+        'breaker.name=hosts breaker.state=open key=b.example.com': 0,
+        'breaker.name=hosts breaker.state=half_open key=b.example.com': 0
+      })
+    })
+
+    describe('issue 33: the gauges of a Keyed registry report its live keys, never an evicted one', () => {
+      const opened = (breaker: Breaker.Breaker): Promise<unknown> =>
+        pipe(
+          TE.left('down'),
+          Breaker.protect(breaker, () => 'open')
+        )()
+      /** The keys of a metric's points, with the value of each state that is 1 (or the value of a count). */
+      const keysOf = (points: Record<string, number | readonly [number, number]> | undefined): ReadonlyArray<string> =>
+        Object.entries(points ?? {})
+          .filter(([, value]) => value !== 0)
+          .map(([attributes]) => attributes)
+
+      it('should leave an evicted breaker out of the next collection, from its events alone', async () => {
+        // a delta reader: the SDK's cumulative readers repeat the last point of a series no longer observed
+        const s = sdkLine.make({ temporality: 'delta' })
+        const clock = TestClock.make()
+        const onEvent = observe(s)
+        const hosts = Keyed.make({
+          make: (_host, onEvent) =>
+            Breaker.consecutive({
+              threshold: 1,
+              halfOpenAfter: Schedule.constant(60_000),
+              clock,
+              name: 'hosts',
+              onEvent
+            }),
+          maxKeys: 2,
+          onEvent
+        })
+        await opened(hosts.get('a'))
+        hosts.get('b')
+        hosts.get('c') // evicts a, open
+        deepStrictEqual(hosts.keys(), ['b', 'c'])
+        const points = await pointsOf(s)
+        deepStrictEqual(
+          keysOf(points['fp_ts_retry.breaker.state (1)']).filter((attributes) => attributes.includes('key=a')),
+          []
+        )
+      })
+
+      it('should report the breakers the registry holds at each collection, and none it has evicted', async () => {
+        const s = sdkLine.make({ temporality: 'delta' })
+        const clock = TestClock.make()
+        const hosts: Keyed.Keyed<Breaker.Breaker> = Keyed.make({
+          make: (_host, onEvent) =>
+            Breaker.consecutive({ threshold: 1, halfOpenAfter: Schedule.constant(60_000), clock, onEvent }),
+          maxKeys: 2,
+          onEvent: (event) => onEvent(event)
+        })
+        const onEvent = observe(s, { breakers: { hosts } })
+        const states = async () => keysOf((await pointsOf(s))['fp_ts_retry.breaker.state (1)'])
+        deepStrictEqual(await states(), []) // nothing held yet
+        await opened(hosts.get('a'))
+        hosts.get('b')
+        deepStrictEqual(await states(), [
+          'breaker.name=hosts breaker.state=open key=a',
+          'breaker.name=hosts breaker.state=closed key=b'
+        ])
+        hosts.get('c') // evicts a, still open
+        deepStrictEqual(await states(), [
+          'breaker.name=hosts breaker.state=closed key=b',
+          'breaker.name=hosts breaker.state=closed key=c'
+        ])
+        hosts.delete('b')
+        deepStrictEqual(await states(), ['breaker.name=hosts breaker.state=closed key=c'])
+        // a new breaker for a, made at its next use: closed
+        hosts.get('a')
+        deepStrictEqual(await states(), [
+          'breaker.name=hosts breaker.state=closed key=c',
+          'breaker.name=hosts breaker.state=closed key=a'
+        ])
+      })
+
+      it("should report a registry's budgets' tokens by key, and none of a key dropped as idle", async () => {
+        const s = sdkLine.make({ temporality: 'delta' })
+        const clock = TestClock.make()
+        const tenants = Keyed.make({
+          make: () => Budget.retryThrottle({ maxTokens: 10, tokenRatio: 0.1 }),
+          maxKeys: 10,
+          idleAfter: 60_000,
+          clock
+        })
+        observe(s, { budgets: { tenants } })
+        const tokens = async () => (await pointsOf(s))['fp_ts_retry.budget.tokens ({token})']
+        const failure = { latency: 1, now: 0, retries: 0, error: 'down', retrying: true }
+        tenants.get('t1').onFailure(failure)
+        tenants.get('t2')
+        deepStrictEqual(await tokens(), { 'budget.name=tenants key=t1': 9, 'budget.name=tenants key=t2': 10 })
+        await clock.advance(30_000)
+        tenants.get('t2')
+        await clock.advance(30_000)
+        tenants.get('t2') // t1 unused for 60 s: dropped
+        deepStrictEqual(await tokens(), { 'budget.name=tenants key=t2': 10 })
+      })
     })
 
     it('should report every breaker it is given from the start, closed, as resilience4j does, and read its state', async () => {

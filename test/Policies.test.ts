@@ -13,6 +13,7 @@ import * as Random from '../src/Random'
 import type * as RedisAdaptiveThrottle from '../src/RedisAdaptiveThrottle'
 import * as TestClock from '../src/TestClock'
 import { describeWithRedis } from './support/redis'
+import { waitFor } from './support/wait'
 import { deepStrictEqual, ok, strictEqual, throwsTypeError } from './util'
 
 const down: TaskEither<string, string> = () => Promise.resolve(E.left('503'))
@@ -557,12 +558,11 @@ describe('Policies', () => {
   describe('watchFile', () => {
     const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'policies-'))
     afterAll(() => fs.rmSync(folder, { recursive: true, force: true }))
-    /** Lets the file system's promises settle: the polling is on the TestClock, the reads are real. */
-    const settle = async (clock: TestClock.TestClock, until: () => boolean): Promise<void> => {
-      for (let i = 0; i < 1_000 && !until(); i++) await new Promise((resolve) => setTimeout(resolve, 5))
-      ok(until(), 'the watch did not act in time')
-      void clock
-    }
+    /**
+     * Lets the file system's promises settle: the polling is on the TestClock, the reads are real. No time limit of
+     * its own (issue 33: a count of real 5 ms turns is a time limit), jest's timeout bounds it.
+     */
+    const settle = (until: () => boolean): Promise<void> => waitFor(until, { what: 'the watch to act' })
     let n = 0
     const write = (file: string, text: string, mtime: number) => {
       fs.writeFileSync(file, text)
@@ -581,17 +581,17 @@ describe('Policies', () => {
       await new Promise((resolve) => setTimeout(resolve, 20))
       strictEqual(policies.get('p').timeout, 1_000) // not looked at yet
       await clock.advance(1)
-      await settle(clock, () => events.length === 1)
+      await settle(() => events.length === 1)
       strictEqual(policies.get('p').timeout, 3_000)
       write(file, '{ "policies": ', 3_000_000)
       await clock.advance(1_000)
-      await settle(clock, () => events.length === 2)
+      await settle(() => events.length === 2)
       const rejected = events[1]
       ok(rejected._tag === 'ConfigRejected' && rejected.error.includes('not JSON'), JSON.stringify(rejected))
       strictEqual(policies.get('p').timeout, 3_000)
       write(file, JSON.stringify({ policies: { p: { timeout: '1s', x: 'y'.repeat(2 * 1024 * 1024) } } }), 4_000_000)
       await clock.advance(1_000)
-      await settle(clock, () => events.length === 3)
+      await settle(() => events.length === 3)
       ok(events[2]._tag === 'ConfigRejected' && /more than the 1048576/.test(events[2].error))
       stop()
       write(file, JSON.stringify({ policies: { p: { timeout: '9s' } } }), 5_000_000)

@@ -169,18 +169,17 @@ describeWithRedis('RedisBudget.retryThrottle when Redis is paused or killed', ()
       fallback,
       onEvent: (e) => void events.push(e)
     })
-  /** A run of up to 4 attempts: its result, attempts, stop reason and how long it took (real ms). */
+  /** A run of up to 4 attempts: its result, attempts and stop reason. */
   const runWith = async (budget: RedisBudget.RedisRetryThrottle, ok: boolean) => {
     let attempts = 0
     let reason: StopReason | undefined
-    const start = Date.now()
     const result = await retrying(Schedule.recurs(3), { budget, onDone: (ended) => void (reason = ended.reason) })(
       () => {
         attempts++
         return Promise.resolve(ok ? E.right('200') : E.left('503'))
       }
     )()
-    return { result, attempts, reason, took: Date.now() - start }
+    return { result, attempts, reason }
   }
 
   beforeAll(async () => {
@@ -203,8 +202,9 @@ describeWithRedis('RedisBudget.retryThrottle when Redis is paused or killed', ()
     try {
       const failing = await runWith(local, false)
       deepStrictEqual([failing.result, failing.attempts, failing.reason], [E.left('503'), 4, 'schedule' as StopReason])
-      // four failures and three retries: each budget call waited 100 ms at most
-      assert.ok(failing.took < 1_500, `a run took ${failing.took} ms on a paused Redis`)
+      // Redis answers nothing until SIGCONT, which comes after these runs: every budget call of theirs was decided
+      // without it, by the 100 ms bound (issue 33: no longer a wall-clock bound on the run, which a loaded machine
+      // can pass)
       const succeeding = await runWith(local, true)
       deepStrictEqual([succeeding.result, succeeding.attempts], [E.right('200'), 1])
       deepStrictEqual((await runWith(allow, false)).attempts, 4)

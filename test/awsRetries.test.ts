@@ -255,6 +255,52 @@ describe('AWS retries 2.0 and 2.1', () => {
     })
   })
 
+  describe('Http.isRetryable (issue 33)', () => {
+    /** The throttling codes of the AWS SDK for JavaScript v3 (@smithy/service-error-classification). */
+    const CODES = [
+      'BandwidthLimitExceeded',
+      'EC2ThrottledException',
+      'LimitExceededException',
+      'PriorRequestNotComplete',
+      'ProvisionedThroughputExceededException',
+      'RequestLimitExceeded',
+      'RequestThrottled',
+      'RequestThrottledException',
+      'SlowDown',
+      'ThrottledException',
+      'Throttling',
+      'ThrottlingException',
+      'TooManyRequestsException',
+      'TransactionInProgressException'
+    ]
+    const errorType = (status: number, value: string, idempotent = true): Http.HttpError => ({
+      ...statusError(status, { 'x-amzn-errortype': value }),
+      request: { ...request, idempotent }
+    })
+
+    it('should retry a 400 whose x-amzn-errortype names any throttling code of the SDKs, and no other 400', () => {
+      for (const code of CODES) {
+        deepStrictEqual([code, Http.isRetryable(errorType(400, code))], [code, true])
+        deepStrictEqual([code, Http.isTransient(errorType(400, `${code}:http://internal.amazon.com/`))], [code, true])
+        deepStrictEqual([code, Http.isRetryable(errorType(400, code, false))], [code, false]) // a POST stays
+      }
+      for (const error of [statusError(400), errorType(400, 'ValidationException'), errorType(400, 'Throttlingx')])
+        strictEqual(Http.isRetryable(error), false)
+    })
+
+    it('should retry what it retried before, and a throttle of any status besides', () => {
+      const code = fc.oneof(fc.constantFrom(...CODES), fc.constantFrom('ValidationException', 'AccessDenied', ''))
+      fc.assert(
+        fc.property(fc.integer({ min: 400, max: 599 }), code, fc.boolean(), (status, value, idempotent) => {
+          const error = errorType(status, value, idempotent)
+          const before = status === 408 || status === 429 || (status >= 500 && status !== 501)
+          strictEqual(Http.isThrottle(error), status === 429 || CODES.includes(value))
+          strictEqual(Http.isRetryable(error), idempotent && (before || Http.isThrottle(error)))
+        })
+      )
+    })
+  })
+
   describe('in one run of retryingFetch', () => {
     let server: TestServer | undefined
     afterEach(async () => {
@@ -292,6 +338,54 @@ describe('AWS retries 2.0 and 2.1', () => {
       // 14, 14, then 5 for the throttle; the success gives back its last retry's 5
       deepStrictEqual(tokens, [486, 472, 467])
       strictEqual(quota.tokens, 472)
+    })
+
+    it('should retry a 400 ThrottlingException from the throttle base, for the throttle cost (issue 33)', async () => {
+      server = await startServer((_, res, n) => {
+        if (n <= 2) res.writeHead(400, { 'x-amzn-errortype': 'ThrottlingException:http://internal.amazon.com/' }).end()
+        else res.end('ok')
+      })
+      const clock = TestClock.make()
+      const quota = Budget.retryQuota(Budget.awsRetries21)
+      const tokens: Array<number> = []
+      const get = Http.retryingFetch(
+        pipe(Schedule.awsRetries21(Http.isThrottle), Schedule.intersect(Schedule.recurs(3))),
+        {
+          clock,
+          random: Random.fixed(0.5),
+          budget: quota,
+          onRetry: () => void tokens.push(quota.tokens)
+        }
+      )
+      const result = await drive(clock, get(`${server.url}/`)())
+      ok(result._tag === 'Right')
+      strictEqual(await result.right.text(), 'ok')
+      strictEqual(server.received.length, 3)
+      // 1000 · 0.5, then 1000 · 2 · 0.5: the throttle's base, not the 50 ms of a transient error
+      deepStrictEqual(clock.sleeps, [500, 1000])
+      // 5 a retry of a throttle, not 14; the success gives its last retry's 5 back
+      deepStrictEqual(tokens, [495, 490])
+      strictEqual(quota.tokens, 495)
+    })
+
+    it('should not retry a plain 400, nor charge the quota for it', async () => {
+      server = await startServer((_, res) => res.writeHead(400, { 'x-amzn-errortype': 'ValidationException' }).end())
+      const clock = TestClock.make()
+      const quota = Budget.retryQuota(Budget.awsRetries21)
+      const get = Http.retryingFetch(
+        pipe(Schedule.awsRetries21(Http.isThrottle), Schedule.intersect(Schedule.recurs(3))),
+        {
+          clock,
+          random: Random.fixed(0.5),
+          budget: quota
+        }
+      )
+      const result = await drive(clock, get(`${server.url}/`)())
+      ok(result._tag === 'Left' && result.left._tag === 'StatusError')
+      strictEqual(result.left.status, 400)
+      strictEqual(server.received.length, 1)
+      deepStrictEqual(clock.sleeps, [])
+      strictEqual(quota.tokens, 500)
     })
   })
 })

@@ -16,15 +16,11 @@ import * as RedisRateLimiter from '../src/RedisRateLimiter'
 import * as Schedule from '../src/Schedule'
 import * as S from './support/durable'
 import { describeWithCluster } from './support/redis-cluster'
+import { waitUntil } from './support/wait'
 import { deepStrictEqual, ok, strictEqual, throwsTypeError } from './util'
 
-const until = async (what: string, done: () => Promise<boolean>): Promise<void> => {
-  const deadline = Date.now() + 10_000
-  while (!(await done())) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-}
+/** Polls `done` until it holds: no time limit of its own (issue 33), jest's timeout bounds it. */
+const until = (what: string, done: () => Promise<boolean>): Promise<void> => waitUntil(done, { what })
 
 describeWithCluster('the Redis modules on a Redis Cluster', (cluster) => {
   const clients: Array<Cluster> = []

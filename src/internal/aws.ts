@@ -17,8 +17,8 @@ export const BASE_21_THROTTLE = 1_000
 export const RETRY_AFTER_ABOVE = 5_000
 
 /**
- * The error codes the SDKs treat as throttling (the list aws-sdk-go-v2 and the SDKs' shared retry behaviour name;
- * 2.1 counts `LimitExceededException` among them).
+ * The error codes the SDKs treat as throttling: `THROTTLING_ERROR_CODES` of the AWS SDK for JavaScript v3
+ * (@smithy/service-error-classification), the list aws-sdk-go-v2 and the SDKs' shared retry behaviour name too.
  */
 const THROTTLING_CODES: ReadonlySet<string> = new Set([
   'Throttling',
@@ -62,22 +62,20 @@ const errorTypeOf = (error: Readonly<Record<string, unknown>>): string | null =>
   }
 }
 
+const isThrottlingCode = (u: unknown): boolean => typeof u === 'string' && THROTTLING_CODES.has(u)
+
 /**
  * Whether an error is a throttle, as the SDKs classify one: flagged so by the AWS SDK for JavaScript v3
- * (`$retryable.throttling`), named by a throttling code (its `name` or `code`), of HTTP status 429 (`status`,
- * `statusCode` or `$metadata.httpStatusCode`), or carrying a response whose `x-amzn-errortype` names a throttling
- * code. Never throws.
+ * (`$retryable.throttling`), named by a throttling code (its `name`; `code` in SDK v2; `Code` as the XML protocols'
+ * errors carry it), of HTTP status 429 (`status`, `statusCode` or `$metadata.httpStatusCode`), or carrying a response
+ * whose `x-amzn-errortype` names a throttling code. Never throws.
  */
 export const isThrottle = (error: unknown): boolean => {
   if (!isObject(error)) return false
   const retryable = error.$retryable
   if (isObject(retryable) && retryable.throttling === true) return true
-  const { name, code, status, statusCode, $metadata } = error
-  if (
-    (typeof name === 'string' && THROTTLING_CODES.has(name)) ||
-    (typeof code === 'string' && THROTTLING_CODES.has(code))
-  )
-    return true
+  const { name, code, Code, status, statusCode, $metadata } = error
+  if (isThrottlingCode(name) || isThrottlingCode(code) || isThrottlingCode(Code)) return true
   if (status === 429 || statusCode === 429 || (isObject($metadata) && $metadata.httpStatusCode === 429)) return true
   const errorType = errorTypeOf(error)
   return errorType !== null && isThrottlingErrorType(errorType)

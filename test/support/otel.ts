@@ -6,7 +6,7 @@
  * peer, which the 2.x line refuses.
  */
 import type { Meter, Tracer } from '@opentelemetry/api'
-import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics'
+import { AggregationTemporality, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics'
 import {
   AlwaysOffSampler,
   BasicTracerProvider,
@@ -54,11 +54,20 @@ export interface Sdk {
   readonly collect: () => Promise<ReadonlyArray<CollectedMetric>>
 }
 
-/** An SDK line: its packages and their versions, and a fresh SDK of it (`sampled: false`: the AlwaysOff sampler). */
+/**
+ * How a fresh SDK is set up: `sampled: false` for the AlwaysOff sampler; `temporality: 'delta'` for a reader that
+ * asks every instrument for delta temporality (the default is cumulative, as the SDK's).
+ */
+export interface SdkOptions {
+  readonly sampled?: boolean
+  readonly temporality?: 'cumulative' | 'delta'
+}
+
+/** An SDK line: its packages and their versions, and a fresh SDK of it. */
 export interface SdkLine {
   readonly line: string
   readonly versions: Readonly<Record<string, string>>
-  readonly make: (options?: { readonly sampled?: boolean }) => Sdk
+  readonly make: (options?: SdkOptions) => Sdk
 }
 
 /** The version of the package `name` as `resolve` finds it: its package.json, above its entry point. */
@@ -132,14 +141,17 @@ export const sdk2: SdkLine = {
       versionOf(name, require.resolve)
     ])
   ),
-  make: ({ sampled = true } = {}) => {
+  make: ({ sampled = true, temporality = 'cumulative' } = {}) => {
     const exporter = new InMemorySpanExporter()
     const open = openSpans()
     const tracer = new BasicTracerProvider({
       ...(sampled ? {} : { sampler: new AlwaysOffSampler() }),
       spanProcessors: [open.processor, new SimpleSpanProcessor(exporter)]
     }).getTracer('test')
-    const reader = new Reader2()
+    const reader = new Reader2({
+      aggregationTemporalitySelector: () =>
+        temporality === 'delta' ? AggregationTemporality.DELTA : AggregationTemporality.CUMULATIVE
+    })
     const meter = new MeterProvider({ readers: [reader] }).getMeter('test')
     return {
       tracer,

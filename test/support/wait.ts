@@ -19,6 +19,11 @@ export const waitFor = async (condition: () => boolean, _options: WaitOptions = 
   while (!condition()) await tick()
 }
 
+/** Resolves once `done()` resolves `true`, asking again every 10 ms (each asks a server: a Redis, a queue). */
+export const waitUntil = async (done: () => Promise<boolean>, _options: WaitOptions = {}): Promise<void> => {
+  while (!(await done())) await new Promise((resolve) => setTimeout(resolve, 10))
+}
+
 /**
  * Runs `run` to its end on a `TestClock`: each time the run sleeps (the clock has a sleeper), wakes every sleeper
  * with `runAll`; in between, waits for the I/O. At most `maxSteps` rounds of sleeps.

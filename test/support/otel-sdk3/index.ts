@@ -4,7 +4,7 @@
  * provider is `TracerProvider` (`BasicTracerProvider` and `@opentelemetry/sdk-trace-base` are gone) and a
  * `SimpleSpanProcessor` takes its exporter in an options record.
  */
-import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics'
+import { AggregationTemporality, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics'
 import { AlwaysOffSampler, InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace'
 import { openSpans, plainMetrics, type SdkLine, versionOf } from '../otel'
 
@@ -21,14 +21,17 @@ export const sdk3: SdkLine = {
       versionOf(name, require.resolve)
     ])
   ),
-  make: ({ sampled = true } = {}) => {
+  make: ({ sampled = true, temporality = 'cumulative' } = {}) => {
     const exporter = new InMemorySpanExporter()
     const open = openSpans()
     const tracer = new TracerProvider({
       ...(sampled ? {} : { sampler: new AlwaysOffSampler() }),
       spanProcessors: [open.processor, new SimpleSpanProcessor({ exporter })]
     }).getTracer('test')
-    const reader = new Reader3()
+    const reader = new Reader3({
+      aggregationTemporalitySelector: () =>
+        temporality === 'delta' ? AggregationTemporality.DELTA : AggregationTemporality.CUMULATIVE
+    })
     const meter = new MeterProvider({ readers: [reader] }).getMeter('test')
     return {
       tracer,
