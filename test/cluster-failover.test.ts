@@ -45,7 +45,7 @@ const DELAY = 4_000
 const AFTER_FAILOVER = 1_000
 
 /** Runs submitted but never worked: they wait in their queue, where a test counts them. */
-const waiting = (name: string): Durable.Definition<number, never, number> =>
+const waiting = (name: string): Durable.Definition<number, unknown, number> =>
   Durable.define({ name, schedule: Schedule.recurs(0), payload: t.number, action: () => TE.right(0) })
 
 const inSync = waiting('in-sync')
@@ -73,7 +73,7 @@ const until = async (what: string, check: () => Promise<boolean>): Promise<void>
 /** Submits `runs` runs of `def`, 20 at a time; the ids acknowledged, and the errors. */
 const submitAll = async (
   engine: Durable.Engine,
-  def: Durable.Definition<number, never, number>,
+  def: Durable.Definition<number, unknown, number>,
   runs: number
 ): Promise<{ acknowledged: Array<string>; errors: Array<unknown> }> => {
   const acknowledged: Array<string> = []
@@ -255,7 +255,7 @@ describeWithCluster('a failover on a Redis Cluster', (cluster) => {
 
     // what the promoted replica kept of each batch: the client learns the new master on its first failures
     const lostOf = async (
-      def: Durable.Definition<number, never, number>,
+      def: Durable.Definition<number, unknown, number>,
       batch: { acknowledged: Array<string>; errors: Array<unknown> }
     ): Promise<Loss> => {
       for (;;) {
