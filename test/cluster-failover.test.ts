@@ -70,6 +70,13 @@ const until = async (what: string, check: () => Promise<boolean>): Promise<void>
   }
 }
 
+/** `promise`, or a failure naming `what` after `ms`: a wait of the scenario that does not end fails, not hangs. */
+const within = <A>(what: string, ms: number, promise: Promise<A>): Promise<A> =>
+  Promise.race([
+    promise,
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`waited ${ms} ms for ${what}`)), ms).unref())
+  ])
+
 /** Submits `runs` runs of `def`, 20 at a time; the ids acknowledged, and the errors. */
 const submitAll = async (
   engine: Durable.Engine,
@@ -258,11 +265,12 @@ describeWithCluster('a failover on a Redis Cluster', (cluster) => {
       def: Durable.Definition<number, unknown, number>,
       batch: { acknowledged: Array<string>; errors: Array<unknown> }
     ): Promise<Loss> => {
-      for (;;) {
+      for (const from = Date.now(); ; ) {
         try {
           const kept = new Set((await plain.pending(def)).pending)
           return { ...batch, lost: batch.acknowledged.filter((id) => !kept.has(id)) }
-        } catch {
+        } catch (e) {
+          if (Date.now() - from > 10_000) throw e
           await sleep(100)
         }
       }
@@ -276,7 +284,7 @@ describeWithCluster('a failover on a Redis Cluster', (cluster) => {
       () => undefined,
       (e: unknown) => e
     )
-    durable.reason = await ended
+    durable.reason = await within('the durable run to end', 15_000, ended)
   }, 60_000)
 
   it('should keep the breaker, budget and rate limiter bounded, on their fallback, told, and recovered after the promotion', () => {
