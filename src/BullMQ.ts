@@ -57,7 +57,7 @@ import {
   tell,
   withinRealTime
 } from './durable/shared'
-import { checkClusterPrefix, replicationOptions, waitForReplicas, type Replication } from './durable/cluster'
+import { checkClusterPrefix, replicationOptions, waitForReplicas, waker, type Replication } from './durable/cluster'
 import { fromBullId, toBullId } from './internal/ids'
 import { showValue } from './internal/show'
 import * as validate from './internal/validate'
@@ -127,7 +127,9 @@ export type Connection =
  * **Redis Cluster.** Give an ioredis `Cluster` as `connection` and a `prefix` with a hash tag, e.g. `'{fp}'`: BullMQ's
  * scripts use several keys of a queue at once, which a Cluster refuses (`CROSSSLOT`) unless they hash to one slot.
  * `make` throws a `TypeError` naming the fix when the prefix (BullMQ's default `'bull'` included) has none. Every
- * queue of the engine is then served by one master; engines with other tags spread the load.
+ * queue of the engine is then served by one master; engines with other tags spread the load. After a failover a
+ * retry due meanwhile starts once the new master answers: after each error of a worker (a wait that failed with its
+ * master) the engine sets the queue's marker again, which BullMQ's worker would otherwise wait up to 10 s for.
  *
  * **Gotcha: "nothing lost" needs a Redis that keeps what it acknowledged.** A run is stored once `submit`
  * resolves, as long as Redis keeps its writes: with AOF on (`appendonly yes`, with `appendfsync always`, or
@@ -575,6 +577,10 @@ export const submit = async <P, E, A>(
  * The function takes BullMQ's signal (its third parameter), so the attempt's signal also aborts when BullMQ
  * cancels the job.
  *
+ * **Gotcha**: a `Worker` of your own blocks up to 10 s after a wait that failed (its master died, a Cluster failed
+ * over) before it fetches a delayed job that fell due meanwhile; the workers of {@link make} do not (see
+ * {@link EngineOptions}, Redis Cluster).
+ *
  * @example
  * import * as BullMQ from 'fp-ts-retry/BullMQ'
  * import * as Durable from 'fp-ts-retry/Durable'
@@ -865,7 +871,12 @@ export const make = (options: EngineOptions): Durable.Engine => {
         stalledInterval,
         ...workerOptions
       })
-      worker.on('error', (e) => reportError(o.onError, e, aboutJob(e, def.name)))
+      // a failed wait leaves BullMQ's worker blocked up to 10 s on a marker gone with the old master: set it again
+      const wake = waker({ client: worker.backend.client, keys: worker.keys, timeout, signal: shutdown.signal })
+      worker.on('error', (e) => {
+        reportError(o.onError, e, aboutJob(e, def.name))
+        wake()
+      })
       void checkServer(worker.backend.client, def.name)
       await worker.waitUntilReady()
       const handle: Durable.Worker = {

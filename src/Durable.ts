@@ -188,8 +188,9 @@ export interface DefinitionOptions<P, E, A> {
  * - `onEvent(event)`: told, as `Event.Event`s with `source: 'durable'` and the run's `id`, of each delivery
  *   (`RunDelivered`), each attempt (`AttemptStarted`, then `AttemptSucceeded` or `AttemptFailed` with its
  *   latency), the decision (`RunStopped` with the attempts made and the stop reason), a stored record found
- *   damaged (`RunCorrupt`), each failed write (`WriteFailed`), a retry stored (`RunRetried`, with `dueAt`) and a
- *   run marked done (`RunCompleted`). Each delivery has a `run` number of its own; the `id` ties a run's
+ *   damaged (`RunCorrupt`), each failed write (`WriteFailed`), a retry stored (`RunRetried`, with `dueAt`), a
+ *   run marked done (`RunCompleted`), and a delivery that ends otherwise, with nothing stored (`RunAbandoned`: the
+ *   worker closed or the job was cancelled mid-attempt, a write given up, the run gone). Each delivery has a `run` number of its own; the `id` ties a run's
  *   deliveries together, across workers and restarts. Default: the engine's `onEvent`. An observer that throws is
  *   reported to `onError`, never thrown into the run.
  *

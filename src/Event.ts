@@ -354,7 +354,9 @@ export interface HedgeEvent {
 }
 
 /**
- * What a durable engine did with run `id`: submitted it, delivered it to a worker, stored its retry (due at
+ * What a durable engine did with run `id`: submitted it, delivered it to a worker, abandoned a delivery (the worker
+ * closed or BullMQ cancelled the job mid-attempt, a write was given up, the run is gone from the store: nothing of
+ * the delivery was stored, and the run, unless gone, is delivered again as it was), stored its retry (due at
  * `dueAt`), completed it (`reason`), found its stored record corrupt (`error`), or could not write it (`error`;
  * the write is tried again).
  *
@@ -368,7 +370,7 @@ export interface HedgeEvent {
  */
 export type DurableEvent =
   | {
-      readonly _tag: 'RunSubmitted' | 'RunDelivered'
+      readonly _tag: 'RunSubmitted' | 'RunDelivered' | 'RunAbandoned'
       readonly source: Source
       readonly run: number
       readonly at: number

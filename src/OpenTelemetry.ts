@@ -447,7 +447,10 @@ const isCancellation = (event: Event.AttemptEnded): boolean =>
  *   or a hedge of `Http.hedgingFetch`). A request the caller aborted is a cancellation: no `ERROR` status.
  * - Every run ends with its `RunStopped`, whatever the reason (a `'defect'` too): its span ends then, with the
  *   attempts still in flight (outcome `aborted`), and nothing of the run is kept. An event of a run with no open
- *   span (a durable run's `RunCompleted`, told after its `RunStopped`) opens none.
+ *   span (a durable run's `RunCompleted`, told after its `RunStopped`) opens none. A durable delivery's span ends
+ *   exactly once, whatever its fate: at its `RunStopped`, its `RunRetried` (the retry stored), or its
+ *   `RunAbandoned` (the worker closed or the job was cancelled mid-attempt, a write given up, the run gone from
+ *   the store), which is an event of the span, with no stop reason.
  * - Times are the events' `at` (ms since the epoch on the module's clock): on a `TestClock` they are exact.
  * - Retry decisions (`RetryScheduled`, with its delay, and `fp_ts_retry.hint_delay` when a `Schedule.withHint`
  *   hint set it, on the attempt that follows too), hints ignored, guards' refusals, hedges won and a durable
@@ -696,7 +699,12 @@ export const observer = (options: ObserverOptions): Event.Observer => {
     }
     if (!run.recording) {
       // Only its end is needed: the samplers decide for a trace, so its attempts would not be recorded either.
-      if (event._tag === 'RunStopped' || event._tag === 'RunRetried' || event._tag === 'RunCompleted') {
+      if (
+        event._tag === 'RunStopped' ||
+        event._tag === 'RunRetried' ||
+        event._tag === 'RunCompleted' ||
+        event._tag === 'RunAbandoned'
+      ) {
         runs.delete(key)
         run.span.end(at)
       }
@@ -734,6 +742,10 @@ export const observer = (options: ObserverOptions): Event.Observer => {
         return end(key, run, at, event.attempts, event.reason)
       case 'RunCompleted':
         return end(key, run, at, run.lastAttempt, event.reason)
+      case 'RunAbandoned':
+        // the delivery ends with nothing stored: no stop reason, the run goes on (or is gone) as it was
+        run.span.addEvent(event._tag, {}, at)
+        return end(key, run, at, run.lastAttempt)
       case 'RunRetried':
         // the delivery ends with its retry stored: the run goes on in another delivery (here or elsewhere)
         run.span.addEvent(event._tag, { [A.delay]: seconds(Math.max(0, event.dueAt - event.at)) }, at)

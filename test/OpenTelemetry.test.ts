@@ -3,6 +3,7 @@
  * `./support/otel`): spans through each line's `InMemorySpanExporter`, metrics through a `MetricReader` collected by
  * hand, each run on a `TestClock` so that every time is exact.
  */
+import type { Context, Span, SpanOptions, Tracer } from '@opentelemetry/api'
 import { context, type ContextManager, metrics, ROOT_CONTEXT, SpanKind, trace } from '@opentelemetry/api'
 import * as fc from 'fast-check'
 import * as E from 'fp-ts/Either'
@@ -17,6 +18,7 @@ import * as AdaptiveLimit from '../src/AdaptiveLimit'
 import * as AdaptiveThrottle from '../src/AdaptiveThrottle'
 import * as Breaker from '../src/Breaker'
 import * as Bulkhead from '../src/Bulkhead'
+import * as BullMQ from '../src/BullMQ'
 import * as Chaos from '../src/Chaos'
 import * as Budget from '../src/Budget'
 import * as Durable from '../src/Durable'
@@ -1470,3 +1472,157 @@ describe('OpenTelemetry', () => {
 })
 
 const leftTag = (result: E.Either<Http.HttpError, Response>): string => (E.isLeft(result) ? result.left._tag : 'Right')
+
+describe('the span of a durable delivery, whatever its fate (issue 33)', () => {
+  /**
+   * The SDK's tracer, with every span it starts kept and its `end` calls counted: the SDK itself ignores an `end`
+   * after the first (and exports once), so only a count sees a second one.
+   */
+  const counting = (s: Sdk): { readonly tracer: Tracer; readonly started: Array<{ span: Span; ends: number }> } => {
+    const started: Array<{ span: Span; ends: number }> = []
+    const tracer = {
+      startSpan: (name: string, options?: SpanOptions, context?: Context): Span => {
+        const span = s.tracer.startSpan(name, options, context)
+        const entry = { span, ends: 0 }
+        const end = span.end.bind(span)
+        span.end = (time) => {
+          entry.ends++
+          end(time)
+        }
+        started.push(entry)
+        return span
+      },
+      startActiveSpan: s.tracer.startActiveSpan.bind(s.tracer)
+    } as Tracer
+    return { tracer, started }
+  }
+
+  /** A run's job as BullMQ hands it over, in memory: `updateData` as given, the rest as BullMQ's would. */
+  const jobOf = (updateData: BullMQ.JobLike['updateData']): BullMQ.JobLike => ({
+    id: 'run-1',
+    data: { id: 'run-1', payload: null, retry: null, outcome: null },
+    opts: { backoff: { type: 'fp-ts-retry' } },
+    updateData,
+    moveToDelayed: () => Promise.resolve()
+  })
+
+  const stored = (): Promise<void> => Promise.resolve()
+  const refused = (): Promise<void> => Promise.reject(new Error('OOM command not allowed'))
+  const gone = (): Promise<void> => Promise.reject(Object.assign(new Error('Missing key for job run-1'), { code: -1 }))
+
+  /** How a delivery goes: its schedule, its action, the job's writes, and what aborts mid-attempt. */
+  interface Fate {
+    readonly fate: string
+    readonly retries: number
+    readonly succeeds: boolean
+    readonly updateData: BullMQ.JobLike['updateData']
+    readonly abort?: 'worker' | 'job'
+    /** Whether the processor resolves (the job completes). */
+    readonly resolves: boolean
+    /** The run span's end: its stop reason, or the event it ends with. */
+    readonly ends: string
+  }
+  const fates: ReadonlyArray<Fate> = [
+    { fate: 'success', retries: 1, succeeds: true, updateData: stored, resolves: true, ends: 'stop_reason=succeeded' },
+    {
+      fate: 'final failure',
+      retries: 0,
+      succeeds: false,
+      updateData: stored,
+      resolves: true,
+      ends: 'stop_reason=schedule'
+    },
+    { fate: 'retry stored', retries: 1, succeeds: false, updateData: stored, resolves: false, ends: 'RunRetried' },
+    {
+      fate: 'abandoned: the write of its retry given up',
+      retries: 1,
+      succeeds: false,
+      updateData: refused,
+      resolves: false,
+      ends: 'RunAbandoned'
+    },
+    {
+      fate: 'lost: its job gone from Redis',
+      retries: 1,
+      succeeds: false,
+      updateData: gone,
+      resolves: false,
+      ends: 'RunAbandoned'
+    },
+    {
+      fate: "lost lease: BullMQ's signal for the job aborts mid-attempt",
+      retries: 1,
+      succeeds: false,
+      updateData: stored,
+      abort: 'job',
+      resolves: false,
+      ends: 'RunAbandoned'
+    },
+    {
+      fate: 'shutdown mid-delivery: the worker closes mid-attempt',
+      retries: 1,
+      succeeds: false,
+      updateData: stored,
+      abort: 'worker',
+      resolves: false,
+      ends: 'RunAbandoned'
+    }
+  ]
+
+  it.each(fates)('should end every span exactly once: $fate', async (f) => {
+    const s = sdk2.make()
+    const { tracer, started } = counting(s)
+    const worker = new AbortController()
+    const job = new AbortController()
+    const def = Durable.define({
+      name: 'fated',
+      schedule: pipe(Schedule.constant(1_000), Schedule.intersect(Schedule.recurs(f.retries))),
+      payload: t.null,
+      action: (_, run) => async () => {
+        if (f.abort === 'worker') worker.abort()
+        if (f.abort === 'job') job.abort()
+        return f.succeeds ? E.right('ok') : E.left(run.signal.aborted ? new Error('aborted') : new Error('down'))
+      }
+    })
+    const process = BullMQ.processor(def, {
+      clock: TestClock.make(0),
+      signal: worker.signal,
+      writeRetry: Schedule.recurs(0),
+      onEvent: OpenTelemetry.observer({ tracer }),
+      onDone: () => undefined,
+      onError: () => undefined
+    })
+    const resolved = await process(jobOf(f.updateData), 'token', job.signal).then(
+      () => true,
+      () => false
+    )
+    strictEqual(resolved, f.resolves)
+    // the run's span and its attempt's: each started span ended once, none left open
+    strictEqual(started.length, 2)
+    deepStrictEqual(
+      started.map(({ ends }) => ends),
+      [1, 1]
+    )
+    deepStrictEqual(
+      started.map(({ span }) => (span as unknown as { readonly ended: boolean }).ended),
+      [true, true]
+    )
+    strictEqual(s.open(), 0)
+    // exported once each, by span id
+    const exported = new Map<string, number>()
+    for (const span of s.finished()) {
+      const id = span.spanContext().spanId
+      exported.set(id, (exported.get(id) ?? 0) + 1)
+    }
+    deepStrictEqual(
+      [...exported].sort(),
+      started.map(({ span }) => [span.spanContext().spanId, 1] as [string, number]).sort()
+    )
+    const run = spansOf(s).find((span) => span.parent === undefined)
+    ok(run !== undefined, 'no run span')
+    ok(
+      run.attributes.includes(f.ends) || run.events.some((e) => e.startsWith(f.ends)),
+      `${run.attributes} ${JSON.stringify(run.events)}`
+    )
+  })
+})

@@ -344,6 +344,7 @@ const tellRun = (
     | { readonly _tag: 'RunRetried'; readonly dueAt: number }
     | { readonly _tag: 'RunCompleted'; readonly reason: StopReason }
     | { readonly _tag: 'WriteFailed'; readonly error: unknown }
+    | { readonly _tag: 'RunAbandoned' }
 ): void => {
   if (context.onEvent === undefined) return
   const base = {
@@ -401,9 +402,23 @@ export const persist = async (context: StepContext, write: () => Promise<void>):
  * then `onDone` (when it throws, the run is delivered again in a second, and repeats its stored outcome), then
  * mark the run done. Every write goes through {@link persist}. `RunRetried` is told once the retry is stored
  * and its delay set (on BullMQ, set as the processor throws, right after), `RunCompleted` once the run is marked
- * done (on BullMQ, as the processor returns), `WriteFailed` at each failed write.
+ * done (on BullMQ, as the processor returns), `WriteFailed` at each failed write, `RunAbandoned` when the step
+ * ends otherwise (`Abandoned`, or a write or a delay that failed for good: the step then rejects with its error).
  */
 export const step = async <R>(answer: Answer<R>, store: Store<R>, context: StepContext): Promise<StepEnd> => {
+  // A delivery that ends neither stopped nor retried (the worker closed mid-attempt, a write given up or the run gone
+  // from the store) says so: a run's observers (its span) would otherwise wait for an end that never comes.
+  try {
+    const end = await stepOf(answer, store, context)
+    if (end._tag === 'Abandoned') tellRun(context, { _tag: 'RunAbandoned' })
+    return end
+  } catch (e) {
+    tellRun(context, { _tag: 'RunAbandoned' })
+    throw e
+  }
+}
+
+const stepOf = async <R>(answer: Answer<R>, store: Store<R>, context: StepContext): Promise<StepEnd> => {
   switch (answer._tag) {
     case 'NotDue':
       await store.later(answer.dueAt)

@@ -29,18 +29,19 @@ export const checkKey = (where: string, key: unknown): string => {
   return key
 }
 
-/** A function that runs `source` on `redis` with one key and the given arguments. */
+/** A function that runs `source` on `redis` with the given arguments, the first `keys` of them keys (default one). */
 export const script = (
   redis: RedisClient,
-  source: string
+  source: string,
+  keys = 1
 ): ((key: string, ...args: Array<string | number>) => Promise<unknown>) => {
   const sha = createHash('sha1').update(source).digest('hex')
   return async (key, ...args) => {
     try {
-      return await redis.evalsha(sha, 1, key, ...args)
+      return await redis.evalsha(sha, keys, key, ...args)
     } catch (e) {
       if (!(e instanceof Error && e.message.startsWith('NOSCRIPT'))) throw e
-      return await redis.eval(source, 1, key, ...args)
+      return await redis.eval(source, keys, key, ...args)
     }
   }
 }
