@@ -7,6 +7,7 @@ import * as fs from 'fs'
 import * as path from 'path'
 import * as Contention from 'fp-ts-retry/Contention'
 import * as Overload from 'fp-ts-retry/Overload'
+import * as AdaptiveLimit from 'fp-ts-retry/AdaptiveLimit'
 import * as Random from 'fp-ts-retry/Random'
 import { Duration } from 'fp-ts-retry/ScheduleConfig'
 import { codeCondition, DEFAULT_CONFIG, readConfig, showCodeCondition, UsageError } from './config'
@@ -104,6 +105,17 @@ const network = (value: string): Contention.Network => {
     )
   }
   return { mean, sd }
+}
+
+const algorithmList = (value: string): ReadonlyArray<'gradient' | 'aimd'> => {
+  if (value.trim() === 'none') return []
+  const items = value.split(',').map((s) => s.trim())
+  if (items.length === 0 || items.some((a) => a !== 'gradient' && a !== 'aimd')) {
+    throw new InvalidArgumentError(
+      `expected gradient, aimd, both (gradient,aimd) or none, received ${JSON.stringify(value)}.`
+    )
+  }
+  return items as ReadonlyArray<'gradient' | 'aimd'>
 }
 
 const errorCode = (value: string): string | number => (/^-?\d+$/.test(value.trim()) ? Number(value) : value)
@@ -334,6 +346,29 @@ Examples:
         .default([16], '16')
         .argParser(clientList)
     )
+    .addOption(
+      new Option(
+        '--adaptive <list>',
+        'adaptive limits to compare: gradient, aimd or both, comma-separated; none for none'
+      )
+        .default(['gradient', 'aimd'], 'gradient,aimd')
+        .argParser(algorithmList)
+    )
+    .addOption(
+      new Option('--window <duration>', "the adaptive limits' window of samples")
+        .default(100, '100ms')
+        .argParser(milliseconds)
+    )
+    .addOption(
+      new Option('--latency-threshold <duration>', 'the latency over which aimd backs off')
+        .default(50, '50ms')
+        .argParser(milliseconds)
+    )
+    .addOption(
+      new Option('--max-limit <n>', "the adaptive limits' ceiling, per client (they start at 8, floor 1)")
+        .default(64)
+        .argParser(wholeNumber('--max-limit', 8, 100_000))
+    )
     .addOption(new Option('--clients <n>', 'the clients').default(4).argParser(wholeNumber('--clients', 1, 10_000)))
     .addOption(
       new Option('--workers <n>', "the server's workers").default(8).argParser(wholeNumber('--workers', 1, 10_000))
@@ -370,12 +405,16 @@ Examples:
       `
 Examples:
   fp-ts-retry overload
-  fp-ts-retry overload --bulkhead 4,16,64 --svg overload.svg
+  fp-ts-retry overload --bulkhead 4,16,64 --adaptive gradient --svg overload.svg
   fp-ts-retry overload --rate 900 --slow-service 40ms --clients 10`
     )
     .action(
       async (options: {
         bulkhead: ReadonlyArray<number>
+        adaptive: ReadonlyArray<'gradient' | 'aimd'>
+        window: number
+        latencyThreshold: number
+        maxLimit: number
         clients: number
         workers: number
         rate: number
@@ -392,7 +431,23 @@ Examples:
           serviceTime
         })
         const phases = [phase(options.service), phase(options.slowService), phase(options.service)]
-        const candidates = [Overload.unlimited, ...options.bulkhead.map(Overload.bulkhead)]
+        if (options.window <= 0) throw new UsageError('--window must be a duration > 0, received 0.')
+        const limits = {
+          min: 1,
+          initial: 8,
+          max: options.maxLimit,
+          window: { duration: options.window, minSamples: 10 }
+        }
+        const algorithms = {
+          gradient: () => AdaptiveLimit.gradient(),
+          aimd: () =>
+            AdaptiveLimit.aimd({ backoffRatio: 0.9, latencyThreshold: Math.max(1e-3, options.latencyThreshold) })
+        }
+        const candidates = [
+          Overload.unlimited,
+          ...options.bulkhead.map(Overload.bulkhead),
+          ...options.adaptive.map((kind) => Overload.adaptive({ ...limits, algorithm: algorithms[kind]() }))
+        ]
         const runs = candidates.map((candidate) => ({
           name: candidate.name,
           outcome: Overload.simulate({

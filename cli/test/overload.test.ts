@@ -3,6 +3,7 @@
  * a spec of the same runs. (cli.test.ts runs the command as a process; this one needs no process to check a report.)
  */
 import * as assert from 'assert'
+import * as AdaptiveLimit from 'fp-ts-retry/AdaptiveLimit'
 import * as Overload from 'fp-ts-retry/Overload'
 import * as vega from 'vega'
 import * as vl from 'vega-lite'
@@ -26,10 +27,20 @@ const row = (stdout: string, phase: string, limit: string): ReadonlyArray<string
 describe('fp-ts-retry overload', () => {
   it('should print, phase by phase, what the simulation measured for each limit', async () => {
     const args = ['overload', '--bulkhead', '2,8', '--phase', '5s', '--rate', '500', '--seed', '4']
+    // (--adaptive defaults to gradient,aimd)
     const { code, stdout } = await run(args)
     assert.strictEqual(code, 0)
     const phases = [10, 25, 10].map((serviceTime) => ({ duration: 5_000, rate: 500, serviceTime }))
-    for (const candidate of [Overload.unlimited, Overload.bulkhead(2), Overload.bulkhead(8)]) {
+    // the command's adaptive limits: floor 1, start 8, ceiling 64, windows of 100 ms
+    const limits = { min: 1, initial: 8, max: 64, window: { duration: 100, minSamples: 10 } }
+    const candidates = [
+      Overload.unlimited,
+      Overload.bulkhead(2),
+      Overload.bulkhead(8),
+      Overload.adaptive({ ...limits, algorithm: AdaptiveLimit.gradient() }),
+      Overload.adaptive({ ...limits, algorithm: AdaptiveLimit.aimd({ backoffRatio: 0.9, latencyThreshold: 50 }) })
+    ]
+    for (const candidate of candidates) {
       const outcome = Overload.simulate({ candidate, phases, seed: 4 })
       ;['before', 'slowdown', 'after'].forEach((phase, i) => {
         const cells = row(stdout, phase, candidate.name)
@@ -72,5 +83,8 @@ describe('fp-ts-retry overload', () => {
     const slow = await run(['overload', '--slow-service', 'soon'])
     assert.strictEqual(slow.code, 2)
     assert.match(slow.stderr, /received "soon"/)
+    const vegas = await run(['overload', '--adaptive', 'vegas'])
+    assert.strictEqual(vegas.code, 2)
+    assert.match(vegas.stderr, /expected gradient, aimd, both \(gradient,aimd\) or none, received "vegas"/)
   })
 })
