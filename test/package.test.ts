@@ -677,7 +677,10 @@ describe('the packed packages', () => {
       const result = await ran('check')
       assert.strictEqual(result.code, 0, result.stderr)
       assert.match(result.stdout, /^policy\.json: a valid policy document, 1 pipeline\.$/m)
-      assert.match(result.stdout, /^payments\n {2}1\. timeout +2 s for each attempt\n {2}2\. retry +intersect\(recurs\(3\)\)\(constant\(100\)\)$/m)
+      assert.match(
+        result.stdout,
+        /^payments\n {2}1\. timeout +2 s for each attempt\n {2}2\. retry +intersect\(recurs\(3\)\)\(constant\(100\)\)$/m
+      )
     })
 
     it('should run a command with retries: a failure, a retry, then its exit code 0', async () => {
