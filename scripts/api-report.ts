@@ -2,13 +2,17 @@
  * The reviewed API report: API Extractor records the public surface of every entry point of the package (the index,
  * and each module reached by its subpath only) in `etc/api/<entry>.api.md`, from the declarations in `lib/`.
  *
- *   npm run api              builds lib/, then rewrites the reports (commit them: every change to the API is a diff)
- *   npm run api -- --check   builds lib/, then fails when a report is not what the declarations say (`npm test`)
+ *   npm run api              updates lib/, then rewrites the reports (commit them: every change to the API is a diff)
+ *   npm run api -- --check   updates lib/, then fails when a report is not what the declarations say (`npm test`)
+ *
+ * lib/ is updated by an incremental build (scripts/package.ts): after `npm ci`, whose prepare built it, nothing is
+ * compiled again. One compiler program, over every entry, serves all the reports.
  *
  * The index re-exports every other module as a namespace, so its report covers them; the modules that load an
  * optional peer are reached by their subpath alone and have a report of their own.
  */
 import {
+  CompilerState,
   Extractor,
   ExtractorConfig,
   ExtractorLogLevel,
@@ -17,6 +21,7 @@ import {
 } from '@microsoft/api-extractor'
 import * as fs from 'fs'
 import * as path from 'path'
+import { build } from './package'
 
 const root = path.join(__dirname, '..')
 const check = process.argv.includes('--check')
@@ -80,34 +85,48 @@ const configOf = (entry: string): IConfigFile => ({
   }
 })
 
-let failed = false
-if (!check) fs.mkdirSync(path.join(root, 'etc', 'api'), { recursive: true })
-for (const entry of entries) {
-  const configObjectFullPath = path.join(root, 'api-extractor.json')
-  const config = ExtractorConfig.prepare({
-    configObject: configOf(entry),
-    configObjectFullPath,
-    packageJsonFullPath: path.join(root, 'package.json')
+const main = async (): Promise<void> => {
+  await build('.')
+  if (!check) fs.mkdirSync(path.join(root, 'etc', 'api'), { recursive: true })
+  const configs = entries.map((entry) =>
+    ExtractorConfig.prepare({
+      configObject: configOf(entry),
+      configObjectFullPath: path.join(root, 'api-extractor.json'),
+      packageJsonFullPath: path.join(root, 'package.json')
+    })
+  )
+  // one program for the eight reports: each would otherwise read the declarations, the peers' included, again
+  const compilerState = CompilerState.create(configs[0], {
+    additionalEntryPoints: configs.map((config) => config.mainEntryPointFilePath)
   })
-  const result = Extractor.invoke(config, {
-    localBuild: !check,
-    showVerboseMessages: false,
-    messageCallback: (message: ExtractorMessage) => {
-      // the report says what changed; the console need not say it line by line
-      if (message.logLevel === ExtractorLogLevel.Warning) message.handled = true
+  let failed = false
+  entries.forEach((entry, i) => {
+    const result = Extractor.invoke(configs[i], {
+      localBuild: !check,
+      showVerboseMessages: false,
+      compilerState,
+      messageCallback: (message: ExtractorMessage) => {
+        // the report says what changed; the console need not say it line by line
+        if (message.logLevel === ExtractorLogLevel.Warning) message.handled = true
+      }
+    })
+    if (!result.succeeded || (check && result.apiReportChanged)) {
+      failed = true
+      process.stderr.write(
+        check && result.apiReportChanged
+          ? `api-report: the public API of ${entry} changed: run \`npm run api\` and commit etc/api/ after review\n`
+          : `api-report: ${entry}: ${result.errorCount} errors\n`
+      )
     }
   })
-  if (!result.succeeded || (check && result.apiReportChanged)) {
-    failed = true
-    process.stderr.write(
-      check && result.apiReportChanged
-        ? `api-report: the public API of ${entry} changed: run \`npm run api\` and commit etc/api/ after review\n`
-        : `api-report: ${entry}: ${result.errorCount} errors\n`
-    )
-  }
+  fs.rmSync(path.join(root, 'temp'), { recursive: true, force: true })
+  if (failed) process.exit(1)
+  process.stdout.write(
+    `api-report: ${entries.length} reports ${check ? 'match the declarations' : 'written to etc/api/'}\n`
+  )
 }
-fs.rmSync(path.join(root, 'temp'), { recursive: true, force: true })
-if (failed) process.exit(1)
-process.stdout.write(
-  `api-report: ${entries.length} reports ${check ? 'match the declarations' : 'written to etc/api/'}\n`
-)
+
+main().catch((error: unknown) => {
+  console.error(error)
+  process.exitCode = 1
+})

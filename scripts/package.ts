@@ -78,23 +78,32 @@ const prune = (src: string, out: string): void => {
 }
 
 /**
- * Packs one package of the repository into `destination`: the library (its root, `workspace` `'.'`) or the command
- * (`'cli'`).
+ * Brings one package's lib/ up to date with its sources: the library (`'.'`) or the command (`'cli'`, against the
+ * library's declarations).
  *
  * **Details**
  *
- * Publishing would run the library's prepare (a clean build of tsconfig.build.json) or the command's prepack (a
- * clean build of cli/tsconfig.build.json, against the library's declarations). This builds the same project with an
- * incremental `tsc -b` instead, removes the outputs of deleted sources, and packs with `--ignore-scripts`: the same
- * files, without compiling again what is fresh (`npm ci` ran the library's prepare). test/package.test.ts checks
- * that the scripts still compile these tsconfig files.
+ * The clean builds are the packages' scripts (the library's prepare, the command's prepack), which `npm ci` runs
+ * for the library. This builds the same tsconfig files with an incremental `tsc -b` instead, which compiles nothing
+ * when lib/ is fresh (a fraction of a second), and removes the outputs of deleted sources: `npm run api` and
+ * `npm test` read the declarations that `npm ci` just wrote without compiling them again. test/package.test.ts
+ * checks that the scripts still compile these tsconfig files.
+ */
+export const build = async (workspace: '.' | 'cli'): Promise<void> => {
+  // the library: its declarations (with their docs), then its JavaScript without comments (the docs live in the
+  // declarations and docs/modules: the comments would be shipped twice); one tsc for both
+  const projects = workspace === '.' ? ['tsconfig.build.json', 'tsconfig.build-js.json'] : ['cli/tsconfig.build.json']
+  check(`tsc -b ${projects.join(' ')}`, await run(process.execPath, [tsc, '-b', ...projects], repo))
+  prune(path.join(repo, workspace, 'src'), path.join(repo, workspace, 'lib'))
+}
+
+/**
+ * Packs one package of the repository into `destination`: the library (its root, `workspace` `'.'`) or the command
+ * (`'cli'`), after {@link build}, with `--ignore-scripts`: the files that publishing would pack, without compiling
+ * again what is fresh.
  */
 export const packWorkspace = async (workspace: '.' | 'cli', destination: string): Promise<Packed> => {
-  // the library: its declarations (with their docs) and JavaScript, then the JavaScript again without comments (the
-  // docs live in the declarations and docs/modules: the comments would be shipped twice)
-  const projects = workspace === '.' ? ['tsconfig.build.json', 'tsconfig.build-js.json'] : ['cli/tsconfig.build.json']
-  for (const project of projects) check(`tsc -b ${project}`, await run(process.execPath, [tsc, '-b', project], repo))
-  prune(path.join(repo, workspace, 'src'), path.join(repo, workspace, 'lib'))
+  await build(workspace)
   const which = workspace === '.' ? [] : ['--workspace', workspace]
   const result = check(
     `npm pack ${workspace}`,

@@ -1,27 +1,25 @@
 /**
- * The packages as users install them (issue 9): `npm pack` of the library and of the command, each tarball
- * installed into an empty application, then what ships, what the install adds, whether the types resolve under
- * every moduleResolution with TypeScript 5 and 7, and whether `require`, `import` (an example program compiled as
- * a native ES module included) and the command's bin run.
+ * The packages as users install them (issue 9): the READMEs' own steps (issue 33), read from their code blocks and
+ * run as they are written: the pack in this checkout, each install into an empty application. Then what ships,
+ * what the install adds, whether the types resolve under every moduleResolution with TypeScript 5 and 7, whether
+ * `require`, `import` (an example program compiled as a native ES module included) and the installed command run.
  *
- * Packing compiles only what is not fresh (after `npm ci`, the command); installing comes from npm's cache, which
- * `npm ci` filled; each compiler checks every resolution in one `tsc -b`, both compilers at once.
+ * Installing comes from npm's cache, which `npm ci` filled; each compiler checks every resolution in one `tsc -b`,
+ * both compilers at once.
  */
 import * as assert from 'assert'
 import * as fs from 'fs'
 import * as os from 'os'
 import * as path from 'path'
 import {
-  install,
+  build as buildPackage,
   measure,
   megabytes,
   npm,
-  packWorkspace,
   repo,
   run,
   tsc,
   type InstallSize,
-  type Packed,
   type Run
 } from '../scripts/package'
 import { deepStrictEqual } from './util'
@@ -239,6 +237,123 @@ const ioTsLoaded = (result: Run): ReadonlyArray<string> => {
   return JSON.parse(result.stdout) as ReadonlyArray<string>
 }
 
+// -------------------------------------------------------------------------------------
+// the READMEs' steps
+// -------------------------------------------------------------------------------------
+
+/** A line of a README's shell block: the command, and where its comment says it runs. */
+interface Step {
+  readonly command: string
+  readonly comment: string
+}
+
+/** The lines of the first `sh` code block under `heading` in `file` (relative to the repository). */
+const readmeSteps = (file: string, heading: string): ReadonlyArray<Step> => {
+  const text = fs.readFileSync(path.join(repo, file), 'utf8')
+  const at = text.indexOf(`\n${heading}\n`)
+  assert.ok(at >= 0, `${file} has no heading "${heading}"`)
+  const block = /^```sh\n([\s\S]*?)^```$/m.exec(text.slice(at))
+  assert.ok(block !== null, `${file}: no sh block under "${heading}"`)
+  return block[1]
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => {
+      const [, command, comment] = /^(.*?)\s*(?:#\s*(.*))?$/.exec(line) ?? []
+      return { command, comment: comment ?? '' }
+    })
+}
+
+/** The README's install of the library (## Install), and of the command (## The CLI). */
+const INSTALL = readmeSteps('README.md', '## Install')
+const CLI = readmeSteps('README.md', '## The CLI')
+/** The command's own README (cli/README.md, the command's package's). */
+const CLI_README = readmeSteps(path.join('cli', 'README.md'), '## Installation')
+
+/**
+ * The environment of the READMEs' commands: the test's, without a parent npm's `npm_config_*` variables (see
+ * `npm` in scripts/package.ts), with npm's cache first (`npm ci` filled it), no audit or funding requests, the
+ * pack's tarballs written to `tarballs` rather than into the checkout, and no lifecycle scripts: the packages'
+ * prepare and prepack are clean builds of the tsconfig files that `build` in scripts/package.ts brings up to date
+ * incrementally beforehand (a test below checks that they are the same files), which on a busy machine saves
+ * most of a minute. Configuration only: the commands are the READMEs'.
+ */
+const readmeEnv = (tarballs: string): NodeJS.ProcessEnv => ({
+  ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_(config|package|lifecycle)_/i.test(key))),
+  npm_config_prefer_offline: 'true',
+  npm_config_audit: 'false',
+  npm_config_fund: 'false',
+  npm_config_pack_destination: tarballs,
+  npm_config_ignore_scripts: 'true'
+})
+
+/** Runs one README command with sh in `cwd`, its `/path/to/` the folder of the tarballs; fails on a non-zero exit. */
+const runStep = async (step: Step, cwd: string, tarballs: string): Promise<Run> => {
+  const command = step.command.replaceAll('/path/to/', `${tarballs}/`)
+  const result = await run('sh', ['-c', command], cwd, readmeEnv(tarballs))
+  assert.strictEqual(
+    result.code,
+    0,
+    `${command} (in ${cwd}) exited with ${result.code}:\n${result.stdout}\n${result.stderr}`
+  )
+  return result
+}
+
+/** Makes `dir` an empty application, as the READMEs' "your application" is. */
+const emptyApplication = (dir: string): void => {
+  fs.mkdirSync(dir, { recursive: true })
+  fs.writeFileSync(
+    path.join(dir, 'package.json'),
+    `${JSON.stringify({ name: 'application', version: '1.0.0', private: true }, null, 2)}\n`
+  )
+}
+
+/** The files of a tarball, as `npm pack` wrote them (without tar's `package/`). */
+const tarballFiles = async (tarball: string): Promise<ReadonlyArray<string>> => {
+  const listed = await run('tar', ['-tzf', tarball], path.dirname(tarball))
+  assert.strictEqual(listed.code, 0, listed.stderr)
+  return listed.stdout
+    .split('\n')
+    .filter((line) => line !== '' && !line.endsWith('/'))
+    .map((line) => line.replace(/^package\//, ''))
+}
+
+/** A policy document for the installed command's `check`. */
+const POLICY = { policies: { payments: { timeout: '2s', retry: { constant: '100ms', maxRetries: 3 } } } }
+
+/** A command for the installed command's `run`: it fails (exit code 3) on its first attempt, then succeeds. */
+const FLAKY = [
+  process.execPath,
+  '-e',
+  `const fs = require('fs')
+   const n = fs.existsSync('count.txt') ? Number(fs.readFileSync('count.txt', 'utf8')) + 1 : 1
+   fs.writeFileSync('count.txt', String(n))
+   console.log('flaky attempt ' + n)
+   process.exit(n === 1 ? 3 : 0)`
+]
+
+describe('the install steps of the READMEs', () => {
+  it('should pack in the checkout, after npm ci, with one command that both READMEs give', () => {
+    const [pack] = CLI
+    assert.match(pack.comment, /^in the checkout/)
+    assert.match(pack.command, /^npm ci && \S/)
+    deepStrictEqual(INSTALL[0].command, pack.command)
+    deepStrictEqual(CLI_README[0], pack)
+  })
+
+  it('should install the library, then the command, in the application, as both READMEs say', () => {
+    deepStrictEqual(
+      CLI.slice(1).map((step) => step.comment),
+      ['in your application: the library, in "dependencies"', 'then the command, in "devDependencies"', '']
+    )
+    deepStrictEqual(
+      INSTALL.slice(1).map((step) => step.command),
+      [CLI[1].command]
+    )
+    deepStrictEqual(CLI_README.slice(0, -1), CLI.slice(0, -1))
+    deepStrictEqual(CLI_README.slice(-1)[0].command, 'npx fp-ts-retry simulate')
+  })
+})
+
 describe('package.json', () => {
   // The command's "fp-ts-retry": "1.0.0-rc.0" resolves to this checkout through node_modules/fp-ts-retry, a link that
   // the library's devDependency on itself makes. Not by listing the root as a workspace of itself: npm then reads
@@ -266,7 +381,7 @@ describe('package.json', () => {
       assert.strictEqual(library.dependencies?.[name], undefined, name)
   })
 
-  it('should build, when packed, the tsconfig files that pack() builds (it packs with --ignore-scripts)', () => {
+  it('should build, when packed, the tsconfig files that build() in scripts/package.ts builds (the packs run without scripts)', () => {
     assert.strictEqual(library.scripts?.prepare, 'npm run build')
     assert.match(library.scripts?.build ?? '', /&& tsc -p tsconfig\.build\.json && tsc -p tsconfig\.build-js\.json$/)
     assert.strictEqual(command.scripts?.prepack, 'npm run build')
@@ -295,7 +410,11 @@ describe('package.json', () => {
 
 describe('the packed packages', () => {
   let dir = ''
-  let packed: { readonly library: Packed; readonly command: Packed }
+  /** Where the README's pack writes the tarballs; what it wrote there. */
+  let tarballs = ''
+  let written: ReadonlyArray<string> = []
+  /** The files of each tarball. */
+  let packed: { readonly library: ReadonlyArray<string>; readonly command: ReadonlyArray<string> }
   /** The library installed with its peers into an empty application, as measured before anything else was added. */
   let installed: InstallSize
   let application = ''
@@ -311,15 +430,25 @@ describe('the packed packages', () => {
 
   beforeAll(async () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fp-ts-retry-package-'))
-    const libraryTarball = await packWorkspace('.', dir)
-    // the command compiles while the library installs
-    const commandTarball = packWorkspace('cli', dir)
+    tarballs = path.join(dir, 'tarballs')
+    fs.mkdirSync(tarballs)
+    // The checkout's step, as the READMEs write it, without its `npm ci`: the suite runs in a checkout that `npm ci`
+    // made (.ci/run: npm ci && npm test) and from its node_modules. Its scripts' builds beforehand (see readmeEnv):
+    // the library's is fresh after npm ci, the command's is not.
+    const [checkout, ...inApplication] = CLI
+    await buildPackage('.')
+    await buildPackage('cli')
+    await runStep({ ...checkout, command: checkout.command.replace(/^npm ci && /, '') }, repo, tarballs)
+    // (an array of this realm's: jest runs the test in a context of its own)
+    written = [...fs.readdirSync(tarballs)].sort()
+    const libraryTarball = path.join(tarballs, `${library.name}-${library.version}.tgz`)
+    const commandTarball = path.join(tarballs, `${command.name}-${command.version}.tgz`)
+    const files = Promise.all([tarballFiles(libraryTarball), tarballFiles(commandTarball)])
     application = path.join(dir, 'application')
     commandApplication = path.join(dir, 'command')
-    const peers = Object.keys(library.peerDependencies ?? {})
-      .filter((name) => library.peerDependenciesMeta?.[name]?.optional !== true)
-      .map((name) => `${name}@${library.devDependencies?.[name]}`)
-    const libraryReady = install(application, [libraryTarball.tarball, ...peers]).then(async () => {
+    emptyApplication(application)
+    emptyApplication(commandApplication)
+    const libraryReady = runStep(INSTALL[1], application, tarballs).then(async () => {
       installed = measure(application)
       // The optional peers that a subpath loads as it is imported (Arbitrary: fast-check, OpenTelemetry: its API), as
       // a user of those subpaths installs them, after the measure: the library's own install has none of them.
@@ -347,21 +476,33 @@ describe('the packed packages', () => {
       )
       runs.set('example', example)
     })
-    const commandReady = commandTarball.then(async ({ tarball }) => {
-      await install(commandApplication, [libraryTarball.tarball, tarball])
-      const bin = path.join(commandApplication, 'node_modules', '.bin', 'fp-ts-retry')
-      runs.set(
+    const commandReady = (async () => {
+      // the README's steps in the application, in turn: the last, npx fp-ts-retry --help
+      let last: Run | undefined
+      for (const step of inApplication) last = await runStep(step, commandApplication, tarballs)
+      if (last !== undefined) runs.set('help', Promise.resolve(last))
+      // cli/README's last step, and the other commands, as the installed bin
+      runs.set('simulate (cli/README)', runStep(CLI_README[CLI_README.length - 1], commandApplication, tarballs))
+      const npx = (name: string, args: ReadonlyArray<string>): void => {
+        runs.set(name, npm(['exec', '--offline', '--', ...args], commandApplication))
+      }
+      npx('simulate', [
+        'fp-ts-retry',
         'simulate',
-        run(
-          bin,
-          ['simulate', '{"constant": "100ms", "maxRetries": 2}', '--runs', '5', '--svg', 'plot.svg'],
-          commandApplication
-        )
-      )
-      runs.set('npx', npm(['exec', '--offline', '--', 'fp-ts-retry-cli', '--version'], commandApplication))
-    })
+        '{"constant": "100ms", "maxRetries": 2}',
+        '--runs',
+        '5',
+        '--svg',
+        'plot.svg'
+      ])
+      fs.writeFileSync(path.join(commandApplication, 'policy.json'), JSON.stringify(POLICY))
+      npx('check', ['fp-ts-retry', 'check', 'policy.json'])
+      npx('run', ['fp-ts-retry', 'run', '--schedule', '{"constant": "10ms", "maxRetries": 2}', '--', ...FLAKY])
+      npx('npx', ['fp-ts-retry-cli', '--version'])
+    })()
     await Promise.all([libraryReady, commandReady])
-    packed = { library: libraryTarball, command: await commandTarball }
+    const [libraryFiles, commandFiles] = await files
+    packed = { library: libraryFiles, command: commandFiles }
     await Promise.all([...builds.values(), ...runs.values()])
   }, 180_000)
 
@@ -369,9 +510,13 @@ describe('the packed packages', () => {
     if (dir !== '') fs.rmSync(dir, { recursive: true, force: true })
   })
 
+  it("should write, by the READMEs' pack, the library's tarball and the command's, and no other", () => {
+    deepStrictEqual(written, [`${library.name}-${library.version}.tgz`, `${command.name}-${command.version}.tgz`])
+  })
+
   describe('the library', () => {
     it("should ship lib/ (the public modules with their declarations, the private folders with the model's only), the guides, the changelog, the policy document's JSON Schema; no sources, maps or tests", () => {
-      const files = packed.library.files.map((f) => f.path)
+      const files = packed.library
       const publicModules = ['index', ...subpaths]
       const unexpected = files.filter((file) => {
         if (['package.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'schema/policy.schema.json'].includes(file))
@@ -397,7 +542,7 @@ describe('the packed packages', () => {
     })
 
     it('should ship every file that a link or an image of its Markdown files points to, and no image that none shows', () => {
-      const files = new Set(packed.library.files.map((f) => f.path))
+      const files = new Set(packed.library)
       const dead: Array<string> = []
       const targets = new Set<string>()
       for (const file of files) {
@@ -506,7 +651,7 @@ describe('the packed packages', () => {
 
   describe('the command', () => {
     it('should ship its compiled modules, its README and its LICENSE; its bin a node script', () => {
-      const files = packed.command.files.map((f) => f.path).sort()
+      const files = [...packed.command].sort()
       deepStrictEqual(
         files.filter((file) => !/^lib\/[^/]+\.js$/.test(file)),
         ['LICENSE', 'README.md', 'package.json']
@@ -519,12 +664,46 @@ describe('the packed packages', () => {
       )
     })
 
+    it("should print its commands for the README's last step, npx fp-ts-retry --help", async () => {
+      const result = await ran('help')
+      assert.match(result.stdout, /^Usage: fp-ts-retry \[options\] \[command\]$/m)
+      for (const name of ['simulate', 'compare', 'run', 'check', 'schema'])
+        assert.match(result.stdout, new RegExp(`^  ${name} `, 'm'), name)
+    })
+
+    it("should sample the default schedule for cli/README's last step, npx fp-ts-retry simulate", async () => {
+      const result = await ran('simulate (cli/README)')
+      assert.match(
+        result.stdout,
+        /^\{"exponential":"100ms","cap":"2s","jitter":"full","maxRetries":5,"maxElapsed":"10s"\}$/m
+      )
+      assert.match(result.stdout, /Every run stops by itself within 5 retries \(6 attempts\)\./)
+    })
+
     it('should run from its tarball: simulate prints the table and, with vega from its dependencies, writes an SVG', async () => {
       const result = await ran('simulate')
       assert.strictEqual(result.code, 0, result.stderr)
       assert.match(result.stdout, /^\s+2\s+100%\s+100\s+100\s+100\s+100\s+200\s+200$/m)
       assert.match(result.stdout, /Every run stops by itself within 2 retries \(3 attempts\)\./)
       assert.match(fs.readFileSync(path.join(commandApplication, 'plot.svg'), 'utf8'), /^<svg /)
+    })
+
+    it('should check a policy document: each pipeline, its layers in the order they run', async () => {
+      const result = await ran('check')
+      assert.strictEqual(result.code, 0, result.stderr)
+      assert.match(result.stdout, /^policy\.json: a valid policy document, 1 pipeline\.$/m)
+      assert.match(
+        result.stdout,
+        /^payments\n {2}1\. timeout +2 s for each attempt\n {2}2\. retry +intersect\(recurs\(3\)\)\(constant\(100\)\)$/m
+      )
+    })
+
+    it('should run a command with retries: a failure, a retry, then its exit code 0', async () => {
+      const result = await ran('run')
+      assert.strictEqual(result.code, 0, result.stderr)
+      assert.strictEqual(result.stdout, 'flaky attempt 1\nflaky attempt 2\n')
+      assert.match(result.stderr, /fp-ts-retry: attempt 1 exited with code 3; retry 1 in 10 ms\n/)
+      assert.match(result.stderr, /fp-ts-retry: attempt 2 exited with code 0: done after 2 attempts\n/)
     })
 
     it('should run as npx fp-ts-retry-cli', async () => {

@@ -7,19 +7,28 @@
 // eslint-disable-next-line @typescript-eslint/no-require-imports -- jest loads this file as CommonJS, untranspiled
 const Sequencer = require('@jest/test-sequencer').default
 
-/** Measured with `npx jest --json` (each file's end minus start, two workers, a cold cache), longest first. */
+/**
+ * Measured with `npx jest --json` (each file's end minus start, two workers, a cold cache), longest first; the
+ * files that wait on Redis, child processes or real time (cluster-failover among them: unlisted, it started last)
+ * before the shorter ones that keep a core busy.
+ */
 const LONGEST = [
   'test/package.test.ts',
   'cli/test/cli.test.ts',
-  'test/fleet.test.ts',
   'test/RedisRateLimiter.test.ts',
+  'test/cluster-failover.test.ts',
+  'test/fleet.test.ts',
   'test/BullMQ.test.ts',
-  'test/RedisBreaker.test.ts',
-  'test/ScheduleConfig.test.ts',
-  'test/FileEngine.test.ts',
-  'test/RedisBudget.test.ts',
-  'test/types.test.ts',
   'test/Contention.test.ts',
+  'test/RedisBulkhead.test.ts',
+  'test/RedisBreaker.test.ts',
+  'test/types.test.ts',
+  'test/ScheduleConfig.test.ts',
+  'test/PolicyConfig.test.ts',
+  'test/OpenTelemetry.test.ts',
+  'test/RedisBudget.test.ts',
+  'test/Keyed.fleet.test.ts',
+  'test/FileEngine.test.ts',
   'test/Clock.test.ts',
   'test/durable.test.ts'
 ]
