@@ -68,7 +68,7 @@ export interface Slot {
  * @example
  * import type { Limit } from 'fp-ts-retry/Overload'
  *
- * const none: Limit = { enter: () => ({ succeeded: () => undefined, dropped: () => undefined }) }
+ * const none: Limit = { enter: () => ({ succeeded: () => undefined, dropped: () => undefined }), limit: () => Infinity }
  *
  * @category model
  * @since 1.0.0
@@ -298,7 +298,8 @@ export const bulkhead = (maxConcurrent: number): Candidate => {
  * import * as Overload from 'fp-ts-retry/Overload'
  * import * as assert from 'assert'
  *
- * const adaptive = Overload.adaptive({ algorithm: AdaptiveLimit.gradient(), min: 1, max: 64, initial: 8 })
+ * const window = { duration: 100, minSamples: 10 }
+ * const adaptive = Overload.adaptive({ algorithm: AdaptiveLimit.gradient(), min: 1, max: 64, initial: 8, window })
  * assert.strictEqual(adaptive.name, 'adaptive gradient')
  * const outcome = Overload.simulate({ candidate: adaptive, seed: 1 })
  * assert.ok(outcome.phases[1].p99 < 200) // in the slowdown, the limit keeps the server's queue short

@@ -39,13 +39,18 @@ export {
   /**
    * Adaptive concurrency limits: a limit on the calls in flight learned from their latencies and drops (AIMD,
    * Gradient2), with a queue by priority that sheds the lowest first; a combinator and a guard.
+   *
+   * @category model
+   * @since 1.0.0
+   */
+  AdaptiveLimit,
+  /**
    * Client-side adaptive throttling (the SRE book's): drops a share of the requests locally once the backend refuses
    * more than `1 / k` of them; a combinator and a guard.
    *
    * @category model
    * @since 1.0.0
    */
-  AdaptiveLimit,
   AdaptiveThrottle,
   /**
    * Circuit breakers shared by the calls to one dependency, their half-open waits a `Schedule`: `consecutive`,
