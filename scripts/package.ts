@@ -6,6 +6,7 @@
 import { execFile } from 'child_process'
 import * as fs from 'fs'
 import * as path from 'path'
+import { stripExamples } from './declarations'
 
 export const repo = path.join(__dirname, '..')
 
@@ -95,6 +96,8 @@ export const build = async (workspace: '.' | 'cli'): Promise<void> => {
   const projects = workspace === '.' ? ['tsconfig.build.json', 'tsconfig.build-js.json'] : ['cli/tsconfig.build.json']
   check(`tsc -b ${projects.join(' ')}`, await run(process.execPath, [tsc, '-b', ...projects], repo))
   prune(path.join(repo, workspace, 'src'), path.join(repo, workspace, 'lib'))
+  // as `npm run build` does (scripts/declarations.ts)
+  if (workspace === '.') stripExamples(path.join(repo, 'lib'))
 }
 
 /**

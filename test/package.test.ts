@@ -541,6 +541,17 @@ describe('the packed packages', () => {
       }
     })
 
+    it("should ship declarations that keep each export's docs but not its examples (scripts/declarations.ts)", () => {
+      const declarations = packed.library.filter((file) => file.endsWith('.d.ts'))
+      const withExample = declarations.filter((file) =>
+        /^\s*\* @example\b/m.test(fs.readFileSync(path.join(repo, file), 'utf8'))
+      )
+      deepStrictEqual(withExample, [])
+      const schedule = fs.readFileSync(path.join(repo, 'lib', 'Schedule.d.ts'), 'utf8')
+      assert.match(schedule, /\* @since \d+\.\d+\.\d+\n/)
+      assert.match(schedule, /\* @category constructors\n/)
+    })
+
     it('should ship every file that a link or an image of its Markdown files points to, and no image that none shows', () => {
       const files = new Set(packed.library)
       const dead: Array<string> = []
@@ -694,7 +705,7 @@ describe('the packed packages', () => {
       assert.match(result.stdout, /^policy\.json: a valid policy document, 1 pipeline\.$/m)
       assert.match(
         result.stdout,
-        /^payments\n {2}1\. timeout +2 s for each attempt\n {2}2\. retry +intersect\(recurs\(3\)\)\(constant\(100\)\)$/m
+        /^payments\n {2}1\. timeout +2 s for each attempt\n {2}2\. retry +100 ms each time; at most 3 retries$/m
       )
     })
 
