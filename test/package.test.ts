@@ -383,7 +383,11 @@ describe('package.json', () => {
 
   it('should build, when packed, the tsconfig files that build() in scripts/package.ts builds (the packs run without scripts)', () => {
     assert.strictEqual(library.scripts?.prepare, 'npm run build')
-    assert.match(library.scripts?.build ?? '', /&& tsc -p tsconfig\.build\.json && tsc -p tsconfig\.build-js\.json$/)
+    // then strips the declarations' examples, as build() does after its tsc (scripts/declarations.ts)
+    assert.match(
+      library.scripts?.build ?? '',
+      /&& tsc -p tsconfig\.build\.json && tsc -p tsconfig\.build-js\.json && tsx scripts\/declarations\.ts$/
+    )
     assert.strictEqual(command.scripts?.prepack, 'npm run build')
     assert.match(command.scripts?.build ?? '', /&& tsc -b tsconfig\.build\.json$/)
   })
