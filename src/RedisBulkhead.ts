@@ -373,10 +373,13 @@ class Fleet implements RedisBulkhead {
     return () => {
       if (released) return
       released = true
-      // lost (its lease ran out, told as BulkheadLeaseLost): nothing left to give back
+      // lost (its lease ran out, told as BulkheadLeaseLost by a heartbeat): nothing left to give back
       if (!this.held.delete(member)) return
-      // a release Redis does not see leaves the slot taken until its lease runs out, never longer
-      this.run('r', member).catch(noop)
+      // a release Redis does not see leaves the slot taken until its lease runs out, never longer; one that finds
+      // the slot gone is of a call that ended, after a stall, before a heartbeat could tell it
+      this.run('r', member)
+        .then(({ lost }) => lost.length > 0 && this.tell('BulkheadLeaseLost'))
+        .catch(noop)
       // the fleet's oldest waiter takes it, which may be here: asked at once, after the release
       if (this.line.size > 0) this.wake()
       else if (this.held.size === 0) this.beatSleep.abort()
@@ -458,8 +461,9 @@ const HEARTBEAT_CLOCK = LiveClock.make({ unref: true })
  *   (SIGKILL, a crash, a lost host) renews nothing: its slots come back when their leases run out, `lease` ms at
  *   most after its last heartbeat, and not before, and its waiters leave the line as late. A process stalled longer
  *   than a lease (a debugger, a frozen VM, SIGSTOP) may lose a slot to another call: the heartbeat never takes back
- *   one it lost, and tells `BulkheadLeaseLost` once for it, at the first beat after the stall (a call that ends
- *   before that beat is not told); the call goes on, no longer counted in `inFlight`, and its release does nothing.
+ *   one it lost, and tells `BulkheadLeaseLost` once for it: at the first beat after the stall, or at the call's
+ *   release when the call ends before that beat (the release finds the slot gone). The call goes on, no longer
+ *   counted in `inFlight`, and a release after the beat's telling does nothing.
  *   A waiter that lost its lease so takes a place at the back of the line at its next poll.
  * - A release (a `Bulkhead.Release`) is idempotent: called again, it does nothing. It removes the slot in Redis and,
  *   while this process has waiters, asks for them at once: the slot goes to the fleet's oldest waiter, which may be

@@ -213,11 +213,12 @@ class Model {
         for (const w of this.line) if (op.tickets.includes(w.ticket)) w.end = this.now + op.lease * 1_000
         return answer(0, lost)
       }
-      case 'release':
-        for (const m of op.ids) {
-          this.slots.delete(m)
-          this.line = this.line.filter((w) => w.ticket !== m)
-        }
+      case 'release': {
+        // the ids with no slot: a waiter's, or a slot whose lease ran out
+        const lost = op.ids.filter((m) => !this.slots.delete(m))
+        for (const m of op.ids) this.line = this.line.filter((w) => w.ticket !== m)
+        return answer(0, lost)
+      }
     }
     return answer(0)
   }
@@ -614,6 +615,32 @@ describeWithRedis('RedisBulkhead on a real Redis', (server) => {
       await new Promise((resolve) => setTimeout(resolve, (2 * LEASE) / 3 + 100))
       strictEqual(stalled.lines.filter((l) => l === 'event BulkheadLeaseLost').length, 1)
     }, 30_000)
+
+    it("should tell a call that ends after its slot's lease ran out, before a heartbeat could, at its release (issue 33)", async () => {
+      const k = key()
+      const events: Array<string> = []
+      // a lease of 30 s: no heartbeat comes during the test
+      const bulkhead = make({ key: k, lease: 30_000, onEvent: (e) => void events.push(e._tag) })
+      const release = await bulkhead.enter()
+      ok(release !== undefined, 'no slot')
+      // the lease runs out, as it would have over a stall (the server's clock cannot be moved: the lease is moved
+      // back, which the script cannot tell apart), and the slot goes to another call
+      const [member] = await redis.zrange(k, '0', '0')
+      await redis.zincrby(k, -60_000, member)
+      const other = await make({ key: k, lease: 30_000 }).enter()
+      ok(other !== undefined, 'the slot did not come back')
+      release()
+      for (let i = 0; i < 100 && !events.includes('BulkheadLeaseLost'); i++)
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      deepStrictEqual(events, ['BulkheadLeaseLost'])
+      // the slot is the other call's: the late release took nothing from it
+      strictEqual(await bulkhead.fleetCounts().then((c) => c.inFlight), 1)
+      // told once: a release again does nothing
+      release()
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      deepStrictEqual(events, ['BulkheadLeaseLost'])
+      other()
+    })
 
     it('the slots of a process killed with SIGKILL should come back after their lease, and not before', async () => {
       const k = key()

@@ -31,7 +31,9 @@ import * as validate from './validate'
  * - `r` release (ids...): each id's slot, lease and place removed, whichever it has.
  * - `c` count.
  *
- * Answers { calls let in (`e`), slots held, waiters live, the slot members found gone (`h`)... }. The key expires
+ * Answers { calls let in (`e`), slots held, waiters live, the slot members found gone... }: gone are the slots a
+ * heartbeat (`h`) finds gone, and the ids a release (`r`) finds no slot of (a waiter's, or a slot whose lease ran
+ * out). The key expires
  * when its last lease runs out, when it is the same as no key (and a change that leaves no lease deletes it).
  */
 export const SLOTS = `
@@ -107,11 +109,15 @@ elseif op == 'h' then
   answer[3] = waiting()
   return answer
 elseif op == 'r' then
+  local gone = {}
   for i = 2, #ARGV do
-    held = held - redis.call('ZREM', key, ARGV[i])
+    if redis.call('ZREM', key, ARGV[i]) == 1 then held = held - 1 else gone[#gone + 1] = ARGV[i] end
     redis.call('ZREM', key, 'l' .. ARGV[i], 'q' .. ARGV[i])
   end
   expire()
+  local answer = { 0, held, waiting() }
+  for _, id in ipairs(gone) do answer[#answer + 1] = id end
+  return answer
 end
 return { 0, held, waiting() }
 `
