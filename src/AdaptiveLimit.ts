@@ -43,6 +43,7 @@ import * as LiveClock from './Clock'
 import type { LimitChanged, LoadShed, Observer } from './Event'
 import type { Guard } from './Guard'
 import { noop, onAbort } from './internal/abort'
+import { Line, Successor, type Linked } from './internal/line'
 import { observe } from './internal/observe'
 import { isPromise } from './internal/promise'
 import { showValue } from './internal/show'
@@ -523,7 +524,7 @@ export const step = (
 type Refusal = ShedCause | 'aborted'
 
 /** A call waiting for a place: a node of its priority's line, so that it leaves from anywhere in O(1). */
-interface Waiter {
+interface Waiter extends Linked<Waiter> {
   /** The limit whose queue it is in: the one that took over, once it has moved. */
   owner: Limiter
   level: number
@@ -532,14 +533,6 @@ interface Waiter {
   unsubscribe: () => void
   /** Ends the sleep toward its deadline, if it has one. */
   readonly deadline: AbortController | undefined
-  prev: Waiter | undefined
-  next: Waiter | undefined
-}
-
-/** The calls waiting at one priority, oldest first. */
-interface Line {
-  head: Waiter | undefined
-  tail: Waiter | undefined
 }
 
 /** A place in flight: its methods on the prototype, so that entering allocates one object. */
@@ -562,12 +555,13 @@ class Slot implements Permit {
   }
 }
 
-class Limiter implements AdaptiveLimit {
+class Limiter extends Successor<Limiter> implements AdaptiveLimit {
   private taken = 0
   private waiting = 0
   private state: LimitState
   private current: number
-  private readonly lines: Array<Line>
+  /** The calls waiting, a line per priority, the highest first. */
+  private readonly lines: ReadonlyArray<Line<Waiter>>
   private readonly levels: ReadonlyMap<string, number>
   /** The window being gathered: when it began, its samples, drops, latency total and most in flight. */
   private windowStart: number
@@ -576,9 +570,6 @@ class Limiter implements AdaptiveLimit {
   private latencySum = 0
   private measured = 0
   private peak = 0
-  /** The limit that took this one over, and the one this one is to take over at its first use. */
-  private successor: Limiter | undefined = undefined
-  pending: Limiter | undefined = undefined
 
   constructor(
     private readonly algorithm: Algorithm,
@@ -592,9 +583,10 @@ class Limiter implements AdaptiveLimit {
     private readonly onEvent: Observer | undefined,
     private readonly clock: Clock
   ) {
+    super()
     this.state = { estimate: initial, noLoadLatency: Number.NaN }
     this.current = initial
-    this.lines = declared.map(() => ({ head: undefined, tail: undefined }))
+    this.lines = declared.map(() => new Line<Waiter>())
     this.levels = new Map(declared.map((p, i) => [p, i]))
     this.windowStart = clock.now()
   }
@@ -721,18 +713,7 @@ class Limiter implements AdaptiveLimit {
     this.handOn()
   }
 
-  /** This limit, once it has taken over the one it replaces (at its first use). */
-  private settled(): this {
-    let from = this.pending
-    if (from === undefined) return this
-    this.pending = undefined
-    from.settled()
-    while (from.successor !== undefined) from = from.successor
-    this.takeOver(from)
-    return this
-  }
-
-  private takeOver(from: Limiter): void {
+  protected takeOver(from: Limiter): void {
     const { min, max } = this.bounds
     this.state = { estimate: clamp(from.state.estimate, min, max), noLoadLatency: from.state.noLoadLatency }
     this.taken = this.peak = from.taken
@@ -740,19 +721,14 @@ class Limiter implements AdaptiveLimit {
     from.successor = this
     this.moved(from.current, Math.floor(this.state.estimate))
     // the waiters in the order they would have been served there
-    for (const line of from.lines) {
-      let waiter = line.head
-      ;[line.head, line.tail] = [undefined, undefined]
-      while (waiter !== undefined) {
-        const next = waiter.next
+    for (const line of from.lines)
+      for (const waiter of line.takeAll()) {
         waiter.owner = this
         waiter.level = this.levels.get(waiter.priority) ?? this.lines.length - 1
         if (this.taken < this.current && this.waiting === 0) this.serve(waiter)
         else if (this.waiting < this.queueSize) this.join(waiter)
         else this.drop(waiter, 'full')
-        waiter = next
       }
-    }
     from.waiting = 0
   }
 
@@ -849,22 +825,12 @@ class Limiter implements AdaptiveLimit {
   }
 
   leave(waiter: Waiter): void {
-    const line = this.lines[waiter.level]
-    if (waiter.prev === undefined) line.head = waiter.next
-    else waiter.prev.next = waiter.next
-    if (waiter.next === undefined) line.tail = waiter.prev
-    else waiter.next.prev = waiter.prev
-    waiter.prev = waiter.next = undefined
+    this.lines[waiter.level].remove(waiter)
     this.waiting--
   }
 
   private join(waiter: Waiter): void {
-    const line = this.lines[waiter.level]
-    waiter.prev = line.tail
-    waiter.next = undefined
-    if (line.tail === undefined) line.head = waiter
-    else line.tail.next = waiter
-    line.tail = waiter
+    this.lines[waiter.level].push(waiter)
     this.waiting++
   }
 }

@@ -39,6 +39,7 @@ import * as LiveClock from './Clock'
 import type { BulkheadEvent, Observer } from './Event'
 import type { Guard } from './Guard'
 import { noop, onAbort } from './internal/abort'
+import { Line, Successor, type Linked } from './internal/line'
 import { observe } from './internal/observe'
 import { isPromise } from './internal/promise'
 import { showValue } from './internal/show'
@@ -160,33 +161,27 @@ export interface BulkheadRejected {
 // -------------------------------------------------------------------------------------
 
 /** A call waiting for a slot: a node of the line, so that one whose signal aborts leaves from anywhere in O(1). */
-interface Waiter {
+interface Waiter extends Linked<Waiter> {
   /** The bulkhead whose line it is in: the one that took over, once it has moved. */
   owner: Pool
   readonly resolve: (release: Release | undefined) => void
   unsubscribe: () => void
-  prev: Waiter | undefined
-  next: Waiter | undefined
 }
 
-class Pool implements Bulkhead {
+class Pool extends Successor<Pool> implements Bulkhead {
   /** The slots taken and the waiters: read through getters, so that no caller can write them. */
   private taken = 0
   private waiting = 0
-  /** The line of waiters, oldest first. */
-  private head: Waiter | undefined = undefined
-  private tail: Waiter | undefined = undefined
-  /** The bulkhead that took this one over: it holds the slots, the line, and every call from then on. */
-  private successor: Pool | undefined = undefined
-  /** The bulkhead this one is to take over at its first use: one built and never used changes nothing. */
-  pending: Pool | undefined = undefined
+  private readonly line = new Line<Waiter>()
 
   constructor(
     private readonly concurrency: number,
     private readonly queueSize: number,
     private readonly onEvent: Observer | undefined,
     private readonly clock: Clock
-  ) {}
+  ) {
+    super()
+  }
 
   get maxConcurrent(): number {
     return this.successor?.maxConcurrent ?? this.concurrency
@@ -206,30 +201,17 @@ class Pool implements Bulkhead {
 
   readonly full = (): boolean => isFull(this)
 
-  /** This bulkhead, once it has taken over the one it replaces (at its first use). */
-  private settled(): this {
-    let from = this.pending
-    if (from === undefined) return this
-    this.pending = undefined
-    from.settled()
-    while (from.successor !== undefined) from = from.successor
-    this.takeOver(from)
-    return this
-  }
-
   /**
    * Takes `from` over: its slots count as taken here until they are given back (to this one), its waiters join
    * this line in order (those past this one's bounds are refused, as a new call would be), and every call to it
    * from now on is made here.
    */
-  private takeOver(from: Pool): void {
+  protected takeOver(from: Pool): void {
     this.taken = from.taken
     from.taken = 0
     from.successor = this
-    let waiter = from.head
-    ;[from.head, from.tail, from.waiting] = [undefined, undefined, 0]
-    while (waiter !== undefined) {
-      const next = waiter.next
+    from.waiting = 0
+    for (const waiter of from.line.takeAll()) {
       waiter.owner = this
       if (this.taken < this.concurrency) {
         this.taken++
@@ -241,7 +223,6 @@ class Pool implements Bulkhead {
         waiter.resolve(undefined)
         this.tell('BulkheadRefused')
       }
-      waiter = next
     }
   }
 
@@ -252,19 +233,12 @@ class Pool implements Bulkhead {
   }
 
   private leave(waiter: Waiter): void {
-    if (waiter.prev === undefined) this.head = waiter.next
-    else waiter.prev.next = waiter.next
-    if (waiter.next === undefined) this.tail = waiter.prev
-    else waiter.next.prev = waiter.prev
+    this.line.remove(waiter)
     this.waiting--
   }
 
   private join(waiter: Waiter): void {
-    waiter.prev = this.tail
-    waiter.next = undefined
-    if (this.tail === undefined) this.head = waiter
-    else this.tail.next = waiter
-    this.tail = waiter
+    this.line.push(waiter)
     this.waiting++
   }
 
@@ -280,7 +254,7 @@ class Pool implements Bulkhead {
   /** A slot given back: to the bulkhead that took this one over, if any, else to the oldest waiter. */
   private giveBack(): void {
     if (this.successor !== undefined) return this.successor.giveBack()
-    const waiter = this.head
+    const waiter = this.line.head
     // over the bound (a bulkhead taken over with more calls in flight than it allows): the slot is not handed on
     if (waiter === undefined || this.taken > this.concurrency) {
       this.taken--
