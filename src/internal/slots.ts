@@ -33,8 +33,8 @@ import * as validate from './validate'
  *
  * Answers { calls let in (`e`), slots held, waiters live, the slot members found gone... }: gone are the slots a
  * heartbeat (`h`) finds gone, and the ids a release (`r`) finds no slot of (a waiter's, or a slot whose lease ran
- * out). The key expires
- * when its last lease runs out, when it is the same as no key (and a change that leaves no lease deletes it).
+ * out). The key expires when its last lease runs out, when it is the same as no key (and a change that leaves no
+ * lease deletes it).
  */
 export const SLOTS = `
 local key = KEYS[1]
@@ -109,14 +109,14 @@ elseif op == 'h' then
   answer[3] = waiting()
   return answer
 elseif op == 'r' then
-  local gone = {}
+  local answer = { 0, 0, 0 }
   for i = 2, #ARGV do
-    if redis.call('ZREM', key, ARGV[i]) == 1 then held = held - 1 else gone[#gone + 1] = ARGV[i] end
+    if redis.call('ZREM', key, ARGV[i]) == 1 then held = held - 1 else answer[#answer + 1] = ARGV[i] end
     redis.call('ZREM', key, 'l' .. ARGV[i], 'q' .. ARGV[i])
   end
   expire()
-  local answer = { 0, held, waiting() }
-  for _, id in ipairs(gone) do answer[#answer + 1] = id end
+  answer[2] = held
+  answer[3] = waiting()
   return answer
 end
 return { 0, held, waiting() }
